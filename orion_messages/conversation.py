@@ -1,0 +1,252 @@
+"""The conversation: a validated list of messages, the host's twin of orion-core's agent history.
+
+Also the two views of a message list that the rest of the library shares: its turns
+(``split_turns``) and its semantic problems (``check``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import overload
+
+from .errors import Problem
+from .models import Message, Role
+
+__all__ = ["Conversation", "Turns", "check", "split_turns"]
+
+_COUNTER_ID = re.compile(r"msg-([0-9]+)")
+_CALLING_ROLES = frozenset({Role.ASSISTANT, Role.TOOL_CALL})
+
+
+@dataclass(frozen=True)
+class Turns:
+    """A conversation split into turns, as orion-core splits it for pruning.
+
+    A turn starts at each ``user`` message and holds every following non-user message up to the
+    next user message. Messages before the first user message form the ``preamble``.
+    """
+
+    preamble: range
+    """The messages before the first user message (such as a system message); may be empty."""
+    turns: list[range]
+    """One range of message indexes per turn, in order."""
+
+
+def split_turns(messages: Sequence[Message]) -> Turns:
+    """Split ``messages`` into the preamble and orion-core's turns."""
+    starts = [index for index, message in enumerate(messages) if message.role is Role.USER]
+    ends = [*starts[1:], len(messages)]
+    first = starts[0] if starts else len(messages)
+    return Turns(range(first), [range(start, end) for start, end in zip(starts, ends, strict=True)])
+
+
+def check(messages: Sequence[Message]) -> list[Problem]:
+    """The semantic problems in a conversation, each with its location.
+
+    Finds duplicate message ids, duplicate tool-call ids, ``tool_calls`` on a role other than
+    assistant or tool_call, a tool_result message without a result or a result on another role,
+    a result with no earlier call, two completed results for one call, and top-level content that
+    differs from the result's content. orion-core itself loads all of these; loading stays
+    lenient unless ``strict=True`` is asked for.
+    """
+    problems: list[Problem] = []
+    message_ids: dict[str, int] = {}
+    call_ids: dict[str, str] = {}
+    completed: dict[str, int] = {}
+    for index, message in enumerate(messages):
+        where = f"[{index}]"
+        first = message_ids.setdefault(message.id, index)
+        if first != index:
+            problems.append(
+                Problem(f"{where}.id", f'duplicate message id "{message.id}" (first at [{first}])')
+            )
+        if message.tool_calls and message.role not in _CALLING_ROLES:
+            problems.append(
+                Problem(
+                    f"{where}.tool_calls",
+                    f"only assistant and tool_call messages carry tool calls, found them on a {message.role} message",
+                )
+            )
+        for number, call in enumerate(message.tool_calls):
+            call_where = f"{where}.tool_calls[{number}].id"
+            if call.id in call_ids:
+                problems.append(
+                    Problem(call_where, f'duplicate tool-call id "{call.id}" (first at {call_ids[call.id]})')
+                )
+            else:
+                call_ids[call.id] = call_where
+        result = message.tool_result
+        if message.role is Role.TOOL_RESULT and result is None:
+            problems.append(Problem(f"{where}.tool_result", "a tool_result message must carry a tool result"))
+        if result is None:
+            continue
+        if message.role is not Role.TOOL_RESULT:
+            problems.append(
+                Problem(
+                    f"{where}.tool_result",
+                    f"only tool_result messages carry a tool result, found one on a {message.role} message",
+                )
+            )
+        if result.tool_call_id not in call_ids:
+            problems.append(
+                Problem(
+                    f"{where}.tool_result.tool_call_id",
+                    f'no earlier tool call has the id "{result.tool_call_id}"',
+                )
+            )
+        if not result.pending:
+            earlier = completed.setdefault(result.tool_call_id, index)
+            if earlier != index:
+                problems.append(
+                    Problem(
+                        f"{where}.tool_result.tool_call_id",
+                        f'tool call "{result.tool_call_id}" already has a completed result at [{earlier}]',
+                    )
+                )
+        if message.content != result.content:
+            problems.append(
+                Problem(
+                    f"{where}.content", "differs from tool_result.content (orion-core stores the text twice)"
+                )
+            )
+    return problems
+
+
+class _MessagesView(Sequence[Message]):
+    """A read-only view of the conversation's list, without copying it."""
+
+    __slots__ = ("_items",)
+
+    def __init__(self, items: list[Message]) -> None:
+        self._items = items
+
+    @overload
+    def __getitem__(self, index: int) -> Message: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[Message]: ...
+    def __getitem__(self, index: int | slice) -> Message | list[Message]:
+        return self._items[index]
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __iter__(self) -> Iterator[Message]:
+        return iter(self._items)
+
+    def __repr__(self) -> str:
+        return f"<{len(self._items)} messages>"
+
+
+class Conversation:
+    """A validated list of messages with orion-core's agent operations.
+
+    ``messages`` is a read-only view; change the conversation through ``append``, ``extend``,
+    ``set_pinned``, ``resolve`` and ``replace_messages``. Messages themselves are immutable.
+    """
+
+    def __init__(self, messages: Iterable[Message] = ()) -> None:
+        self._messages: list[Message] = []
+        self._last_counter = 0
+        self.extend(messages)
+
+    @property
+    def messages(self) -> Sequence[Message]:
+        """The messages, in order (a read-only view, not a copy)."""
+        return _MessagesView(self._messages)
+
+    def __len__(self) -> int:
+        return len(self._messages)
+
+    def __iter__(self) -> Iterator[Message]:
+        return iter(self._messages)
+
+    def __getitem__(self, index: int) -> Message:
+        return self._messages[index]
+
+    def __repr__(self) -> str:
+        return f"Conversation({len(self._messages)} messages)"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Conversation):
+            return NotImplemented
+        return self._messages == other._messages
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def append(self, message: Message) -> None:
+        """Add one message at the end."""
+        if not isinstance(message, Message):
+            raise TypeError(f"expected a Message, got {type(message).__name__}")
+        self._messages.append(message)
+        self._count(message)
+
+    def extend(self, messages: Iterable[Message]) -> None:
+        """Add messages at the end, in order."""
+        for message in messages:
+            self.append(message)
+
+    def replace_messages(self, messages: Iterable[Message]) -> None:
+        """Replace every message (orion-core's ``agent.replace_messages``); ids restart past the new ones."""
+        self._messages = []
+        self._last_counter = 0
+        self.extend(messages)
+
+    def set_pinned(self, id: str, pinned: bool) -> bool:
+        """Pin or unpin the first message with ``id``; False when there is none, as in orion-core."""
+        for index, message in enumerate(self._messages):
+            if message.id == id:
+                self._messages[index] = message.pin() if pinned else message.unpin()
+                return True
+        return False
+
+    def next_id(self) -> str:
+        """A fresh ``msg-N`` id, past every ``msg-N`` in the conversation and every id given before."""
+        self._last_counter += 1
+        return f"msg-{self._last_counter}"
+
+    def pending(self) -> list[Message]:
+        """The tool-result placeholders whose results are still to come, in order."""
+        return [message for message in self._messages if message.is_pending]
+
+    def resolve(self, tool_call_id: str, content: str, *, is_error: bool = False) -> Message:
+        """Fill in a pending tool result: same id, same position, ``pending`` false.
+
+        Returns the resolved message.
+
+        Raises:
+            KeyError: no tool-result message answers ``tool_call_id``.
+            ValueError: the result for ``tool_call_id`` is already resolved.
+        """
+        resolved_at: int | None = None
+        for index, message in enumerate(self._messages):
+            result = message.tool_result
+            if result is None or result.tool_call_id != tool_call_id:
+                continue
+            if result.pending:
+                new_result = result.model_copy(
+                    update={"content": content, "is_error": is_error, "pending": False}
+                )
+                resolved = message.model_copy(update={"content": content, "tool_result": new_result})
+                self._messages[index] = resolved
+                return resolved
+            resolved_at = index
+        if resolved_at is not None:
+            raise ValueError(
+                f'the result for tool call "{tool_call_id}" is already resolved (at [{resolved_at}])'
+            )
+        raise KeyError(f'no pending result for tool call "{tool_call_id}"')
+
+    def turns(self) -> Turns:
+        """The preamble and orion-core's turns, as index ranges."""
+        return split_turns(self._messages)
+
+    def check(self) -> list[Problem]:
+        """The semantic problems in the conversation (see ``orion_messages.check``)."""
+        return check(self._messages)
+
+    def _count(self, message: Message) -> None:
+        match = _COUNTER_ID.fullmatch(message.id)
+        if match is not None:
+            self._last_counter = max(self._last_counter, int(match[1]))

@@ -1,0 +1,69 @@
+"""Errors and problem reports: where something is wrong, and what was expected and found."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+__all__ = ["FormatError", "Problem"]
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One problem found in a conversation, with where it is and what is wrong.
+
+    ``location`` is a JSON path such as ``[3].tool_result.is_error`` (empty for the document as a
+    whole); ``line`` and ``column`` are set for malformed JSON and for JSON Lines records.
+    """
+
+    location: str
+    """A JSON path into the document, such as ``[3].tool_calls[0].id``; empty for the whole document."""
+    message: str
+    """What was expected and what was found, in plain words."""
+    line: int | None = None
+    """The 1-based line in the file, where known."""
+    column: int | None = None
+    """The 1-based column on that line, where known."""
+
+    def __str__(self) -> str:
+        where = self.location
+        if self.line is not None:
+            position = f"line {self.line}" + (f", column {self.column}" if self.column is not None else "")
+            where = f"{position}: {where}" if where else position
+        return f"{where}: {self.message}" if where else self.message
+
+
+class FormatError(ValueError):
+    """Input that is not a valid orion-core conversation, message or event.
+
+    ``problems`` lists every problem found, each with its location. ``source`` names the file
+    when the input came from one. Nothing is ever returned partially when this is raised.
+    """
+
+    def __init__(self, problems: Iterable[Problem], *, source: str | None = None) -> None:
+        self.problems: list[Problem] = list(problems)
+        self.source = source
+        super().__init__(self._render())
+
+    def _render(self) -> str:
+        head = f"{self.source}: " if self.source else ""
+        count = len(self.problems)
+        if count == 1:
+            return f"{head}{self.problems[0]}"
+        lines = [f"{head}{count} problems:"]
+        lines.extend(f"  {problem}" for problem in self.problems)
+        return "\n".join(lines)
+
+    def with_source(self, source: str) -> FormatError:
+        """The same problems, reported against the file ``source``."""
+        return FormatError(self.problems, source=source)
+
+    def at_line(self, line: int, *, source: str | None = None) -> FormatError:
+        """The same problems, placed on ``line`` of a JSON Lines file."""
+        return FormatError(
+            (
+                Problem(p.location, p.message, line, p.column if p.line in (None, 1) else None)
+                for p in self.problems
+            ),
+            source=source if source is not None else self.source,
+        )

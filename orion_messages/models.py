@@ -1,0 +1,316 @@
+"""The message models: orion-core's ``Message``, ``ToolCall`` and ``ToolResult`` as pydantic v2 models.
+
+The models mirror ``orion_core::messages`` field for field. Validation is strict, as serde's is:
+no coercion between JSON types, integers range-checked like Rust's ``i64`` and ``u32``. Keys the
+models do not know are kept (``extra="allow"``) so that data from a newer writer survives a round
+trip through this library; orion-core itself would drop them.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from datetime import datetime, timezone
+from enum import Enum
+from typing import TYPE_CHECKING, Any, Protocol, overload
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic_core import PydanticCustomError
+
+__all__ = ["Message", "Role", "ToolCall", "ToolResult", "now_ms"]
+
+I64_MIN = -(2**63)
+I64_MAX = 2**63 - 1
+U32_MAX = 2**32 - 1
+
+
+def now_ms() -> int:
+    """Return the current time as orion-core stamps messages: milliseconds since the Unix epoch."""
+    return time.time_ns() // 1_000_000
+
+
+class Role(str, Enum):
+    """Who a message is from, spelled on the wire exactly as orion-core spells it."""
+
+    SYSTEM = "system"
+    """The system prompt."""
+    USER = "user"
+    """A message from the user; every user message starts a new turn."""
+    ASSISTANT = "assistant"
+    """A reply from the model; it may carry ``tool_calls``."""
+    TOOL_CALL = "tool_call"
+    """A valid role that orion-core's agent never writes; treated like ``assistant``."""
+    TOOL_RESULT = "tool_result"
+    """The result of a tool call; carries a ``tool_result``."""
+
+    def __str__(self) -> str:
+        return self.value
+
+
+_PLAIN_SCALARS = frozenset({str, int, bool, type(None)})
+
+_WIRE_CONFIG = ConfigDict(
+    strict=True,
+    frozen=True,
+    extra="allow",
+    use_attribute_docstrings=True,
+    validate_default=False,
+    ser_json_inf_nan="constants",  # never silently null; the validators keep NaN out
+)
+
+
+class ToolCall(BaseModel):
+    """A tool call an assistant message asks for, as orion-core writes it.
+
+    Unknown keys are kept as extra fields and written back after the known ones.
+    """
+
+    model_config = _WIRE_CONFIG
+
+    id: str
+    """The call's id; orion-core's agent makes it ``{assistant message id}-call-{k}``."""
+    name: str
+    """The name of the tool to call."""
+    arguments: Any
+    """The arguments, any JSON value (usually an object); key order and int/float are kept."""
+
+    @field_validator("arguments", mode="after")
+    @classmethod
+    def _only_finite_numbers(cls, value: Any) -> Any:
+        # JSON has no NaN or infinity; a number too large for a double (1e400) would parse as one.
+        if type(value) in _PLAIN_SCALARS:
+            return value
+        stack = [value]
+        while stack:
+            item = stack.pop()
+            kind = type(item)
+            if kind is dict:
+                stack.extend(item.values())
+            elif kind is list:
+                stack.extend(item)
+            elif kind is float and item - item != 0.0:
+                raise PydanticCustomError(
+                    "non_finite_number",
+                    "expected a finite number, found {value} (a number too large for a double, or NaN)",
+                    {"value": repr(item)},
+                )
+        return value
+
+
+class ToolResult(BaseModel):
+    """The result of a tool call, carried by a ``tool_result`` message.
+
+    Unknown keys are kept as extra fields and written back after the known ones.
+    """
+
+    model_config = _WIRE_CONFIG
+
+    tool_call_id: str
+    """The id of the tool call this result answers."""
+    tool_name: str
+    """The name of the tool that ran."""
+    content: str
+    """The tool's output text."""
+    is_error: bool
+    """Whether the tool failed; always written, ``false`` included."""
+    pending: bool = False
+    """A placeholder for a result still to come; written only when true, read as false when missing."""
+
+
+class _ConstructorOrField:
+    """A name that is a constructor on the class and a field on an instance.
+
+    orion-core has both ``Message::tool_result(...)`` and a ``tool_result`` field. Python keeps
+    one namespace, so the class attribute is this non-data descriptor: pydantic stores field
+    values in the instance ``__dict__``, which wins over a non-data descriptor on instances.
+    """
+
+    def __init__(self, constructor: Callable[..., Message]) -> None:
+        self._constructor = constructor
+
+    def __get__(self, obj: object, owner: type | None = None) -> Callable[..., Message]:
+        return self._constructor
+
+
+if TYPE_CHECKING:
+
+    class _ToolResultName:
+        """How type checkers see ``Message.tool_result``: constructor on the class, field on instances."""
+
+        @overload
+        def __get__(self, obj: None, owner: type) -> _ToolResultConstructor: ...
+        @overload
+        def __get__(self, obj: Message, owner: type) -> ToolResult | None: ...
+        def __get__(self, obj: Message | None, owner: type) -> Any: ...
+        def __set__(self, obj: Message, value: ToolResult | None) -> None: ...
+
+    class _ToolResultConstructor(Protocol):
+        def __call__(
+            self,
+            id: str,
+            tool_call_id: str,
+            tool_name: str,
+            content: str,
+            is_error: bool = False,
+            *,
+            pending: bool = False,
+            timestamp: int | None = None,
+        ) -> Message: ...
+
+
+class Message(BaseModel):
+    """One message of a conversation, exactly as orion-core serializes it.
+
+    Messages are immutable; ``pin``, ``unpin`` and ``model_copy(update=...)`` give changed copies.
+    Unknown keys are kept as extra fields and written back after the known ones.
+    """
+
+    model_config = _WIRE_CONFIG
+
+    id: str
+    """The message id; orion-core's agent makes it ``msg-N`` from a counter."""
+    role: Role = Field(strict=False)  # lax accepts "user" from Python; JSON still takes only the exact values
+    """Who the message is from."""
+    content: str
+    """The text; on a tool-result message, the same text as ``tool_result.content``."""
+    if TYPE_CHECKING:
+        timestamp: int = Field(default_factory=now_ms, ge=I64_MIN, le=I64_MAX)
+    else:
+        # Required, as on the wire; ``__init__`` fills in now. A default here would make
+        # ``exclude_defaults`` drop a timestamp equal to it when dumping.
+        timestamp: int = Field(ge=I64_MIN, le=I64_MAX)
+        """Milliseconds since the Unix epoch (signed 64-bit); defaults to now when constructing."""
+    tool_calls: tuple[ToolCall, ...] = Field(default=(), strict=False)  # lists and dicts from Python
+    """The tool calls an assistant message asks for; written only when non-empty."""
+    if TYPE_CHECKING:
+        # For type checkers: a constructor on the class, the field on an instance.
+        tool_result: _ToolResultName = None  # type: ignore[assignment]
+    else:
+        tool_result: ToolResult | None = Field(default=None, strict=False)
+        """On a tool-result message, the result it carries; written only when present."""
+    token_count: int | None = Field(default=None, ge=0, le=U32_MAX)
+    """The message's token count, left unset by the agent for the host to fill in (unsigned 32-bit)."""
+    pinned: bool = False
+    """A pinned message always survives pruning, with its whole turn; written only when true."""
+
+    def __init__(self, **data: Any) -> None:
+        if "timestamp" not in data:
+            data["timestamp"] = now_ms()
+        super().__init__(**data)
+
+    # Tell pydantic this __init__ needs no call during validation (it only fills a default that
+    # validated input always has); otherwise pydantic-core calls it for every loaded message.
+    __init__.__pydantic_base_init__ = True  # type: ignore[attr-defined]
+
+    @property
+    def created_at(self) -> datetime:
+        """The timestamp as an aware UTC datetime."""
+        return datetime.fromtimestamp(self.timestamp / 1000, tz=timezone.utc)
+
+    @property
+    def is_pending(self) -> bool:
+        """True for a tool-result placeholder whose result is still to come."""
+        return self.tool_result is not None and self.tool_result.pending
+
+    @classmethod
+    def system(cls, id: str, content: str, *, timestamp: int | None = None) -> Message:
+        """A system message (orion-core's ``Message::system``)."""
+        return cls._make(id, Role.SYSTEM, content, timestamp)
+
+    @classmethod
+    def user(cls, id: str, content: str, *, timestamp: int | None = None) -> Message:
+        """A user message (orion-core's ``Message::user``); it starts a new turn."""
+        return cls._make(id, Role.USER, content, timestamp)
+
+    @classmethod
+    def assistant(
+        cls,
+        id: str,
+        content: str,
+        tool_calls: tuple[ToolCall, ...] | list[ToolCall] = (),
+        *,
+        timestamp: int | None = None,
+    ) -> Message:
+        """An assistant message (orion-core's ``Message::assistant``), optionally calling tools."""
+        return cls._make(id, Role.ASSISTANT, content, timestamp, tool_calls=tuple(tool_calls))
+
+    @classmethod
+    def _tool_result(
+        cls,
+        id: str,
+        tool_call_id: str,
+        tool_name: str,
+        content: str,
+        is_error: bool = False,
+        *,
+        pending: bool = False,
+        timestamp: int | None = None,
+    ) -> Message:
+        """A tool-result message (orion-core's ``Message::tool_result``).
+
+        The text is stored twice, at the top and in the result, as orion-core does.
+        """
+        result = ToolResult(
+            tool_call_id=tool_call_id,
+            tool_name=tool_name,
+            content=content,
+            is_error=is_error,
+            pending=pending,
+        )
+        return cls._make(id, Role.TOOL_RESULT, content, timestamp, tool_result=result)
+
+    @classmethod
+    def pending_result(
+        cls,
+        id: str,
+        tool_call_id: str,
+        tool_name: str,
+        content: str = "",
+        *,
+        timestamp: int | None = None,
+    ) -> Message:
+        """A placeholder for a tool result still to come (``pending: true``).
+
+        Fill it in later with ``Conversation.resolve(tool_call_id, content)``.
+        """
+        return cls._tool_result(
+            id, tool_call_id, tool_name, content, False, pending=True, timestamp=timestamp
+        )
+
+    @classmethod
+    def _make(
+        cls,
+        id: str,
+        role: Role,
+        content: str,
+        timestamp: int | None,
+        **fields: Any,
+    ) -> Message:
+        return cls(
+            id=id,
+            role=role,
+            content=content,
+            timestamp=now_ms() if timestamp is None else timestamp,
+            **fields,
+        )
+
+    def pin(self) -> Message:
+        """A copy of this message with ``pinned`` set (orion-core's ``.pinned()`` builder)."""
+        return self if self.pinned else self.model_copy(update={"pinned": True})
+
+    def unpin(self) -> Message:
+        """A copy of this message with ``pinned`` cleared."""
+        return self.model_copy(update={"pinned": False}) if self.pinned else self
+
+    def with_token_count(self, token_count: int | None) -> Message:
+        """A copy of this message with ``token_count`` set (validated as an unsigned 32-bit integer)."""
+        if token_count is not None and not (
+            isinstance(token_count, int) and not isinstance(token_count, bool) and 0 <= token_count <= U32_MAX
+        ):
+            raise ValueError(f"token_count must be an integer from 0 to {U32_MAX}, got {token_count!r}")
+        return self.model_copy(update={"token_count": token_count})
+
+
+# ``Message.tool_result(...)`` on the class builds a message; ``msg.tool_result`` on an instance is
+# the field. Set after class creation so pydantic keeps ``tool_result`` as a field.
+Message.tool_result = _ConstructorOrField(Message._tool_result)  # type: ignore[assignment]
