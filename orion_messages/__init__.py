@@ -1,35 +1,69 @@
 """orion-messages: orion-core's conversation format for Python.
 
 Pydantic v2 models for every role and field, a JSON codec that reads and writes exactly what
-orion-core writes, a conversation with orion-core's agent operations, and atomic persistence.
+orion-core writes, a conversation with orion-core's agent operations, atomic persistence, turn-aware pruning and
+orion-core's agent events. JSON Schema export lives in ``orion_messages.schema``.
 """
 
 from .conversation import Conversation, Turns, check, split_turns
 from .errors import FormatError, Problem
+from .events import AgentEvent, dump_event, iter_events, parse_event, record_events
 from .models import Message, Role, ToolCall, ToolResult
-from .storage import append_jsonl, load, read_jsonl, save
+from .pruning import (
+    SUMMARY_PREFIX,
+    ContextConfig,
+    ContextOverflowError,
+    PrunePlan,
+    PruneResult,
+    PruneStrategy,
+    TokenCounter,
+    estimate_tokens,
+    is_summary,
+    plan_prune,
+    prune,
+    tokenizer_counter,
+)
+from .storage import TornLineWarning, append_jsonl, load, read_jsonl, save
 from .wire import dumps, dumps_message, loads, loads_message
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "SUMMARY_PREFIX",
+    "AgentEvent",
+    "ContextConfig",
+    "ContextOverflowError",
     "Conversation",
     "FormatError",
     "Message",
     "Problem",
+    "PrunePlan",
+    "PruneResult",
+    "PruneStrategy",
     "Role",
     "ToolCall",
+    "TokenCounter",
     "ToolResult",
+    "TornLineWarning",
     "Turns",
     "__version__",
     "append_jsonl",
     "check",
     "dumps",
+    "dump_event",
     "dumps_message",
+    "estimate_tokens",
+    "is_summary",
+    "iter_events",
     "load",
     "loads",
     "loads_message",
+    "parse_event",
+    "plan_prune",
+    "prune",
     "read_jsonl",
+    "record_events",
     "save",
     "split_turns",
+    "tokenizer_counter",
 ]

@@ -98,10 +98,13 @@ def problems_from(error: ValidationError) -> list[Problem]:
         if kind == "json_invalid":
             problems.append(_json_problem(detail["msg"]))
             continue
+        if kind == "string_unicode" and not detail["loc"]:
+            problems.append(Problem("", "the text holds an unpaired surrogate, which is not a character"))
+            continue
         if kind == "missing":
             problems.append(Problem(where, "required key is missing"))
             continue
-        if kind == "non_finite_number":
+        if kind in ("non_finite_number", "json_value"):
             problems.append(Problem(where, detail["msg"]))
             continue
         expected = _expected(detail)
@@ -122,7 +125,7 @@ def _json_problem(message: str) -> Problem:
         "",
         f"malformed JSON: {_JSON_WORDING.get(what, what)}",
         int(match["line"]),
-        int(match["column"]),
+        max(1, int(match["column"])),  # jiter says column 0 at the start of a line
     )
 
 

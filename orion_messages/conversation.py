@@ -9,10 +9,15 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import overload
+from typing import TYPE_CHECKING, overload
 
 from .errors import Problem
 from .models import Message, Role
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from .pruning import ContextConfig, PrunePlan, PruneResult
 
 __all__ = ["Conversation", "Turns", "check", "split_turns"]
 
@@ -37,7 +42,7 @@ class Turns:
 def split_turns(messages: Sequence[Message]) -> Turns:
     """Split ``messages`` into the preamble and orion-core's turns."""
     starts = [index for index, message in enumerate(messages) if message.role is Role.USER]
-    ends = [*starts[1:], len(messages)]
+    ends = [*starts[1:], len(messages)] if starts else []
     first = starts[0] if starts else len(messages)
     return Turns(range(first), [range(start, end) for start, end in zip(starts, ends, strict=True)])
 
@@ -114,6 +119,11 @@ def check(messages: Sequence[Message]) -> list[Problem]:
     return problems
 
 
+def _require_message(message: object) -> None:
+    if not isinstance(message, Message):
+        raise TypeError(f"expected a Message, got {type(message).__name__}")
+
+
 class _MessagesView(Sequence[Message]):
     """A read-only view of the conversation's list, without copying it."""
 
@@ -177,21 +187,30 @@ class Conversation:
 
     def append(self, message: Message) -> None:
         """Add one message at the end."""
-        if not isinstance(message, Message):
-            raise TypeError(f"expected a Message, got {type(message).__name__}")
+        _require_message(message)
         self._messages.append(message)
         self._count(message)
 
     def extend(self, messages: Iterable[Message]) -> None:
-        """Add messages at the end, in order."""
-        for message in messages:
+        """Add messages at the end, in order; nothing is added if an item is not a ``Message``."""
+        new = list(messages)
+        for message in new:
+            _require_message(message)
+        for message in new:
             self.append(message)
 
     def replace_messages(self, messages: Iterable[Message]) -> None:
-        """Replace every message (orion-core's ``agent.replace_messages``); ids restart past the new ones."""
+        """Replace every message (orion-core's ``agent.replace_messages``).
+
+        ``next_id`` continues past every ``msg-N`` in the new messages and never goes back, so an
+        id handed out before the replacement is not handed out again. Nothing changes if an
+        item is not a ``Message``.
+        """
+        new = list(messages)
+        for message in new:
+            _require_message(message)
         self._messages = []
-        self._last_counter = 0
-        self.extend(messages)
+        self.extend(new)
 
     def set_pinned(self, id: str, pinned: bool) -> bool:
         """Pin or unpin the first message with ``id``; False when there is none, as in orion-core."""
@@ -219,6 +238,10 @@ class Conversation:
             KeyError: no tool-result message answers ``tool_call_id``.
             ValueError: the result for ``tool_call_id`` is already resolved.
         """
+        if not isinstance(content, str):
+            raise TypeError(f"content must be a str, got {type(content).__name__}")
+        if not isinstance(is_error, bool):
+            raise TypeError(f"is_error must be a bool, got {type(is_error).__name__}")
         resolved_at: int | None = None
         for index, message in enumerate(self._messages):
             result = message.tool_result
@@ -250,3 +273,31 @@ class Conversation:
         match = _COUNTER_ID.fullmatch(message.id)
         if match is not None:
             self._last_counter = max(self._last_counter, int(match[1]))
+
+    def plan_prune(
+        self, config: ContextConfig | None = None, *, count: Callable[[Message], int] | None = None
+    ) -> PrunePlan:
+        """Which turns fit ``config``'s context window (see ``orion_messages.plan_prune``)."""
+        from .pruning import _conversation_plan
+
+        return _conversation_plan(self, self._messages, config, count)
+
+    def prune(
+        self,
+        config: ContextConfig | None = None,
+        *,
+        count: Callable[[Message], int] | None = None,
+        summarize: Callable[[list[Message], str | None], str] | None = None,
+    ) -> PruneResult:
+        """Prune to ``config``'s context window (see ``orion_messages.prune``).
+
+        The sliding window leaves the conversation as it is (the result holds what to send). A
+        summary that succeeds replaces the folded messages here too, as orion-core does, with a
+        fresh id from ``next_id``.
+        """
+        from .pruning import _conversation_prune
+
+        result = _conversation_prune(self, self._messages, config, count, summarize, self.next_id)
+        if result.summary is not None:
+            self.replace_messages(result.messages)
+        return result

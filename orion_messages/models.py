@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from enum import Enum
 from typing import TYPE_CHECKING, Any, Protocol, overload
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
 __all__ = ["Message", "Role", "ToolCall", "ToolResult", "now_ms"]
@@ -22,6 +22,9 @@ __all__ = ["Message", "Role", "ToolCall", "ToolResult", "now_ms"]
 I64_MIN = -(2**63)
 I64_MAX = 2**63 - 1
 U32_MAX = 2**32 - 1
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
 
 def now_ms() -> int:
@@ -47,7 +50,60 @@ class Role(str, Enum):
         return self.value
 
 
-_PLAIN_SCALARS = frozenset({str, int, bool, type(None)})
+_PLAIN_SCALARS = frozenset({str, bool, type(None)})
+
+# The largest integer JSON readers here take back: jiter, like Python's int parsing, stops at
+# 4300 digits, so a longer integer would be written but could not be read again.
+_INT_LIMIT = 10**4300
+
+
+def _json_value(value: Any) -> Any:
+    """Check that ``value`` is a JSON value that is written back losslessly; return it.
+
+    JSON has no NaN or infinity (a number too large for a double, such as ``1e400``, parses as
+    one), and from Python only ``dict`` with string keys, ``list``, ``str``, ``int``, ``float``,
+    ``bool`` and ``None`` survive a round trip.
+    """
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        kind = type(item)
+        if kind in _PLAIN_SCALARS:
+            continue
+        if kind is int:
+            if -_INT_LIMIT < item < _INT_LIMIT:
+                continue
+            raise PydanticCustomError(
+                "json_value", "expected an integer of at most 4300 digits, found a longer one"
+            )
+        if kind is dict:
+            for key in item:
+                if type(key) is not str:
+                    raise PydanticCustomError(
+                        "json_value",
+                        "expected an object key (a string), found {found}",
+                        {"found": repr(key)},
+                    )
+            stack.extend(item.values())
+        elif kind is list:
+            stack.extend(item)
+        elif kind is float:
+            if item != item:
+                raise PydanticCustomError("non_finite_number", "expected a finite number, found NaN")
+            if item - item != 0.0:
+                raise PydanticCustomError(
+                    "non_finite_number",
+                    "expected a finite number, found {value} (such as a number too large for a double)",
+                    {"value": "-infinity" if item < 0 else "infinity"},
+                )
+        else:
+            raise PydanticCustomError(
+                "json_value",
+                "expected a JSON value (dict with string keys, list, str, int, float, bool or None), found {found}",
+                {"found": f"a {kind.__name__}"},
+            )
+    return value
+
 
 _WIRE_CONFIG = ConfigDict(
     strict=True,
@@ -57,6 +113,15 @@ _WIRE_CONFIG = ConfigDict(
     validate_default=False,
     ser_json_inf_nan="constants",  # never silently null; the validators keep NaN out
 )
+
+
+def _extras_are_json(extra: dict[str, Any]) -> None:
+    """Check every unknown key's value with ``_json_value``, naming the key in the error."""
+    for key, value in extra.items():
+        try:
+            _json_value(value)
+        except PydanticCustomError as error:
+            raise PydanticCustomError(error.type, f'unknown key "{key}": {error.message()}') from None
 
 
 class ToolCall(BaseModel):
@@ -76,25 +141,16 @@ class ToolCall(BaseModel):
 
     @field_validator("arguments", mode="after")
     @classmethod
-    def _only_finite_numbers(cls, value: Any) -> Any:
-        # JSON has no NaN or infinity; a number too large for a double (1e400) would parse as one.
+    def _only_json_values(cls, value: Any) -> Any:
         if type(value) in _PLAIN_SCALARS:
             return value
-        stack = [value]
-        while stack:
-            item = stack.pop()
-            kind = type(item)
-            if kind is dict:
-                stack.extend(item.values())
-            elif kind is list:
-                stack.extend(item)
-            elif kind is float and item - item != 0.0:
-                raise PydanticCustomError(
-                    "non_finite_number",
-                    "expected a finite number, found {value} (a number too large for a double, or NaN)",
-                    {"value": repr(item)},
-                )
-        return value
+        return _json_value(value)
+
+    @model_validator(mode="after")
+    def _extras_are_json(self) -> ToolCall:
+        if self.__pydantic_extra__:
+            _extras_are_json(self.__pydantic_extra__)
+        return self
 
 
 class ToolResult(BaseModel):
@@ -115,6 +171,12 @@ class ToolResult(BaseModel):
     """Whether the tool failed; always written, ``false`` included."""
     pending: bool = False
     """A placeholder for a result still to come; written only when true, read as false when missing."""
+
+    @model_validator(mode="after")
+    def _extras_are_json(self) -> ToolResult:
+        if self.__pydantic_extra__:
+            _extras_are_json(self.__pydantic_extra__)
+        return self
 
 
 class _ConstructorOrField:
@@ -202,10 +264,20 @@ class Message(BaseModel):
     # validated input always has); otherwise pydantic-core calls it for every loaded message.
     __init__.__pydantic_base_init__ = True  # type: ignore[attr-defined]
 
+    @model_validator(mode="after")
+    def _extras_are_json(self) -> Message:
+        if self.__pydantic_extra__:
+            _extras_are_json(self.__pydantic_extra__)
+        return self
+
     @property
     def created_at(self) -> datetime:
-        """The timestamp as an aware UTC datetime."""
-        return datetime.fromtimestamp(self.timestamp / 1000, tz=timezone.utc)
+        """The timestamp as an aware UTC datetime, exact to the millisecond.
+
+        Raises:
+            OverflowError: the timestamp lies outside the years 1 to 9999 that ``datetime`` covers.
+        """
+        return _EPOCH + timedelta(milliseconds=self.timestamp)
 
     @property
     def is_pending(self) -> bool:

@@ -9,7 +9,8 @@ appending to one log never interleave their lines.
 from __future__ import annotations
 
 import os
-import tempfile
+import secrets
+import stat
 import warnings
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager, suppress
@@ -30,6 +31,9 @@ except ImportError:  # pragma: no cover - Windows
     fcntl = None  # type: ignore[assignment]
 
 
+_O_BINARY = getattr(os, "O_BINARY", 0)  # Windows: no newline translation
+
+
 class TornLineWarning(UserWarning):
     """A JSON Lines log ends in an incomplete record, as a crash mid-append leaves it."""
 
@@ -37,29 +41,145 @@ class TornLineWarning(UserWarning):
 def save(path: PathLike, messages: Iterable[Message], *, indent: int | None = None) -> None:
     """Write a conversation file atomically, as ``dumps`` writes it.
 
-    A process killed at any moment leaves either the previous file or the new one, whole, and
-    no temporary file behind (the temporary file is removed on any error).
+    A process killed at any moment leaves either the previous file or the new one, whole. On
+    Linux the data is written to an unnamed file (``O_TMPFILE``) that only gets a name once it
+    is complete and synced, the instant before it is renamed over the target, so a killed save
+    leaves no temporary file behind either. Where that is not possible, a named temporary file
+    is removed on any error, and the next save removes what a killed one left. An existing
+    file's permission bits are kept.
 
     Raises:
         FormatError: a message cannot be written back losslessly; the file is left untouched.
+        OSError: the file cannot be written; the previous file is left whole.
     """
     target = Path(path)
     data = dumps(messages, indent=indent)  # fails before anything on disk changes
     folder = target.parent
-    handle = tempfile.NamedTemporaryFile(  # noqa: SIM115 - closed below, renamed, not deleted
-        "wb", dir=folder, prefix=f".{target.name}.", suffix=".tmp", delete=False
-    )
+    mode = _existing_mode(target)
+    temporary = _write_unnamed(target, data, mode) if _UNNAMED_FILES else None
+    if temporary is None:
+        temporary = _write_named(target, data, mode)
     try:
-        with handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(handle.name, target)
+        os.replace(temporary, target)
     except BaseException:
         with suppress(FileNotFoundError):
-            os.unlink(handle.name)
+            os.unlink(temporary)
         raise
+    _sweep_leftovers(target)
     _sync_folder(folder)
+
+
+# Linux can create a file with no name and link it in later through /proc.
+_UNNAMED_FILES = hasattr(os, "O_TMPFILE") and os.path.isdir("/proc/self/fd")
+
+
+def _existing_mode(target: Path) -> int | None:
+    try:
+        return stat.S_IMODE(os.stat(target).st_mode)
+    except FileNotFoundError:
+        return None
+
+
+def _temporary_name(target: Path) -> str:
+    # The process id lets a later save recognise the leftovers of a save that was killed.
+    return os.path.join(target.parent, f".{target.name}.{os.getpid()}-{secrets.token_hex(6)}.tmp")
+
+
+def _sweep_leftovers(target: Path) -> None:
+    """Remove temporary files that a killed save of ``target`` left behind.
+
+    Only files named by ``_temporary_name`` for this target whose process is gone are removed;
+    a save running in another live process keeps its file.
+    """
+    prefix = f".{target.name}."
+    try:
+        entries = os.scandir(target.parent)
+    except OSError:  # pragma: no cover - the folder cannot be listed; nothing to do
+        return
+    with entries:
+        for entry in entries:
+            name = entry.name
+            if not (name.startswith(prefix) and name.endswith(".tmp")):
+                continue
+            pid, dash, token = name[len(prefix) : -len(".tmp")].partition("-")
+            if not (dash and pid.isdigit() and len(token) == 12) or _process_alive(int(pid)):
+                continue
+            with suppress(OSError):
+                os.unlink(entry.path)
+
+
+def _process_alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # exists but is not ours (EPERM), or cannot tell: leave its file alone
+    return True
+
+
+def _write_and_sync(fd: int, data: bytes, mode: int | None) -> None:
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
+    if mode is not None:
+        os.chmod(fd, mode)
+    os.fsync(fd)
+
+
+def _write_unnamed(target: Path, data: bytes, mode: int | None) -> str | None:
+    """Write ``data`` to an unnamed file in the target's folder, synced, then name it; or None.
+
+    None when the file system has no unnamed files; then nothing was created.
+    """
+    try:
+        fd = os.open(target.parent, os.O_TMPFILE | os.O_WRONLY, 0o666)
+    except OSError:  # the file system cannot; fall back to a named temporary file
+        return None  # (not remembered: another folder may be on another file system)
+    global _UNNAMED_FILES
+    try:
+        _write_and_sync(fd, data, mode)
+        for _ in range(100):
+            name = _temporary_name(target)
+            try:
+                os.link(f"/proc/self/fd/{fd}", name)
+            except FileExistsError:  # pragma: no cover - 48 random bits collided
+                continue
+            except OSError:  # some sandboxes refuse the link; use named files from now on
+                _UNNAMED_FILES = False
+                return None
+            return name
+        raise FileExistsError(f"no free temporary name beside {target}")  # pragma: no cover
+    finally:
+        os.close(fd)
+
+
+def _write_named(target: Path, data: bytes, mode: int | None) -> str:
+    """Write ``data`` to a new named temporary file beside ``target``, synced; remove it on error.
+
+    A new file gets ``0o666`` less the umask, as an ordinary ``open`` gives it (``tempfile``
+    would make it ``0o600``); an existing target's permission bits are kept.
+    """
+    for _ in range(100):
+        name = _temporary_name(target)
+        try:
+            fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_BINARY, 0o666)
+        except FileExistsError:  # pragma: no cover - 48 random bits collided
+            continue
+        try:
+            try:
+                _write_and_sync(fd, data, mode)
+            finally:
+                os.close(fd)
+        except BaseException:
+            with suppress(FileNotFoundError):
+                os.unlink(name)
+            raise
+        return name
+    raise FileExistsError(f"no free temporary name beside {target}")  # pragma: no cover
 
 
 def load(path: PathLike, *, strict: bool = False) -> list[Message]:

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from pydantic import TypeAdapter, ValidationError
+from pydantic import ConfigDict, TypeAdapter, ValidationError
 from pydantic_core import PydanticSerializationError
 
 from ._problems import format_error, location
@@ -23,7 +23,12 @@ from .models import Message
 
 __all__ = ["dumps", "dumps_message", "loads", "loads_message"]
 
-_CONVERSATION: TypeAdapter[list[Message]] = TypeAdapter(list[Message])
+# Write NaN and infinity as the literals, as the models do (the list adapter would write null):
+# they reach a dump only by skipping validation (model_construct, model_copy), and ``_dump``
+# finds the literals and refuses them rather than write a file that no longer loads.
+_CONVERSATION: TypeAdapter[list[Message]] = TypeAdapter(
+    list[Message], config=ConfigDict(ser_json_inf_nan="constants")
+)
 
 # serde_json (ryu) writes a float's positive exponent without a sign (1e20); pydantic-core writes
 # 1e+20. Outside strings, the only place "e+" follows a digit is such an exponent.
@@ -65,7 +70,7 @@ def loads(data: bytes | bytearray | memoryview | str, *, strict: bool = False) -
         with _collector_paused():
             messages = _CONVERSATION.validate_json(data)
     except ValidationError as error:
-        raise format_error(error) from None
+        raise _explained(format_error(error), data) from None
     if strict:
         from .conversation import check  # the conversation builds on this module
 
@@ -83,7 +88,20 @@ def loads_message(data: bytes | bytearray | memoryview | str) -> Message:
     try:
         return Message.model_validate_json(data)
     except ValidationError as error:
-        raise format_error(error) from None
+        raise _explained(format_error(error), data) from None
+
+
+def _explained(error: FormatError, data: bytes | str) -> FormatError:
+    """Say plainly why a document that is empty or starts with a byte order mark is not JSON."""
+    if len(error.problems) != 1 or error.problems[0].line != 1:
+        return error
+    if not data.strip():
+        why = "the document is empty"
+    elif data.startswith(b"\xef\xbb\xbf" if isinstance(data, bytes) else "\ufeff"):  # type: ignore[arg-type]
+        why = "the document starts with a byte order mark, which JSON does not allow"
+    else:
+        return error
+    return FormatError([Problem("", f"malformed JSON: {why}", 1, 1)], source=error.source)
 
 
 def dumps(messages: Iterable[Message], *, indent: int | None = None) -> bytes:
@@ -114,9 +132,37 @@ def _dump(adapter: TypeAdapter[Any], value: Any, indent: int | None) -> bytes:
         raise FormatError(
             [Problem("", f"cannot be written as JSON: {_serialization_reason(error)}")]
         ) from None
+    except ValueError as error:  # Python refuses to spell an integer of more than 4300 digits
+        raise FormatError([Problem("", f"cannot be written as JSON: {error}")]) from None
+    if (b"NaN" in data or b"Infinity" in data) and (literal := _non_finite_written(data)):
+        where = ""
+        if isinstance(value, list):  # name the message (a rare, failing path: dump each again)
+            where = next(
+                (f"[{i}]" for i, m in enumerate(value) if _non_finite_written(_MESSAGE.dump_json(m))), ""
+            )
+        raise FormatError(
+            [
+                Problem(
+                    where,
+                    f"cannot be written as JSON: a number is {literal}, which JSON cannot hold "
+                    "(set without validation, through model_construct or model_copy)",
+                )
+            ]
+        )
     if b"e+" in data:
         data = _STRING_OR_EXPONENT.sub(_drop_exponent_sign, data)
     return data
+
+
+_STRING_OR_NON_FINITE_BYTES = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|(-?Infinity|NaN)')
+
+
+def _non_finite_written(data: bytes) -> str | None:
+    """The first NaN or Infinity literal outside a string in ``data`` (pydantic's output)."""
+    for match in _STRING_OR_NON_FINITE_BYTES.finditer(data):
+        if match[1] is not None:
+            return match[1].decode()
+    return None
 
 
 def _drop_exponent_sign(match: re.Match[bytes]) -> bytes:
@@ -143,11 +189,34 @@ def _reject_non_finite_literals(data: bytes | str) -> None:
     try:
         json.loads(data, parse_constant=_refuse_constant)
     except _NonFiniteLiteral as literal:
+        line, column = _literal_position(data)
         raise FormatError(
-            [Problem("", f"expected a JSON value, found {literal} (JSON has no NaN or infinity)")]
+            [
+                Problem(
+                    "",
+                    f"malformed JSON: expected a JSON value, found {literal} (JSON has no NaN or infinity)",
+                    line,
+                    column,
+                )
+            ]
         ) from None
-    except ValueError:
-        pass  # malformed in another way: the main parser reports it with its position
+    except (ValueError, RecursionError):
+        pass  # malformed or nested too deeply: the main parser reports it with its position
+
+
+# A string (skipped) or a NaN/Infinity literal outside strings.
+_STRING_OR_NON_FINITE = re.compile(r'"(?:[^"\\]|\\.)*"|(-?Infinity|NaN)')
+
+
+def _literal_position(data: bytes | str) -> tuple[int | None, int | None]:
+    """The 1-based line and column of the first NaN or Infinity literal outside a string."""
+    text = data.decode("utf-8", "replace") if isinstance(data, bytes) else data
+    for match in _STRING_OR_NON_FINITE.finditer(text):
+        if match[1] is not None:
+            start = match.start(1)
+            line_start = text.rfind("\n", 0, start) + 1
+            return text.count("\n", 0, start) + 1, start - line_start + 1
+    return None, None  # pragma: no cover - the standard parser found one
 
 
 class _NonFiniteLiteral(ValueError):
@@ -161,8 +230,8 @@ def _refuse_constant(name: str) -> Any:
 def _reject_duplicate_keys(data: bytes | str) -> None:
     try:
         document = json.loads(data, object_pairs_hook=_Pairs)
-    except ValueError:
-        return  # malformed: the main parser reports it with its position
+    except (ValueError, RecursionError):
+        return  # malformed or nested too deeply: the main parser reports it with its position
     problems = list(_duplicate_key_problems(document, ()))
     if problems:
         raise FormatError(problems)

@@ -1,0 +1,507 @@
+"""orion-messages against orjson (the floor) and the libraries users would pick instead.
+
+    python -m pip install -e ".[bench]" && python benchmarks/run.py
+
+Measures, on one realistic conversation (see ``corpus.py``) at 10,000 and 100,000 messages: load,
+dump, prune planning (and planning again after one append), appending to a JSON Lines log with
+1,000 and 100,000 messages already in it (``save`` beside it), and memory per loaded message.
+Every time is the median of several runs, each with the garbage collector paused (``loads``
+pauses it itself; the others get the same treatment, so the peers are not charged for
+collections). All times and ratios in one report come from one run of this script. Writes the
+report to ``benchmarks/results.md`` (``--output``); ``--quick`` runs fewer sizes and repeats and
+writes nothing unless ``--output`` is given.
+"""
+
+import argparse
+import gc
+import os
+import platform
+import statistics
+import sys
+import tempfile
+import time
+import tracemalloc
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from functools import partial
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import orjson
+import peers
+from corpus import make_conversation
+
+import orion_messages as om
+from orion_messages.pruning import ContextConfig, TokenCounter, plan_prune
+
+HERE = Path(__file__).resolve().parent
+GOAL_LOAD = 2.0  # loads within 2x of orjson.loads
+GOAL_DUMP = 2.0  # dumps within 2x of orjson.dumps
+GOAL_PEERS = 3.0  # at least 3x faster than pydantic-ai and LangChain
+GOAL_PLAN = 0.5  # a plan under half of orjson.loads
+GOAL_FLAT = 1.5  # append with 100,000 in the log at most 1.5x the time with 1,000
+CONFIG = ContextConfig(max_context_tokens=131_072, max_response_tokens=4_096)
+
+
+def _chars4(message: om.Message) -> int:
+    """The counter both planners get: ``max(1, len(content) // 4)``."""
+    return max(1, len(message.content) // 4)
+
+
+def median_time(
+    action: Callable[[], Any],
+    runs: int,
+    clock: Callable[[], float] = time.process_time,
+    *,
+    pause_gc: bool = True,
+) -> float:
+    """The median time of ``action`` over ``runs`` runs, GC paused, the result freed untimed.
+
+    CPU time of this process by default (the machine may be shared: time spent waiting for a
+    core is not the library's); ``time.perf_counter`` for work that waits on the disk. With
+    ``pause_gc=False`` the collector runs as it does for users.
+    """
+    times = []
+    for _ in range(runs):
+        gc.collect()
+        if pause_gc:
+            gc.disable()
+        try:
+            start = clock()
+            result = action()
+            elapsed = clock() - start
+            del result
+        finally:
+            gc.enable()
+        times.append(elapsed)
+    return statistics.median(times)
+
+
+def bytes_per_item(build: Callable[[], Any], count: int) -> float:
+    """Memory held by what ``build`` returns, per message (tracemalloc, GC paused)."""
+    gc.collect()
+    gc.disable()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        held = build()
+        after = tracemalloc.get_traced_memory()[0]
+        del held
+    finally:
+        tracemalloc.stop()
+        gc.enable()
+    return (after - before) / count
+
+
+@dataclass
+class Row:
+    """One measured operation: its name, a time per size, and what its ratio is taken against."""
+
+    name: str
+    times: dict[int, float] = field(default_factory=dict)
+    note: str = ""
+
+
+@dataclass
+class Section:
+    """A table: rows of times, with ratios against a baseline row."""
+
+    title: str
+    baseline: str
+    rows: list[Row] = field(default_factory=list)
+
+    def row(self, name: str, note: str = "") -> Row:
+        """The row called ``name``, created on first use."""
+        for row in self.rows:
+            if row.name == name:
+                return row
+        row = Row(name, note=note)
+        self.rows.append(row)
+        return row
+
+    def time(self, name: str, size: int) -> float | None:
+        """The time of ``name`` at ``size``, if measured."""
+        for row in self.rows:
+            if row.name == name:
+                return row.times.get(size)
+        return None
+
+
+def _ms(seconds: float) -> str:
+    if seconds >= 1:
+        return f"{seconds:.2f} s"
+    if seconds >= 0.001:
+        return f"{seconds * 1e3:.1f} ms"
+    return f"{seconds * 1e6:.0f} us"
+
+
+def _table(section: Section, sizes: Sequence[int]) -> list[str]:
+    head = (
+        "| "
+        + section.title
+        + " | "
+        + " | ".join(f"{size:,} msgs | x {section.baseline}" for size in sizes)
+        + " |"
+    )
+    rule = "|---|" + "---:|---:|" * len(sizes)
+    lines = [head, rule]
+    for row in section.rows:
+        cells = []
+        for size in sizes:
+            value = row.times.get(size)
+            base = section.time(section.baseline, size)
+            if value is None:
+                cells += ["skipped", ""]
+            else:
+                cells += [_ms(value), f"{value / base:.2f}" if base else ""]
+        name = f"{row.name} {row.note}".strip()
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def _versions() -> dict[str, str]:
+    out = {"python": platform.python_version()}
+    for package in (
+        "orion-messages",
+        "pydantic",
+        "pydantic-core",
+        "orjson",
+        "msgspec",
+        "pydantic-ai-slim",
+        "langchain-core",
+    ):
+        try:
+            out[package] = version(package)
+        except PackageNotFoundError:
+            out[package] = "not installed"
+    return out
+
+
+def _cpu() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def _log_lines(data: bytes) -> list[bytes]:
+    """One JSON Lines record per message of a conversation file."""
+    return [om.dumps_message(message) for message in om.loads(data)]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the benchmarks and print (and write) the report."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--quick", action="store_true", help="one size (10,000), fewer repeats; writes no file"
+    )
+    parser.add_argument("--sizes", help="comma-separated conversation sizes (default 10000,100000)")
+    parser.add_argument("--log-sizes", help="messages already in the log for append (default 1000,100000)")
+    parser.add_argument(
+        "--runs", type=int, help="repeats per measurement (default 5 up to 20,000 messages, 3 above)"
+    )
+    parser.add_argument("--no-peers", action="store_true", help="skip msgspec, pydantic-ai and LangChain")
+    parser.add_argument("--output", help="write the markdown report here (default benchmarks/results.md)")
+    args = parser.parse_args(argv)
+
+    sizes = (
+        [int(s) for s in args.sizes.split(",")]
+        if args.sizes
+        else ([10_000] if args.quick else [10_000, 100_000])
+    )
+    if args.log_sizes:
+        log_sizes = [int(s) for s in args.log_sizes.split(",")]
+    else:
+        log_sizes = [1_000, 100_000] if max(sizes) >= 1_000 else sorted(sizes)
+    output = args.output or (None if args.quick else str(HERE / "results.md"))
+    skipped = dict.fromkeys(peers.available(), "--no-peers") if args.no_peers else {}
+    skipped.update({k: v for k, v in peers.available().items() if v and k not in skipped})
+
+    def runs_for(size: int) -> int:
+        if args.runs:
+            return args.runs
+        small = 3 if args.quick else 5
+        return small if size <= 20_000 else (1 if args.quick else 3)
+
+    load = Section("load", "orjson.loads")
+    load_gc = Section("load, GC on", "orjson.loads")
+    dump = Section("dump", "orjson.dumps")
+    prune = Section("prune", "orjson.loads")
+    corpus_notes: list[str] = []
+    memory: dict[str, float] = {}
+    started = time.perf_counter()
+
+    for size in sizes:
+        runs = runs_for(size)
+        print(f"\n== {size:,} messages, median of {runs} ==", flush=True)
+        _bench_size(size, runs, (load, dump, prune, load_gc), memory, corpus_notes, skipped, size == sizes[0])
+
+    appends, save_times = _bench_append(log_sizes, 5 if args.quick else 15)
+    elapsed = time.perf_counter() - started
+
+    report = _report(
+        sizes,
+        log_sizes,
+        (load, dump, prune, load_gc),
+        appends,
+        save_times,
+        memory,
+        corpus_notes,
+        skipped,
+        elapsed,
+    )
+    print("\n" + report)
+    if output:
+        Path(output).write_text(report, encoding="utf-8")
+        print(f"wrote {output}")
+    return 0
+
+
+def _bench_size(
+    size: int,
+    runs: int,
+    sections: tuple[Section, Section, Section, Section],
+    memory: dict[str, float],
+    corpus_notes: list[str],
+    skipped: dict[str, str | None],
+    measure_memory: bool,
+) -> None:
+    """Load, dump and prune at one conversation size (and memory, if asked)."""
+    load, dump, prune, load_gc = sections
+    wire = make_conversation(size)
+    data = om.dumps(om.loads(orjson.dumps(wire)))
+    messages = om.loads(data)
+    assert om.dumps(messages) == data
+    corpus_notes.append(f"{size:,} messages: {len(data) / 1e6:.1f} MB compact JSON")
+
+    def measure(section: Section, name: str, action: Callable[[], Any], note: str = "") -> None:
+        seconds = median_time(action, runs)
+        section.row(name, note).times[size] = seconds
+        print(f"  {section.title:5} {name:45} {_ms(seconds):>10}", flush=True)
+
+    measure(load, "orjson.loads", lambda: orjson.loads(data), "(dicts, no validation: the floor)")
+    measure(load, "orion_messages.loads", lambda: om.loads(data))
+    measure(dump, "orjson.dumps", lambda: orjson.dumps(wire), "(plain dicts: the floor)")
+    measure(dump, "orion_messages.dumps", lambda: om.dumps(messages))
+
+    # prune: our planner with the host's token counts (the default counter), then both
+    # planners with the same per-message counter, then planning again after one append.
+    budget = CONFIG.available_tokens - CONFIG.reserved_tokens
+    prune.row("orjson.loads", "(reference for the goal)").times[size] = load.time("orjson.loads", size) or 0.0
+    measure(prune, "plan_prune, token_count filled", lambda: plan_prune(messages, CONFIG))
+    measure(
+        prune,
+        "plan_prune, chars/4 counter, cold",
+        lambda: plan_prune(messages, CONFIG, count=TokenCounter(_chars4)),
+    )
+    warm = TokenCounter(_chars4)
+    plan_prune(messages, CONFIG, count=warm)
+    grown = [
+        *messages,
+        om.Message.user(f"msg-{size + 1}", "One more question.", timestamp=2_000_000_000_000),
+    ]
+    measure(
+        prune, "plan_prune again after one append (cached)", lambda: plan_prune(grown, CONFIG, count=warm)
+    )
+
+    if not skipped.get("msgspec"):
+        decode, encode = peers.msgspec_codec()
+        structs = decode(data)
+        assert encode(structs) == data
+        measure(load, "msgspec typed decode", lambda: decode(data), "(Structs, same format)")
+        measure(dump, "msgspec encode", lambda: encode(structs))
+    if not skipped.get("pydantic-ai"):
+        pai = peers.pydantic_ai(wire)
+        measure(
+            load,
+            "pydantic-ai validate_json",
+            lambda: pai.load(pai.data),
+            f"({len(pai.messages):,} ModelMessages)",
+        )
+        measure(dump, "pydantic-ai dump_json", lambda: pai.dump(pai.messages))
+    if not skipped.get("langchain-core"):
+        lc = peers.langchain(wire)
+        measure(load, "LangChain messages_from_dict", lambda: lc.load(lc.data), "(after orjson.loads)")
+        measure(dump, "LangChain messages_to_dict", lambda: lc.dump(lc.messages), "(then orjson.dumps)")
+        measure(prune, "LangChain trim_messages, chars/4 counter", lambda: lc.trim(lc.messages, budget))
+
+    if measure_memory:
+        # The same loads with the collector on, as users run them (``loads`` pauses it itself).
+        gc_rows = [
+            ("orjson.loads", lambda: orjson.loads(data)),
+            ("orion_messages.loads", lambda: om.loads(data)),
+        ]
+        if not skipped.get("msgspec"):
+            gc_rows.append(("msgspec typed decode", lambda: decode(data)))
+        if not skipped.get("pydantic-ai"):
+            gc_rows.append(("pydantic-ai validate_json", lambda: pai.load(pai.data)))
+        if not skipped.get("langchain-core"):
+            gc_rows.append(("LangChain messages_from_dict", lambda: lc.load(lc.data)))
+        for name, action in gc_rows:
+            seconds = median_time(action, runs, pause_gc=False)
+            load_gc.row(name).times[size] = seconds
+            print(f"  load, GC on {name:39} {_ms(seconds):>10}", flush=True)
+        memory["orjson.loads dicts"] = bytes_per_item(lambda: orjson.loads(data), size)
+        memory["orion_messages.loads"] = bytes_per_item(lambda: om.loads(data), size)
+        if not skipped.get("msgspec"):
+            memory["msgspec Structs"] = bytes_per_item(lambda: decode(data), size)
+        if not skipped.get("pydantic-ai"):
+            memory["pydantic-ai ModelMessages"] = bytes_per_item(lambda: pai.load(pai.data), size)
+        if not skipped.get("langchain-core"):
+            memory["LangChain messages"] = bytes_per_item(lambda: lc.load(lc.data), size)
+
+
+def _bench_append(
+    log_sizes: Sequence[int], runs: int
+) -> tuple[dict[str, dict[int, float]], dict[int, float]]:
+    """``append_jsonl`` with N messages already in the log (fsync on and off), and ``save`` of N."""
+    biggest = max(log_sizes)
+    wire = make_conversation(min(biggest, 20_000), seed=1)
+    lines = _log_lines(orjson.dumps(wire))
+    base = om.loads(orjson.dumps(wire))
+    extra = om.Message.user("msg-new", "Appended while the agent runs.", timestamp=2_000_000_000_000)
+    appends: dict[str, dict[int, float]] = {"append_jsonl": {}, "append_jsonl, fsync=False": {}}
+    save_times: dict[int, float] = {}
+    print(f"\n== append, median of {runs} ==", flush=True)
+    with tempfile.TemporaryDirectory() as folder:
+        logs = {count: Path(folder, f"log-{count}.jsonl") for count in log_sizes}
+        for count, log in logs.items():
+            repeats, rest = divmod(count, len(lines))
+            with log.open("wb") as handle:
+                for _ in range(repeats):
+                    handle.write(b"\n".join(lines) + b"\n")
+                handle.write(b"".join(line + b"\n" for line in lines[:rest]))
+        os.sync()  # the timed appends must not pay for flushing the setup to disk
+        # Interleaved, so that a slow moment of the disk hits every size alike.
+        samples: dict[tuple[str, int], list[float]] = {}
+        for _ in range(runs):
+            for name, sync in (("append_jsonl", True), ("append_jsonl, fsync=False", False)):
+                for count, log in logs.items():
+                    start = time.perf_counter()
+                    om.append_jsonl(log, extra, fsync=sync)
+                    samples.setdefault((name, count), []).append(time.perf_counter() - start)
+        for (name, count), times in samples.items():
+            appends[name][count] = statistics.median(times)
+            print(f"  {name:30} with {count:>7,} in the log {_ms(appends[name][count]):>10}", flush=True)
+        for count, log in logs.items():
+            os.unlink(log)
+            conversation = (base * (count // len(base) + 1))[:count]
+            target = Path(folder, f"conversation-{count}.json")
+            save_times[count] = median_time(
+                partial(om.save, target, conversation), max(1, runs // 2), time.perf_counter
+            )
+            print(f"  save of {count:,} messages {_ms(save_times[count]):>10}", flush=True)
+    return appends, save_times
+
+
+def _goal(met: bool) -> str:
+    return "**MET**" if met else "**MISSED**"
+
+
+def _report(
+    sizes: Sequence[int],
+    log_sizes: Sequence[int],
+    sections: tuple[Section, Section, Section, Section],
+    appends: dict[str, dict[int, float]],
+    save_times: dict[int, float],
+    memory: dict[str, float],
+    corpus_notes: list[str],
+    skipped: dict[str, str | None],
+    elapsed: float,
+) -> str:
+    load, dump, prune, load_gc = sections
+    versions = _versions()
+    uname = " ".join(platform.uname()).strip()
+    lines = [
+        "# Benchmark results",
+        "",
+        f"- Date: {datetime.now(timezone.utc).strftime('%Y-%m-%d %H:%M UTC')}; whole run {elapsed:.0f} s",
+        f"- Machine: `{uname}`; CPU: {_cpu()}, {os.cpu_count()} cores",
+        "- Versions: " + ", ".join(f"{name} {value}" for name, value in versions.items()),
+        "- Corpus (`benchmarks/corpus.py`): "
+        + "; ".join(corpus_notes)
+        + ". A system prompt, then turns of a "
+        "user message, 1-3 assistant replies calling 1-2 tools (arguments objects) each answered by a tool "
+        "result (~8% errors), and a final answer; ten user messages pinned; token counts filled in.",
+        "- Median of several runs, GC paused for every contender (the `load, GC on` table leaves it on, as users run them); CPU time of the process (wall time for "
+        "append and save, which wait on the disk); all ratios come from this one run.",
+    ]
+    for name, reason in skipped.items():
+        if reason:
+            lines.append(f"- Skipped {name}: {reason}")
+    for section in (load, dump, prune):
+        lines += ["", *_table(section, sizes)]
+    if load_gc.rows:
+        lines += ["", *_table(load_gc, sizes[:1])]
+    lines += [
+        "",
+        "| append (log already holding N messages) | " + " | ".join(f"N = {n:,}" for n in log_sizes) + " |",
+    ]
+    lines.append("|---|" + "---:|" * len(log_sizes))
+    for name, times in appends.items():
+        lines.append(f"| {name} | " + " | ".join(_ms(times[n]) for n in log_sizes) + " |")
+    lines.append(
+        "| save (whole conversation of N, atomic, fsync) | "
+        + " | ".join(_ms(save_times[n]) for n in log_sizes)
+        + " |"
+    )
+    if memory:
+        floor = memory["orjson.loads dicts"]
+        lines += [
+            "",
+            "| memory per loaded message (tracemalloc, "
+            + f"{sizes[0]:,} messages) | bytes | x orjson dicts |",
+            "|---|---:|---:|",
+        ]
+        lines += [f"| {name} | {value:,.0f} | {value / floor:.2f} |" for name, value in memory.items()]
+
+    lines += ["", "## Goals", ""]
+    for size in sizes:
+        floor_load = load.time("orjson.loads", size) or 0.0
+        ours_load = load.time("orion_messages.loads", size) or 0.0
+        floor_dump = dump.time("orjson.dumps", size) or 0.0
+        ours_dump = dump.time("orion_messages.dumps", size) or 0.0
+        plan = prune.time("plan_prune, token_count filled", size) or 0.0
+        lines.append(f"At {size:,} messages:")
+        lines.append(
+            f"- load within {GOAL_LOAD:g}x of orjson.loads: {ours_load / floor_load:.2f}x {_goal(ours_load <= GOAL_LOAD * floor_load)}"
+        )
+        lines.append(
+            f"- dump within {GOAL_DUMP:g}x of orjson.dumps: {ours_dump / floor_dump:.2f}x {_goal(ours_dump <= GOAL_DUMP * floor_dump)}"
+        )
+        for section, ours, peer_names in (
+            (load, ours_load, ("pydantic-ai validate_json", "LangChain messages_from_dict")),
+            (dump, ours_dump, ("pydantic-ai dump_json", "LangChain messages_to_dict")),
+        ):
+            for peer in peer_names:
+                theirs = section.time(peer, size)
+                if theirs is None:
+                    lines.append(
+                        f"- {section.title} at least {GOAL_PEERS:g}x faster than {peer}: not measured (skipped)"
+                    )
+                else:
+                    lines.append(
+                        f"- {section.title} at least {GOAL_PEERS:g}x faster than {peer}: {theirs / ours:.2f}x "
+                        f"{_goal(theirs >= GOAL_PEERS * ours)}"
+                    )
+        lines.append(
+            f"- a plan under {GOAL_PLAN:g}x orjson.loads: {plan / floor_load:.3f}x {_goal(plan <= GOAL_PLAN * floor_load)}"
+        )
+    low, high = min(log_sizes), max(log_sizes)
+    for name, times in appends.items():
+        ratio = times[high] / times[low]
+        lines.append(
+            f"- {name} flat ({high:,} vs {low:,} in the log, at most {GOAL_FLAT:g}x): {ratio:.2f}x {_goal(ratio <= GOAL_FLAT)}"
+        )
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,432 @@
+"""orion-core's agent events: the 15 ``AgentEvent`` variants, read and written as JSON Lines.
+
+orion-core serializes ``AgentEvent`` as internally tagged JSON: one object per event whose
+``"type"`` key names the variant in snake_case and comes first. ``parse_event`` reads one such
+object, ``dump_event`` writes it back as orion-core would, ``iter_events`` reads a JSON Lines
+stream and ``record_events`` rebuilds the conversation a stream describes.
+
+Typing is strict, as serde's is: the integer fields are unsigned 32-bit (0 to 4294967295), the
+``*_per_sec`` and ``*_ms`` fields are 64-bit floats (an integer such as ``40`` is read, as serde
+reads it, and written back as ``40.0``), and messages are full ``Message`` objects. Keys an event
+does not know are kept and written back after the known ones.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    TypeAdapter,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+from pydantic_core import ErrorDetails, PydanticSerializationError
+
+from ._problems import describe, location, problems_from
+from .errors import FormatError, Problem
+from .models import U32_MAX, Message, Role, ToolResult, _extras_are_json, _json_value
+from .wire import _STRING_OR_EXPONENT, _drop_exponent_sign, _reject_non_finite_literals, _serialization_reason
+
+__all__ = [
+    "AgentEndEvent",
+    "AgentEvent",
+    "AgentStartEvent",
+    "EVENT_TYPES",
+    "ContextBudgetEvent",
+    "ErrorEvent",
+    "GenerationStatsEvent",
+    "MessageDeltaEvent",
+    "MessageEndEvent",
+    "MessageStartEvent",
+    "ToolDeniedEvent",
+    "ToolExecEndEvent",
+    "ToolExecStartEvent",
+    "ToolExecUpdateEvent",
+    "TurnEndEvent",
+    "TurnStartEvent",
+    "WarningEvent",
+    "dump_event",
+    "iter_events",
+    "parse_event",
+    "record_events",
+]
+
+_U32 = Annotated[int, Field(ge=0, le=U32_MAX)]
+"""An unsigned 32-bit integer, as Rust's ``u32``: 0 to 4294967295."""
+
+
+class _Event(BaseModel):
+    """What every event shares: strict typing, immutability, unknown keys kept (and checked to be JSON)."""
+
+    model_config = ConfigDict(
+        strict=True,
+        frozen=True,
+        extra="allow",
+        use_attribute_docstrings=True,
+        allow_inf_nan=False,
+        validate_default=False,
+    )
+
+    @model_validator(mode="after")
+    def _extras_are_json(self) -> _Event:
+        if self.__pydantic_extra__:
+            _extras_are_json(self.__pydantic_extra__)
+        return self
+
+
+class AgentStartEvent(_Event):
+    """The agent starts a run (``agent_start``)."""
+
+    type: Literal["agent_start"] = "agent_start"
+    """The event's tag: ``agent_start``."""
+
+
+class AgentEndEvent(_Event):
+    """The agent finished a run (``agent_end``), with the conversation's messages."""
+
+    type: Literal["agent_end"] = "agent_end"
+    """The event's tag: ``agent_end``."""
+    messages: tuple[Message, ...] = Field(strict=False)
+    """The agent's messages when the run ended."""
+
+
+class TurnStartEvent(_Event):
+    """A turn of the agent loop starts (``turn_start``): one generation and the tools it calls."""
+
+    type: Literal["turn_start"] = "turn_start"
+    """The event's tag: ``turn_start``."""
+
+
+class TurnEndEvent(_Event):
+    """A turn of the agent loop ended (``turn_end``), with its assistant message and tool results."""
+
+    type: Literal["turn_end"] = "turn_end"
+    """The event's tag: ``turn_end``."""
+    message: Message
+    """The assistant message the turn generated."""
+    tool_results: tuple[Message, ...] = Field(strict=False)
+    """The tool-result messages of the tools the turn called, in order (empty when it called none)."""
+
+
+class MessageStartEvent(_Event):
+    """A message starts (``message_start``); sent for user and tool-result messages, not assistant ones."""
+
+    type: Literal["message_start"] = "message_start"
+    """The event's tag: ``message_start``."""
+    message: Message
+    """The message."""
+
+
+class MessageDeltaEvent(_Event):
+    """A piece of the assistant's reply as it is generated (``message_delta``)."""
+
+    type: Literal["message_delta"] = "message_delta"
+    """The event's tag: ``message_delta``."""
+    delta: str
+    """The text generated since the previous delta."""
+    tokens_generated: _U32
+    """Tokens generated so far in this generation (unsigned 32-bit)."""
+    tokens_per_sec: float
+    """The generation speed so far, in tokens per second."""
+
+
+class MessageEndEvent(_Event):
+    """A message is complete (``message_end``); sent for every message the conversation gains."""
+
+    type: Literal["message_end"] = "message_end"
+    """The event's tag: ``message_end``."""
+    message: Message
+    """The complete message, as the conversation stores it."""
+
+
+class GenerationStatsEvent(_Event):
+    """Statistics of a completed generation (``generation_stats``).
+
+    Sent exactly once per completed generation, after the assistant message is created and
+    before its ``message_end``.
+    """
+
+    type: Literal["generation_stats"] = "generation_stats"
+    """The event's tag: ``generation_stats``."""
+    tokens_generated: _U32
+    """Tokens the model generated (unsigned 32-bit)."""
+    prompt_tokens: _U32
+    """Tokens in the prompt sent to the model (unsigned 32-bit)."""
+    tokens_per_sec: float
+    """The generation speed, in tokens per second."""
+    time_to_first_token_ms: float
+    """Milliseconds from the request to the first generated token."""
+    generation_time_ms: float
+    """Milliseconds the whole generation took."""
+
+
+class ToolExecStartEvent(_Event):
+    """A tool starts running (``tool_exec_start``)."""
+
+    type: Literal["tool_exec_start"] = "tool_exec_start"
+    """The event's tag: ``tool_exec_start``."""
+    tool_call_id: str
+    """The id of the tool call being run."""
+    tool_name: str
+    """The name of the tool."""
+    args: Any
+    """The call's arguments, any JSON value (as in ``ToolCall.arguments``)."""
+
+    @field_validator("args", mode="after")
+    @classmethod
+    def _args_are_json(cls, value: Any) -> Any:
+        return _json_value(value)
+
+
+class ToolExecUpdateEvent(_Event):
+    """Partial output of a running tool (``tool_exec_update``)."""
+
+    type: Literal["tool_exec_update"] = "tool_exec_update"
+    """The event's tag: ``tool_exec_update``."""
+    tool_call_id: str
+    """The id of the tool call being run."""
+    tool_name: str
+    """The name of the tool."""
+    partial: str
+    """The partial output text the tool reported."""
+
+
+class ToolExecEndEvent(_Event):
+    """A tool finished (``tool_exec_end``), with its result."""
+
+    type: Literal["tool_exec_end"] = "tool_exec_end"
+    """The event's tag: ``tool_exec_end``."""
+    tool_call_id: str
+    """The id of the tool call that ran."""
+    tool_name: str
+    """The name of the tool."""
+    result: ToolResult = Field(strict=False)
+    """The tool's result, as the tool-result message that follows carries it."""
+
+
+class ToolDeniedEvent(_Event):
+    """A tool call was refused before it ran (``tool_denied``)."""
+
+    type: Literal["tool_denied"] = "tool_denied"
+    """The event's tag: ``tool_denied``."""
+    tool_call_id: str
+    """The id of the refused tool call."""
+    tool_name: str
+    """The name of the tool."""
+    reason: str
+    """Why the call was refused."""
+
+
+class ContextBudgetEvent(_Event):
+    """How much of the context window the next generation uses (``context_budget``)."""
+
+    type: Literal["context_budget"] = "context_budget"
+    """The event's tag: ``context_budget``."""
+    used_tokens: _U32
+    """Tokens the prompt uses (unsigned 32-bit)."""
+    max_tokens: _U32
+    """Tokens the context allows (unsigned 32-bit)."""
+    messages_in_context: _U32
+    """Messages kept in the prompt (unsigned 32-bit)."""
+    messages_pruned: _U32
+    """Messages pruned to fit (unsigned 32-bit)."""
+
+
+class WarningEvent(_Event):
+    """A warning from the agent (``warning``); the run goes on."""
+
+    type: Literal["warning"] = "warning"
+    """The event's tag: ``warning``."""
+    message: str
+    """The warning text."""
+
+
+class ErrorEvent(_Event):
+    """An error from the agent (``error``)."""
+
+    type: Literal["error"] = "error"
+    """The event's tag: ``error``."""
+    message: str
+    """The error text."""
+
+
+AgentEvent = Annotated[
+    AgentStartEvent
+    | AgentEndEvent
+    | TurnStartEvent
+    | TurnEndEvent
+    | MessageStartEvent
+    | MessageDeltaEvent
+    | MessageEndEvent
+    | GenerationStatsEvent
+    | ToolExecStartEvent
+    | ToolExecUpdateEvent
+    | ToolExecEndEvent
+    | ToolDeniedEvent
+    | ContextBudgetEvent
+    | WarningEvent
+    | ErrorEvent,
+    Field(discriminator="type"),
+]
+"""Any of orion-core's 15 agent events, told apart by their ``type`` key."""
+
+_EVENT: TypeAdapter[AgentEvent] = TypeAdapter(AgentEvent)
+
+EVENT_TYPES: tuple[str, ...] = (
+    "agent_start",
+    "agent_end",
+    "turn_start",
+    "turn_end",
+    "message_start",
+    "message_delta",
+    "message_end",
+    "generation_stats",
+    "tool_exec_start",
+    "tool_exec_update",
+    "tool_exec_end",
+    "tool_denied",
+    "context_budget",
+    "warning",
+    "error",
+)
+"""Every event ``type`` tag, in orion-core's declaration order."""
+
+_U32_FIELDS = frozenset(
+    {
+        "tokens_generated",
+        "prompt_tokens",
+        "used_tokens",
+        "max_tokens",
+        "messages_in_context",
+        "messages_pruned",
+    }
+)
+_RANGE_ERRORS = frozenset({"less_than_equal", "greater_than_equal", "less_than", "greater_than"})
+_TYPE_LIST = ", ".join(f'"{tag}"' for tag in EVENT_TYPES)
+
+
+def parse_event(line: bytes | bytearray | memoryview | str) -> AgentEvent:
+    """Read one agent event: a JSON object as orion-core writes it, such as one line of a stream.
+
+    Raises:
+        FormatError: with every problem and its location inside the event (``message.timestamp``).
+    """
+    if isinstance(line, (bytearray, memoryview)):
+        line = bytes(line)
+    _reject_non_finite_literals(line)
+    try:
+        return _EVENT.validate_json(line)
+    except ValidationError as error:
+        raise FormatError(_event_problems(error)) from None
+
+
+def dump_event(event: AgentEvent) -> bytes:
+    """Write one agent event as orion-core writes it: compact JSON, ``type`` first, no newline.
+
+    Messages inside are written as ``dumps_message`` writes them (defaults left out); floats
+    always carry a fraction or an exponent (``40.0``), as serde writes an ``f64``.
+
+    Raises:
+        FormatError: the event holds something that cannot be written back losslessly.
+    """
+    try:
+        body = _EVENT.dump_json(event, exclude={"type"}, exclude_defaults=True)
+    except PydanticSerializationError as error:
+        raise FormatError(
+            [Problem("", f"cannot be written as JSON: {_serialization_reason(error)}")]
+        ) from None
+    if b"e+" in body:
+        body = _STRING_OR_EXPONENT.sub(_drop_exponent_sign, body)
+    head = b'{"type":"' + event.type.encode() + b'"'
+    return head + b"}" if body == b"{}" else head + b"," + body[1:]
+
+
+def iter_events(path: str | os.PathLike[str]) -> Iterator[AgentEvent]:
+    """Read a JSON Lines stream of agent events, one event a line, lazily.
+
+    Blank lines are skipped. Every other line must be a whole event: a bad line (a torn last
+    line included) raises ``FormatError`` naming the file and the line.
+
+    Raises:
+        FormatError: with the file, the line number and every problem on that line.
+        OSError: the file cannot be read.
+    """
+    source = str(path)
+    with Path(path).open("rb") as handle:
+        for number, raw in enumerate(handle, 1):
+            line = raw.rstrip(b"\r\n")
+            if not line.strip():
+                continue
+            try:
+                yield parse_event(line)
+            except FormatError as error:
+                raise error.at_line(number, source=source) from None
+
+
+def record_events(events: Iterable[AgentEvent]) -> list[Message]:
+    """Rebuild the conversation an event stream describes.
+
+    Each ``message_end`` appends its message. A ``generation_stats`` followed by an assistant
+    (or ``tool_call``) message's ``message_end``, with no other ``message_end`` between them,
+    fills that message's ``token_count`` from ``tokens_generated`` (the host filling in the
+    count the agent leaves unset); a message that already has a ``token_count`` keeps it.
+    Every other event adds nothing: ``message_start`` is followed by a ``message_end`` with the
+    same message, and ``agent_end`` and ``turn_end`` repeat messages already recorded.
+    """
+    messages: list[Message] = []
+    stats: GenerationStatsEvent | None = None
+    for event in events:
+        if isinstance(event, GenerationStatsEvent):
+            stats = event
+        elif isinstance(event, MessageEndEvent):
+            message = event.message
+            if (
+                stats is not None
+                and message.role in (Role.ASSISTANT, Role.TOOL_CALL)
+                and message.token_count is None
+            ):
+                message = message.with_token_count(stats.tokens_generated)
+            stats = None
+            messages.append(message)
+    return messages
+
+
+def _event_problems(error: ValidationError) -> list[Problem]:
+    details = error.errors(include_url=False)
+    problems = problems_from(error)
+    return [_event_problem(detail, problem) for detail, problem in zip(details, problems, strict=True)]
+
+
+def _event_problem(detail: ErrorDetails, problem: Problem) -> Problem:
+    kind = detail["type"]
+    loc = detail["loc"]
+    if kind == "union_tag_not_found":
+        return Problem("type", "required key is missing (the event's type)")
+    if kind == "union_tag_invalid":
+        found = describe(_tag_of(detail.get("input")))
+        return Problem("type", f"expected an event type, one of {_TYPE_LIST}, found {found}")
+    if kind in ("dict_type", "model_type", "model_attributes_type") and not loc:
+        return Problem("", f"expected an event (a JSON object), found {describe(detail.get('input'))}")
+    if loc and loc[0] in EVENT_TYPES:
+        loc = loc[1:]  # the union's tag; the event's own keys follow
+    where = location(loc)
+    field = loc[-1] if loc else ""
+    found = describe(detail.get("input"))
+    if kind in _RANGE_ERRORS and len(loc) == 1 and field in _U32_FIELDS:
+        return Problem(where, f"expected an integer from 0 to {U32_MAX}, found {found}")
+    if kind in ("float_type", "float_parsing"):
+        return Problem(where, f"expected a number, found {found}")
+    if kind == "finite_number":
+        return Problem(where, "expected a finite number, found a number too large for a double")
+    return Problem(where, problem.message, problem.line, problem.column)
+
+
+def _tag_of(value: Any) -> Any:
+    return value.get("type") if isinstance(value, dict) else value

@@ -1,0 +1,195 @@
+"""JSON Schema (Draft 2020-12) for orion-core's wire format, generated from the models.
+
+The schemas describe exactly what ``loads(strict=False)``, ``loads_message`` and
+``parse_event`` accept: required keys, strict JSON types, the role enum, the signed 64-bit range
+of ``timestamp``, the unsigned 32-bit range of ``token_count`` and of the events' integers,
+``pending`` as an optional boolean, unknown keys allowed. Titles and descriptions come from the
+models' docstrings, so the schemas cannot drift from the code. Each file stands alone: it holds
+every definition it uses under ``$defs``, with the models' class names as stable names.
+
+The checked-in copies under ``schemas/`` are regenerated with::
+
+    python -m orion_messages.schema --out schemas/
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import TypeAdapter
+from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
+from pydantic_core import core_schema
+
+from .events import EVENT_TYPES, AgentEvent
+from .models import Message, ToolCall, ToolResult
+
+__all__ = [
+    "SCHEMA_BASE_URI",
+    "SCHEMA_FILES",
+    "agent_event_schema",
+    "conversation_schema",
+    "main",
+    "message_schema",
+    "tool_call_schema",
+    "tool_result_schema",
+    "write_schemas",
+]
+
+DIALECT = "https://json-schema.org/draft/2020-12/schema"
+"""The JSON Schema dialect every schema declares in ``$schema``."""
+
+SCHEMA_BASE_URI = "urn:orion-messages:schema:"
+"""The prefix of each schema's ``$id``; the file name follows (``...:conversation.schema.json``)."""
+
+_CONVERSATION_DESCRIPTION = (
+    "A conversation as orion-core saves it: a JSON array of messages, oldest first "
+    "(serde_json's serialization of a `Vec<Message>`)."
+)
+_AGENT_EVENT_DESCRIPTION = (
+    "One of orion-core's agent events: a JSON object whose `type` key names the variant "
+    "(serde's internally tagged `AgentEvent`), one event a line in a JSON Lines stream."
+)
+
+
+_ANY_JSON = ("object", "array", "string", "number", "boolean", "null")
+
+
+class _WireSchema(GenerateJsonSchema):
+    """Pydantic's schema generator, adjusted to describe the wire format for other languages.
+
+    Property titles are left out (generators such as json-schema-to-typescript would turn each
+    into a named type); the models' titles stay. OpenAPI's ``discriminator`` keyword is left out
+    (it is not JSON Schema; each event's ``type`` is a required ``const`` instead). A field that
+    holds any JSON value lists the six JSON types instead of being an empty schema, which some
+    generators read as an object.
+    """
+
+    def field_title_should_be_set(self, schema: Any) -> bool:
+        return False
+
+    def any_schema(self, schema: core_schema.AnySchema) -> JsonSchemaValue:
+        return {"type": list(_ANY_JSON)}
+
+    def tagged_union_schema(self, schema: core_schema.TaggedUnionSchema) -> JsonSchemaValue:
+        generated = super().tagged_union_schema(schema)
+        generated.pop("discriminator", None)
+        return generated
+
+
+def _generate(target: Any) -> dict[str, Any]:
+    generated: dict[str, Any] = TypeAdapter(target).json_schema(
+        mode="validation", schema_generator=_WireSchema
+    )
+    return generated
+
+
+def _finish(
+    name: str, body: dict[str, Any], *, title: str | None = None, description: str | None = None
+) -> dict[str, Any]:
+    """Put ``$schema``, ``$id``, the title and the description first, then the body, ``$defs`` last."""
+    defs = body.pop("$defs", None)
+    own_title = body.pop("title", None)
+    own_description = body.pop("description", None)
+    result: dict[str, Any] = {"$schema": DIALECT, "$id": f"{SCHEMA_BASE_URI}{name}"}
+    result["title"] = title if title is not None else own_title
+    result["description"] = description if description is not None else own_description
+    result.update(body)
+    if defs is not None:
+        result["$defs"] = defs
+    return result
+
+
+def _require_event_tags(defs: dict[str, Any]) -> None:
+    """Make each event's ``type`` a required ``const`` with no default, listed first."""
+    for definition in defs.values():
+        tag = definition.get("properties", {}).get("type", {})
+        if tag.get("const") in EVENT_TYPES:
+            tag.pop("default", None)
+            required = [key for key in definition.get("required", []) if key != "type"]
+            definition["required"] = ["type", *required]
+
+
+def conversation_schema() -> dict[str, Any]:
+    """The schema of a conversation file: a JSON array of messages."""
+    return _finish(
+        "conversation.schema.json",
+        _generate(list[Message]),
+        title="Conversation",
+        description=_CONVERSATION_DESCRIPTION,
+    )
+
+
+def message_schema() -> dict[str, Any]:
+    """The schema of one message, such as one line of a JSON Lines log."""
+    return _finish("message.schema.json", _generate(Message))
+
+
+def tool_call_schema() -> dict[str, Any]:
+    """The schema of one tool call (an element of a message's ``tool_calls``)."""
+    return _finish("tool-call.schema.json", _generate(ToolCall))
+
+
+def tool_result_schema() -> dict[str, Any]:
+    """The schema of one tool result (a message's ``tool_result``)."""
+    return _finish("tool-result.schema.json", _generate(ToolResult))
+
+
+def agent_event_schema() -> dict[str, Any]:
+    """The schema of one agent event, such as one line of an event stream."""
+    body = _generate(AgentEvent)
+    _require_event_tags(body.get("$defs", {}))
+    return _finish("agent-event.schema.json", body, title="AgentEvent", description=_AGENT_EVENT_DESCRIPTION)
+
+
+SCHEMA_FILES: dict[str, Callable[[], dict[str, Any]]] = {
+    "conversation.schema.json": conversation_schema,
+    "message.schema.json": message_schema,
+    "tool-call.schema.json": tool_call_schema,
+    "tool-result.schema.json": tool_result_schema,
+    "agent-event.schema.json": agent_event_schema,
+}
+"""Every schema file, by name, with the function that generates it."""
+
+
+def render(schema: dict[str, Any]) -> bytes:
+    """A schema as its checked-in file holds it: two-space indented UTF-8 JSON and a final newline."""
+    return (json.dumps(schema, indent=2, ensure_ascii=False) + "\n").encode()
+
+
+def write_schemas(out_dir: str | os.PathLike[str]) -> list[Path]:
+    """Write every schema file into ``out_dir`` (created if missing); return the paths written.
+
+    A file whose content is already right is left untouched.
+    """
+    folder = Path(out_dir)
+    folder.mkdir(parents=True, exist_ok=True)
+    written: list[Path] = []
+    for name, generate in SCHEMA_FILES.items():
+        path = folder / name
+        data = render(generate())
+        if not path.exists() or path.read_bytes() != data:
+            path.write_bytes(data)
+        written.append(path)
+    return written
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m orion_messages.schema --out DIR``: write the schema files into DIR."""
+    parser = argparse.ArgumentParser(
+        prog="python -m orion_messages.schema",
+        description="Write the JSON Schema files of orion-core's wire format.",
+    )
+    parser.add_argument("--out", default="schemas", help="the folder to write into (default: schemas)")
+    arguments = parser.parse_args(argv)
+    for path in write_schemas(arguments.out):
+        print(path)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,655 @@
+"""The ``orion-messages`` command line, run in-process (``main([...])``) and as a real process.
+
+Expectations come from hand-written conversations whose counts, tokens and problems are worked
+out by hand below, from the golden fixtures (``fixtures/invalid`` holds only invalid files, the
+version folders only valid ones, ``*.pretty.json`` is the pretty form of its compact twin), and
+from the JSON Schema standard.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+from importlib.metadata import version
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from orion_messages.cli import main
+
+from .conftest import FIXTURES
+
+CaptureFixture = pytest.CaptureFixture[str]
+
+# A conversation worked out by hand. token_count is set on every message, so the token figures
+# below are sums of these numbers; the texts are irrelevant to them.
+#   [0] system (preamble)                      5 tokens
+#   [1] user  "turn 1", pinned=false           10
+#   [2] assistant calls c1 (read) and c2 (ls)  10
+#   [3] tool_result c1, is_error               10
+#   [4] tool_result c2                         10
+#   [5] user  "turn 2", pinned                  4
+#   [6] assistant                               6
+#   [7] user  "turn 3"                          7
+#   [8] assistant calls c3                      3
+#   [9] tool_result c3, pending                 2
+HAND = [
+    {"id": "msg-1", "role": "system", "content": "Be brief.", "timestamp": 1781512345678, "token_count": 5},
+    {
+        "id": "msg-2",
+        "role": "user",
+        "content": "Read two files.",
+        "timestamp": 1781512346000,
+        "token_count": 10,
+    },
+    {
+        "id": "msg-3",
+        "role": "assistant",
+        "content": "",
+        "timestamp": 1781512347000,
+        "tool_calls": [
+            {"id": "msg-3-call-1", "name": "read", "arguments": {"path": "a"}},
+            {"id": "msg-3-call-2", "name": "ls", "arguments": {}},
+        ],
+        "token_count": 10,
+    },
+    {
+        "id": "msg-4",
+        "role": "tool_result",
+        "content": "no such file",
+        "timestamp": 1781512348000,
+        "tool_result": {
+            "tool_call_id": "msg-3-call-1",
+            "tool_name": "read",
+            "content": "no such file",
+            "is_error": True,
+        },
+        "token_count": 10,
+    },
+    {
+        "id": "msg-5",
+        "role": "tool_result",
+        "content": "a b",
+        "timestamp": 1781512349000,
+        "tool_result": {
+            "tool_call_id": "msg-3-call-2",
+            "tool_name": "ls",
+            "content": "a b",
+            "is_error": False,
+        },
+        "token_count": 10,
+    },
+    {
+        "id": "msg-6",
+        "role": "user",
+        "content": "Remember X.",
+        "timestamp": 1781512350000,
+        "token_count": 4,
+        "pinned": True,
+    },
+    {"id": "msg-7", "role": "assistant", "content": "Noted.", "timestamp": 1781512351000, "token_count": 6},
+    {"id": "msg-8", "role": "user", "content": "Run it.", "timestamp": 1781512352000, "token_count": 7},
+    {
+        "id": "msg-9",
+        "role": "assistant",
+        "content": "",
+        "timestamp": 1781512353000,
+        "tool_calls": [{"id": "msg-9-call-1", "name": "run", "arguments": None}],
+        "token_count": 3,
+    },
+    {
+        "id": "msg-10",
+        "role": "tool_result",
+        "content": "",
+        "timestamp": 1781512354321,
+        "tool_result": {
+            "tool_call_id": "msg-9-call-1",
+            "tool_name": "run",
+            "content": "",
+            "is_error": False,
+            "pending": True,
+        },
+        "token_count": 2,
+    },
+]
+
+
+def _write(path: Path, document: Any) -> Path:
+    path.write_text(json.dumps(document), encoding="utf-8")
+    return path
+
+
+def _lines(text: str) -> list[str]:
+    return [line for line in text.splitlines() if line]
+
+
+@pytest.fixture
+def hand(tmp_path: Path) -> Path:
+    """The hand-worked conversation as a ``.json`` file."""
+    return _write(tmp_path / "hand.json", HAND)
+
+
+# --- validate ----------------------------------------------------------------------------------
+
+
+def test_validate_valid_file(hand: Path, capsys: CaptureFixture) -> None:
+    assert main(["validate", str(hand)]) == 0
+    out = capsys.readouterr().out
+    assert _lines(out) == ["checked 1 file (10 messages in the valid ones): all valid"]
+
+
+def test_validate_reports_each_problem_on_its_own_line(tmp_path: Path, capsys: CaptureFixture) -> None:
+    bad = [dict(HAND[0]), dict(HAND[1])]
+    bad[1]["role"] = "User"
+    bad[0]["timestamp"] = "1"
+    path = _write(tmp_path / "bad.json", bad)
+    assert main(["validate", str(path)]) == 1
+    lines = _lines(capsys.readouterr().out)
+    assert lines[0].startswith(f"{path}: [0].timestamp: expected an integer")
+    assert lines[1].startswith(f"{path}: [1].role: expected a role")
+    assert lines[2].endswith("1 invalid (2 errors)")
+
+
+def test_validate_malformed_json_names_line_and_column(tmp_path: Path, capsys: CaptureFixture) -> None:
+    path = tmp_path / "cut.json"
+    path.write_text('[\n  {"id": "msg-1",\n  "role" "user"}\n]', encoding="utf-8")
+    assert main(["validate", str(path)]) == 1
+    first = _lines(capsys.readouterr().out)[0]
+    assert first.startswith(f"{path}:3:")  # the missing colon is on line 3
+    assert "malformed JSON" in first
+
+
+def test_validate_jsonl_names_the_bad_line(tmp_path: Path, capsys: CaptureFixture) -> None:
+    path = tmp_path / "log.jsonl"
+    records = [json.dumps(HAND[0]), json.dumps(HAND[1]), json.dumps({**HAND[2], "timestamp": 1.5})]
+    path.write_text("\n".join(records) + "\n", encoding="utf-8")
+    assert main(["validate", str(path)]) == 1
+    first = _lines(capsys.readouterr().out)[0]
+    assert first.startswith(f"{path}:3: timestamp: expected an integer")
+
+
+def test_validate_semantic_problems_warn_unless_strict(tmp_path: Path, capsys: CaptureFixture) -> None:
+    twice = [HAND[0], {**HAND[1], "id": "msg-1"}]  # the same id twice: orion-core loads it
+    path = _write(tmp_path / "dup.json", twice)
+    assert main(["validate", str(path)]) == 0
+    lines = _lines(capsys.readouterr().out)
+    assert lines[0].startswith(f"{path}: [1].id: warning: duplicate message id")
+    assert lines[1].endswith("all valid, 1 warning")
+
+    assert main(["validate", "--strict", str(path)]) == 1
+    lines = _lines(capsys.readouterr().out)
+    assert lines[0].startswith(f"{path}: [1].id: duplicate message id")
+    assert "warning" not in lines[0]
+
+
+def test_validate_duplicate_keys_are_errors_as_in_serde(tmp_path: Path, capsys: CaptureFixture) -> None:
+    path = tmp_path / "keys.json"
+    path.write_text(
+        '[{"id":"msg-1","role":"user","content":"a","content":"b","timestamp":1}]', encoding="utf-8"
+    )
+    assert main(["validate", str(path)]) == 1
+    assert 'duplicate key "content"' in capsys.readouterr().out
+
+
+def test_validate_torn_last_line_warns_and_strict_refuses(tmp_path: Path, capsys: CaptureFixture) -> None:
+    path = tmp_path / "torn.jsonl"
+    path.write_text(json.dumps(HAND[0]) + "\n" + '{"id":"msg-2","ro', encoding="utf-8")
+    assert main(["validate", str(path)]) == 0
+    assert _lines(capsys.readouterr().out)[0].startswith(f"{path}:2: warning: skipping a torn last line")
+    assert main(["validate", "--strict", str(path)]) == 1
+    assert _lines(capsys.readouterr().out)[0].startswith(f"{path}:2: skipping a torn last line")
+
+
+def test_validate_searches_folders_for_json_and_jsonl(tmp_path: Path, capsys: CaptureFixture) -> None:
+    _write(tmp_path / "b.json", HAND)
+    (tmp_path / "deep" / "er").mkdir(parents=True)
+    (tmp_path / "deep" / "er" / "a.jsonl").write_text(json.dumps(HAND[1]) + "\n", encoding="utf-8")
+    (tmp_path / "notes.txt").write_text("not a conversation", encoding="utf-8")
+    (tmp_path / ".hidden").mkdir()
+    (tmp_path / ".hidden" / "x.json").write_text("{", encoding="utf-8")
+    assert main(["validate", "--format", "json", str(tmp_path)]) == 0
+    report = json.loads(capsys.readouterr().out)
+    paths = [Path(item["path"]).relative_to(tmp_path).as_posix() for item in report["files"]]
+    assert paths == ["b.json", "deep/er/a.jsonl"]
+    assert [item["messages"] for item in report["files"]] == [10, 1]
+    assert report["valid"] is True
+    assert report["counts"] == {"files": 2, "valid": 2, "invalid": 0, "errors": 0, "warnings": 0}
+
+
+def test_validate_json_format_lists_problems(tmp_path: Path, capsys: CaptureFixture) -> None:
+    good = _write(tmp_path / "good.json", HAND)
+    bad = _write(tmp_path / "bad.json", [{**HAND[1], "pinned": "true"}])
+    assert main(["validate", "--format", "json", str(good), str(bad)]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert report["valid"] is False
+    assert [item["valid"] for item in report["files"]] == [True, False]
+    assert report["files"][1]["errors"] == [
+        {
+            "location": "[0].pinned",
+            "message": 'expected a boolean (true or false), found the string "true"',
+            "line": None,
+            "column": None,
+        }
+    ]
+
+
+def _invalid_fixtures() -> list[Path]:
+    return sorted((FIXTURES / "invalid").glob("*.json"))
+
+
+@pytest.mark.parametrize("path", _invalid_fixtures(), ids=lambda path: path.name)
+def test_every_invalid_fixture_is_reported_invalid(path: Path, capsys: CaptureFixture) -> None:
+    assert main(["validate", str(path)]) == 1
+    out = capsys.readouterr().out
+    assert out.startswith(f"{path}")  # a problem line naming the file comes first
+    assert "Traceback" not in out
+
+
+def test_the_fixture_folders_are_valid_and_invalid_as_named(capsys: CaptureFixture) -> None:
+    valid = [str(FIXTURES / name) for name in ("v0.7", "v0.8", "own") if (FIXTURES / name).is_dir()]
+    assert valid, "the golden fixture folders are missing"
+    assert main(["validate", *valid]) == 0
+    capsys.readouterr()
+    assert main(["validate", "--format", "json", str(FIXTURES)]) == 1
+    report = json.loads(capsys.readouterr().out)
+    invalid = {Path(item["path"]) for item in report["files"] if not item["valid"]}
+    # every file in an ``invalid`` folder (conversations and event streams), and nothing else
+    assert invalid == {path for path in FIXTURES.rglob("*.json*") if "invalid" in path.parts}
+    assert {item["format"] for item in report["files"]} == {"json", "jsonl", "events"}
+
+
+def test_the_readme_main_job_commands(capsys: CaptureFixture) -> None:
+    # README: orion-messages validate fixtures/v0.7 fixtures/v0.8 fixtures/own
+    #         && orion-messages stats fixtures/own/conversation.json
+    assert main(["validate", *(str(FIXTURES / name) for name in ("v0.7", "v0.8", "own"))]) == 0
+    assert main(["stats", str(FIXTURES / "own" / "conversation.json")]) == 0
+    assert "Traceback" not in capsys.readouterr().err
+
+
+def test_validate_event_streams_line_by_line(tmp_path: Path, capsys: CaptureFixture) -> None:
+    path = tmp_path / "events.jsonl"
+    lines = [
+        '{"type":"agent_start"}',
+        "",
+        '{"type":"turn_start"}',
+        '{"type":"Agent_start"}',
+        '{"type":"warning"}',
+    ]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert main(["validate", str(path)]) == 1
+    out = _lines(capsys.readouterr().out)
+    assert out[0].startswith(f"{path}:4: type: expected an event type")
+    assert out[1] == f"{path}:5: message: required key is missing"
+    assert out[2].endswith("1 invalid (2 errors)")
+    assert main(["stats", str(path)]) == 1
+    assert "an agent event stream, not a conversation" in capsys.readouterr().err
+
+
+class _Terminal(io.StringIO):
+    """A stderr that says it is a terminal."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.mark.parametrize(("files", "tty", "drawn"), [(25, True, True), (20, True, False), (25, False, False)])
+def test_progress_bar_only_on_a_terminal_for_many_files(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: CaptureFixture,
+    files: int,
+    tty: bool,
+    drawn: bool,
+) -> None:
+    for number in range(files):
+        _write(tmp_path / f"c{number:02}.json", HAND[:2])
+    stderr = _Terminal() if tty else io.StringIO()
+    monkeypatch.setattr(sys, "stderr", stderr)
+    assert main(["validate", str(tmp_path)]) == 0
+    shown = stderr.getvalue()
+    assert ("\r[" in shown) is drawn
+    if drawn:
+        assert f"/{files} " in shown
+        assert shown.endswith("\r")
+        assert shown.rsplit("\r", 2)[-2].strip() == ""  # erased at the end
+    assert capsys.readouterr().out.startswith(f"checked {files} files")
+
+
+# --- clear failures ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["validate", "no/such/file.json"],
+        ["stats", "no/such/file.json"],
+        ["prune", "missing.json", "--max-context-tokens", "10", "--max-response-tokens", "1"],
+        ["convert", "missing.json", "out.jsonl"],
+    ],
+)
+def test_missing_file_is_one_line_exit_1(argv: list[str], tmp_path: Path, capsys: CaptureFixture) -> None:
+    argv = [str(tmp_path / arg) if arg.endswith((".json", ".jsonl")) else arg for arg in argv]
+    assert main(argv) == 1
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert len(_lines(captured.err)) == 1
+    assert "no such file" in captured.err
+
+
+def test_folder_without_conversations_is_one_line(tmp_path: Path, capsys: CaptureFixture) -> None:
+    (tmp_path / "readme.txt").write_text("hi", encoding="utf-8")
+    assert main(["validate", str(tmp_path)]) == 1
+    err = capsys.readouterr().err
+    assert _lines(err) == [f"orion-messages: error: {tmp_path}: no .json or .jsonl files in this folder"]
+
+
+@pytest.mark.parametrize("command", ["stats", "convert"])
+def test_not_json_is_one_line(command: str, tmp_path: Path, capsys: CaptureFixture) -> None:
+    path = tmp_path / "notes.json"
+    path.write_text("hello, world\n", encoding="utf-8")
+    argv = [command, str(path)] + ([str(tmp_path / "out.jsonl")] if command == "convert" else [])
+    assert main(argv) == 1
+    captured = capsys.readouterr()
+    assert _lines(captured.err) == [
+        f"orion-messages: error: {path}:1:1: malformed JSON: expected a JSON value"
+    ]
+    assert not (tmp_path / "out.jsonl").exists()
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        [],
+        ["frobnicate"],
+        ["validate"],
+        ["validate", "--format", "xml", "x.json"],
+        ["prune", "x.json", "--max-response-tokens", "1"],
+        ["prune", "x.json", "--max-context-tokens", "-5", "--max-response-tokens", "1"],
+        ["prune", "x.json", "--max-context-tokens", "lots", "--max-response-tokens", "1"],
+        ["convert", "in.json", "out.txt"],
+        ["convert", "in.json", "out.jsonl", "--pretty"],
+    ],
+)
+def test_usage_errors_exit_2(argv: list[str], capsys: CaptureFixture) -> None:
+    assert main(argv) == 2
+    assert "usage: orion-messages" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command", [[], ["validate"], ["stats"], ["prune"], ["schema"], ["convert"]])
+def test_help_everywhere(command: list[str], capsys: CaptureFixture) -> None:
+    assert main([*command, "--help"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"usage: orion-messages {' '.join(command)}".rstrip())
+
+
+def test_version(capsys: CaptureFixture) -> None:
+    assert main(["--version"]) == 0
+    assert capsys.readouterr().out.strip() == f"orion-messages {version('orion-messages')}"
+
+
+# --- stats -------------------------------------------------------------------------------------
+
+
+def test_stats_counts_by_hand(hand: Path, capsys: CaptureFixture) -> None:
+    assert main(["stats", "--format", "json", str(hand)]) == 0
+    stats = json.loads(capsys.readouterr().out)
+    assert stats == {
+        "path": str(hand),
+        "messages": 10,
+        "roles": {"system": 1, "user": 3, "assistant": 3, "tool_call": 0, "tool_result": 3},
+        "turns": 3,
+        "preamble": 1,
+        "tool_calls": 3,
+        "tool_errors": 1,
+        "pinned": 1,
+        "pending": 1,
+        "tokens": 5 + 10 + 10 + 10 + 10 + 4 + 6 + 7 + 3 + 2,
+        "token_counts_set": 10,
+        "first_timestamp": 1781512345678,
+        "last_timestamp": 1781512354321,
+        "first": "2026-06-15T08:32:25.678Z",  # date -u -d @1781512345 -> 08:32:25
+        "last": "2026-06-15T08:32:34.321Z",
+    }
+
+
+def test_stats_estimates_tokens_where_none_are_set(tmp_path: Path, capsys: CaptureFixture) -> None:
+    # max(1, chars // 4): 40 chars -> 10; 3 chars -> 1; "read" + '{"path":"a"}' (4 + 12) -> 4
+    document = [
+        {"id": "m1", "role": "user", "content": "x" * 40, "timestamp": 0},
+        {"id": "m2", "role": "assistant", "content": "abc", "timestamp": 1},
+        {
+            "id": "m3",
+            "role": "assistant",
+            "content": "",
+            "timestamp": 2,
+            "tool_calls": [{"id": "c", "name": "read", "arguments": {"path": "a"}}],
+        },
+    ]
+    path = _write(tmp_path / "plain.jsonl", document[0])
+    path.write_text("".join(json.dumps(m) + "\n" for m in document), encoding="utf-8")
+    assert main(["stats", "--format", "json", str(path)]) == 0
+    stats = json.loads(capsys.readouterr().out)
+    assert (stats["tokens"], stats["token_counts_set"]) == (10 + 1 + 4, 0)
+    assert (stats["first"], stats["last"]) == ("1970-01-01T00:00:00.000Z", "1970-01-01T00:00:00.002Z")
+
+
+def test_stats_text(hand: Path, capsys: CaptureFixture) -> None:
+    assert main(["stats", str(hand)]) == 0
+    rows = {line.split()[0]: line.split()[1] for line in _lines(capsys.readouterr().out)[1:]}
+    assert rows["messages"] == "10"
+    assert rows["user"] == "3"
+    assert rows["turns"] == "3"
+    assert rows["pending"] == "1"
+    assert rows["tokens"] == "~67"
+    assert rows["first"] == "2026-06-15T08:32:25.678Z"
+
+
+def test_stats_of_an_empty_conversation(tmp_path: Path, capsys: CaptureFixture) -> None:
+    path = _write(tmp_path / "empty.json", [])
+    assert main(["stats", "--format", "json", str(path)]) == 0
+    stats = json.loads(capsys.readouterr().out)
+    assert (stats["messages"], stats["turns"], stats["tokens"], stats["first"]) == (0, 0, 0, None)
+
+
+# --- prune -------------------------------------------------------------------------------------
+
+
+def test_prune_plan_and_output_by_hand(hand: Path, tmp_path: Path, capsys: CaptureFixture) -> None:
+    # available = 60 - 20 = 40; preamble 5 -> 35 left; latest turn [7..9] costs 12 -> 23 left;
+    # the pinned turn [5..6] costs 10 -> 13 left; turn [1..4] costs 40 and does not fit.
+    out = tmp_path / "pruned.json"
+    argv = ["prune", str(hand), "--max-context-tokens", "60", "--max-response-tokens", "20", "-o", str(out)]
+    assert main([*argv, "--format", "json"]) == 0
+    plan = json.loads(capsys.readouterr().out)
+    assert plan["kept"] == [[5, 7], [7, 10]]
+    assert plan["dropped"] == [[1, 5]]
+    assert (plan["kept_tokens"], plan["dropped_tokens"], plan["budget"]) == (27, 40, 40)
+    assert (plan["kept_messages"], plan["dropped_messages"]) == (6, 4)
+    written = json.loads(out.read_text(encoding="utf-8"))
+    assert [message["id"] for message in written] == ["msg-1", "msg-6", "msg-7", "msg-8", "msg-9", "msg-10"]
+    assert written == [HAND[i] for i in (0, 5, 6, 7, 8, 9)]  # messages unchanged, key order kept
+
+    assert main(argv) == 0
+    text = capsys.readouterr().out
+    assert "kept      2 turns, 6 messages, 27 tokens" in text
+    assert "dropped   1 turn, 4 messages, 40 tokens" in text
+    assert f"wrote 6 messages to {out}" in text
+
+
+def test_prune_reserved_tokens_and_jsonl_output(hand: Path, tmp_path: Path, capsys: CaptureFixture) -> None:
+    # reserved 11: 40 - 11 - 5 = 24; latest 12 -> 12; pinned turn 10 -> 2 left.
+    out = tmp_path / "pruned.jsonl"
+    argv = ["prune", str(hand), "--max-context-tokens", "60", "--max-response-tokens", "20"]
+    assert main([*argv, "--reserved-tokens", "11", "-o", str(out), "--format", "json"]) == 0
+    plan = json.loads(capsys.readouterr().out)
+    assert plan["budget"] == 29
+    records = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert records == [HAND[i] for i in (0, 5, 6, 7, 8, 9)]
+
+
+def test_prune_without_output_writes_nothing(hand: Path, tmp_path: Path, capsys: CaptureFixture) -> None:
+    before = sorted(tmp_path.iterdir())
+    assert main(["prune", str(hand), "--max-context-tokens", "1000", "--max-response-tokens", "0"]) == 0
+    assert "a plan only" in capsys.readouterr().out
+    assert sorted(tmp_path.iterdir()) == before
+
+
+def test_prune_refusal_exits_1_with_the_reason(hand: Path, tmp_path: Path, capsys: CaptureFixture) -> None:
+    # available 30 - 20 = 10, preamble 5 -> 5 left; the latest turn needs 12.
+    out = tmp_path / "never.json"
+    argv = ["prune", str(hand), "--max-context-tokens", "30", "--max-response-tokens", "20", "-o", str(out)]
+    assert main(argv) == 1
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert len(_lines(captured.err)) == 1
+    assert "Latest message (12 tokens) exceeds context budget (5 tokens)" in captured.err
+    assert not out.exists()
+
+
+# --- convert -----------------------------------------------------------------------------------
+
+
+def test_convert_json_to_jsonl_and_back(hand: Path, tmp_path: Path, capsys: CaptureFixture) -> None:
+    log = tmp_path / "hand.jsonl"
+    back = tmp_path / "back.json"
+    assert main(["convert", str(hand), str(log)]) == 0
+    assert [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()] == HAND
+    assert main(["convert", str(log), str(back)]) == 0
+    assert json.loads(back.read_text(encoding="utf-8")) == HAND
+    assert _lines(capsys.readouterr().out) == [f"wrote 10 messages to {log}", f"wrote 10 messages to {back}"]
+
+
+_TEXT = st.text(st.characters(codec="utf-8"), max_size=30)
+_JSON_LEAF = (
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**63), 2**63 - 1)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | _TEXT
+)
+_ARGUMENTS = st.recursive(
+    _JSON_LEAF,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_TEXT, inner, max_size=3),
+    max_leaves=6,
+)
+
+
+@st.composite
+def _wire_messages(draw: st.DrawFn) -> list[dict[str, Any]]:
+    """Conversations as orion-core writes them: keys in its order, defaults left out."""
+    out: list[dict[str, Any]] = []
+    for number in range(draw(st.integers(0, 6))):
+        role = draw(st.sampled_from(["system", "user", "assistant", "tool_call", "tool_result"]))
+        content = draw(_TEXT)
+        message: dict[str, Any] = {
+            "id": f"msg-{number + 1}",
+            "role": role,
+            "content": content,
+            "timestamp": draw(st.integers(-(2**63), 2**63 - 1)),
+        }
+        if role in ("assistant", "tool_call") and draw(st.booleans()):
+            message["tool_calls"] = [
+                {"id": f"msg-{number + 1}-call-{k}", "name": draw(_TEXT), "arguments": draw(_ARGUMENTS)}
+                for k in range(1, draw(st.integers(1, 2)) + 1)
+            ]
+        if role == "tool_result":
+            result = {
+                "tool_call_id": "c",
+                "tool_name": "t",
+                "content": content,
+                "is_error": draw(st.booleans()),
+            }
+            if draw(st.booleans()):
+                result["pending"] = True
+            message["tool_result"] = result
+        if draw(st.booleans()):
+            message["token_count"] = draw(st.integers(0, 2**32 - 1))
+        if draw(st.booleans()):
+            message["pinned"] = True
+        out.append(message)
+    return out
+
+
+@given(_wire_messages())
+def test_convert_round_trip_keeps_every_message(
+    tmp_path_factory: pytest.TempPathFactory, messages: list[Any]
+) -> None:
+    folder = tmp_path_factory.mktemp("convert")
+    source = _write(folder / "in.json", messages)
+    log, back = folder / "log.jsonl", folder / "back.json"
+    assert main(["convert", str(source), str(log)]) == 0
+    records = [json.loads(line) for line in log.read_bytes().split(b"\n")[:-1]]  # not splitlines: U+0085
+    assert records == messages
+    assert [list(record) for record in records] == [list(message) for message in messages]  # key order
+    assert main(["convert", str(log), str(back)]) == 0
+    assert json.loads(back.read_text(encoding="utf-8")) == messages
+
+
+def _pretty_goldens() -> list[Path]:
+    pairs = FIXTURES.glob("v0.*/*.pretty.json")
+    return sorted(path for path in pairs if path.with_name(path.name.replace(".pretty", "")).exists())
+
+
+@pytest.mark.parametrize("pretty", _pretty_goldens(), ids=lambda path: path.name)
+def test_convert_pretty_matches_the_golden(pretty: Path, tmp_path: Path) -> None:
+    compact = pretty.with_name(pretty.name.replace(".pretty", ""))
+    log = tmp_path / "log.jsonl"
+    again = tmp_path / "again.json"
+    pretty_again = tmp_path / "pretty.json"
+    assert main(["convert", str(compact), str(log)]) == 0
+    assert main(["convert", str(log), str(again)]) == 0
+    assert main(["convert", "--pretty", str(log), str(pretty_again)]) == 0
+    assert again.read_bytes() == compact.read_bytes()
+    assert pretty_again.read_bytes() == pretty.read_bytes()
+
+
+# --- schema ------------------------------------------------------------------------------------
+
+
+def test_schema_prints_the_conversation_schema(capsys: CaptureFixture) -> None:
+    assert main(["schema"]) == 0
+    schema = json.loads(capsys.readouterr().out)
+    assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+    assert schema["type"] == "array"
+
+
+def test_schema_out_writes_files(tmp_path: Path, capsys: CaptureFixture) -> None:
+    out = tmp_path / "schemas"
+    assert main(["schema", "--out", str(out)]) == 0
+    listed = [Path(line) for line in _lines(capsys.readouterr().out)]
+    assert listed
+    assert sorted(listed) == sorted(out.iterdir())
+    for path in listed:
+        assert "$schema" in json.loads(path.read_text(encoding="utf-8"))
+
+
+# --- as a real process -------------------------------------------------------------------------
+
+
+def _run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "orion_messages", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def test_module_entry_point_validates_the_goldens() -> None:
+    result = _run("validate", str(FIXTURES / "v0.7"), str(FIXTURES / "invalid" / "nan.json"))
+    assert result.returncode == 1
+    assert f"{FIXTURES / 'invalid' / 'nan.json'}:1:" in result.stdout
+    assert result.stdout.strip().endswith("1 invalid (1 error)")
+
+
+def test_module_entry_point_missing_file_has_no_traceback(tmp_path: Path) -> None:
+    result = _run("stats", str(tmp_path / "gone.json"))
+    assert result.returncode == 1
+    assert result.stdout == ""
+    assert _lines(result.stderr) == [f"orion-messages: error: {tmp_path / 'gone.json'}: no such file"]

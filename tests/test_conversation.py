@@ -1,0 +1,327 @@
+"""The conversation: orion-core's agent operations, turns, and the semantic check."""
+
+from __future__ import annotations
+
+import pytest
+
+from orion_messages import Conversation, Message, Problem, ToolCall, check, loads, split_turns
+
+from .conftest import FIXTURES
+
+
+def _call(id: str, name: str = "tool") -> ToolCall:
+    return ToolCall(id=id, name=name, arguments={})
+
+
+def _tool_loop() -> list[Message]:
+    return [
+        Message.system("msg-1", "sys", timestamp=1),
+        Message.user("msg-2", "go", timestamp=2),
+        Message.assistant("msg-3", "", [_call("msg-3-call-1", "a"), _call("msg-3-call-2", "b")], timestamp=3),
+        Message.pending_result("msg-4", "msg-3-call-1", "a", timestamp=4),
+        Message.tool_result("msg-5", "msg-3-call-2", "b", "done", timestamp=5),
+        Message.assistant("msg-6", "ok", timestamp=6),
+    ]
+
+
+# --- the list ---------------------------------------------------------------------------------
+
+
+def test_messages_is_a_read_only_view_in_order() -> None:
+    conversation = Conversation(_tool_loop())
+    view = conversation.messages
+    assert [m.id for m in view] == ["msg-1", "msg-2", "msg-3", "msg-4", "msg-5", "msg-6"]
+    assert view[0].id == "msg-1"
+    assert [m.id for m in view[1:3]] == ["msg-2", "msg-3"]
+    assert len(view) == len(conversation) == 6
+    assert not hasattr(view, "append")
+    with pytest.raises(TypeError):
+        view[0] = Message.user("x", "y")  # type: ignore[index]
+    conversation.append(Message.user("msg-7", "more", timestamp=7))
+    assert len(view) == 7  # a view, not a copy
+
+
+def test_append_and_extend_add_at_the_end() -> None:
+    conversation = Conversation()
+    first = Message.user("msg-1", "a", timestamp=1)
+    conversation.append(first)
+    conversation.extend(m for m in _tool_loop()[1:3])
+    assert [m.id for m in conversation] == ["msg-1", "msg-2", "msg-3"]
+    assert conversation[0] is first
+
+
+def test_append_refuses_what_is_not_a_message() -> None:
+    conversation = Conversation()
+    with pytest.raises(TypeError, match="expected a Message"):
+        conversation.append({"id": "m"})  # type: ignore[arg-type]
+
+
+def test_extend_adds_nothing_when_an_item_is_not_a_message() -> None:
+    conversation = Conversation([Message.user("msg-1", "a", timestamp=1)])
+    with pytest.raises(TypeError):
+        conversation.extend([Message.user("msg-2", "b", timestamp=2), "not a message"])  # type: ignore[list-item]
+    assert [m.id for m in conversation] == ["msg-1"]
+
+
+def test_set_pinned_changes_the_first_match_only() -> None:
+    twins = [Message.user("dup", "a", timestamp=1), Message.user("dup", "b", timestamp=2)]
+    conversation = Conversation(twins)
+    assert conversation.set_pinned("dup", True) is True
+    assert [m.pinned for m in conversation] == [True, False]
+    assert conversation.set_pinned("dup", False) is True
+    assert [m.pinned for m in conversation] == [False, False]
+
+
+def test_set_pinned_returns_false_for_an_unknown_id_and_changes_nothing() -> None:
+    conversation = Conversation(_tool_loop())
+    before = list(conversation)
+    assert conversation.set_pinned("msg-99", True) is False
+    assert list(conversation) == before
+
+
+def test_set_pinned_keeps_position_and_everything_else() -> None:
+    conversation = Conversation(_tool_loop())
+    original = conversation[2]
+    conversation.set_pinned("msg-3", True)
+    assert conversation[2] == original.model_copy(update={"pinned": True})
+
+
+def test_replace_messages() -> None:
+    conversation = Conversation(_tool_loop())
+    replacement = [Message.user("msg-1", "fresh", timestamp=10)]
+    conversation.replace_messages(replacement)
+    assert list(conversation) == replacement
+
+
+def test_equality_compares_messages() -> None:
+    assert Conversation(_tool_loop()) == Conversation(_tool_loop())
+    assert Conversation(_tool_loop()) != Conversation(_tool_loop()[:2])
+
+
+# --- ids ---------------------------------------------------------------------------------------
+
+
+def test_next_id_starts_at_one() -> None:
+    conversation = Conversation()
+    assert [conversation.next_id() for _ in range(3)] == ["msg-1", "msg-2", "msg-3"]
+
+
+def test_next_id_goes_past_the_largest_restored_counter() -> None:
+    conversation = Conversation(loads((FIXTURES / "v0.7/pinned-summary.json").read_bytes()))
+    # The file holds msg-1, msg-9, msg-4, msg-5, msg-10, msg-11 (out of order on purpose).
+    assert conversation.next_id() == "msg-12"
+
+
+def test_next_id_ignores_ids_that_are_not_counters() -> None:
+    messages = [
+        Message.user("msg-3", "a", timestamp=1),
+        Message.user("msg-50-call-1", "b", timestamp=2),
+        Message.user("custom-99", "c", timestamp=3),
+        Message.user("msg-x", "d", timestamp=4),
+    ]
+    assert Conversation(messages).next_id() == "msg-4"
+
+
+def test_next_id_is_monotonic() -> None:
+    conversation = Conversation([Message.user("msg-7", "a", timestamp=1)])
+    assert conversation.next_id() == "msg-8"
+    conversation.append(Message.user("msg-20", "b", timestamp=2))
+    assert conversation.next_id() == "msg-21"
+    conversation.replace_messages([Message.user("msg-2", "c", timestamp=3)])
+    assert conversation.next_id() == "msg-22"  # never hands out an id twice
+    conversation.replace_messages([Message.user("msg-40", "d", timestamp=4)])
+    assert conversation.next_id() == "msg-41"
+
+
+def test_next_id_ids_are_fresh_in_a_long_session() -> None:
+    conversation = Conversation(loads((FIXTURES / "v0.7/tool-loop-parallel.json").read_bytes()))
+    seen = {m.id for m in conversation}
+    for _ in range(50):
+        new_id = conversation.next_id()
+        assert new_id not in seen
+        seen.add(new_id)
+        conversation.append(Message.user(new_id, "x", timestamp=1))
+
+
+# --- pending results --------------------------------------------------------------------------
+
+
+def test_pending_lists_unresolved_placeholders_in_order() -> None:
+    conversation = Conversation(loads((FIXTURES / "v0.8/pending-placeholders.json").read_bytes()))
+    assert [m.id for m in conversation.pending()] == ["msg-3", "msg-4"]
+    assert Conversation(_tool_loop()).pending() == [_tool_loop()[3]]
+
+
+def test_resolve_fills_in_the_placeholder_in_place() -> None:
+    placeholders = loads((FIXTURES / "v0.8/pending-placeholders.json").read_bytes())
+    conversation = Conversation(placeholders)
+    resolved = conversation.resolve("msg-2-call-1", "built in 41.2s")
+    conversation.resolve("msg-2-call-2", "2 tests failed", is_error=True)
+    # The hand-written golden of the same conversation, resolved.
+    assert list(conversation) == loads((FIXTURES / "v0.8/pending-resolved.json").read_bytes())
+    assert resolved is conversation[2]
+    assert conversation.pending() == []
+
+
+def test_resolve_keeps_id_position_timestamp_pin_and_unknown_keys() -> None:
+    raw = (
+        '[{"id":"msg-1","role":"assistant","content":"","timestamp":1,"tool_calls":[{"id":"c","name":"n","arguments":{}}]},'
+        '{"id":"msg-2","role":"tool_result","content":"","timestamp":2,"tool_result":{"tool_call_id":"c",'
+        '"tool_name":"n","content":"","is_error":false,"pending":true,"x_r":1},"pinned":true,"x_m":2}]'
+    )
+    conversation = Conversation(loads(raw))
+    conversation.resolve("c", "out")
+    message = conversation[1]
+    assert (message.id, message.timestamp, message.pinned, message.content) == ("msg-2", 2, True, "out")
+    assert message.model_extra == {"x_m": 2}
+    assert message.tool_result is not None
+    assert message.tool_result.model_extra == {"x_r": 1}
+    assert (message.tool_result.content, message.tool_result.pending) == ("out", False)
+
+
+def test_resolve_refuses_an_unknown_call() -> None:
+    conversation = Conversation(_tool_loop())
+    before = list(conversation)
+    with pytest.raises(KeyError, match="msg-3-call-9"):
+        conversation.resolve("msg-3-call-9", "x")
+    assert list(conversation) == before
+
+
+def test_resolve_refuses_an_already_resolved_call() -> None:
+    conversation = Conversation(_tool_loop())
+    before = list(conversation)
+    with pytest.raises(ValueError, match=r"already resolved \(at \[4\]\)"):
+        conversation.resolve("msg-3-call-2", "again")
+    assert list(conversation) == before
+    conversation.resolve("msg-3-call-1", "now")
+    with pytest.raises(ValueError, match="already resolved"):
+        conversation.resolve("msg-3-call-1", "twice")
+
+
+def test_resolve_checks_its_arguments() -> None:
+    conversation = Conversation(_tool_loop())
+    with pytest.raises(TypeError):
+        conversation.resolve("msg-3-call-1", 5)  # type: ignore[arg-type]
+    with pytest.raises(TypeError):
+        conversation.resolve("msg-3-call-1", "x", is_error="yes")  # type: ignore[arg-type]
+    assert conversation.pending() == [_tool_loop()[3]]
+
+
+# --- turns -------------------------------------------------------------------------------------
+
+
+def test_turns_start_at_each_user_message() -> None:
+    messages = loads((FIXTURES / "v0.7/pinned-summary.json").read_bytes())
+    # system | user(summary) | user, assistant | user, assistant
+    turns = Conversation(messages).turns()
+    assert turns.preamble == range(0, 1)
+    assert turns.turns == [range(1, 2), range(2, 4), range(4, 6)]
+    assert split_turns(messages) == turns
+
+
+def test_turns_without_users_are_all_preamble() -> None:
+    messages = [Message.system("s", "x", timestamp=1), Message.assistant("a", "y", timestamp=2)]
+    turns = split_turns(messages)
+    assert turns.preamble == range(0, 2)
+    assert turns.turns == []
+    empty = split_turns([])
+    assert (empty.preamble, empty.turns) == (range(0, 0), [])
+
+
+def test_turns_hold_tool_results_with_their_call() -> None:
+    turns = split_turns(_tool_loop())
+    assert turns.preamble == range(0, 1)
+    assert turns.turns == [range(1, 6)]
+
+
+# --- check -------------------------------------------------------------------------------------
+
+
+def test_check_finds_nothing_in_the_goldens() -> None:
+    for folder in ("v0.7", "v0.8", "own"):
+        for path in (FIXTURES / folder).glob("*.json"):
+            assert check(loads(path.read_bytes())) == [], path.name
+
+
+def test_check_duplicate_message_ids() -> None:
+    messages = [
+        Message.user("a", "x", timestamp=1),
+        Message.user("b", "y", timestamp=2),
+        Message.user("a", "z", timestamp=3),
+    ]
+    assert check(messages) == [Problem("[2].id", 'duplicate message id "a" (first at [0])')]
+
+
+def test_check_duplicate_tool_call_ids() -> None:
+    messages = [
+        Message.assistant("m1", "", [_call("c1"), _call("c1")], timestamp=1),
+        Message.assistant("m2", "", [_call("c1")], timestamp=2),
+    ]
+    problems = check(messages)
+    assert [p.location for p in problems] == ["[0].tool_calls[1].id", "[1].tool_calls[0].id"]
+    assert all(p.message == 'duplicate tool-call id "c1" (first at [0].tool_calls[0].id)' for p in problems)
+
+
+@pytest.mark.parametrize("role", ["system", "user", "tool_result"])
+def test_check_tool_calls_on_a_role_that_does_not_call(role: str) -> None:
+    message = Message(id="m", role=role, content="", timestamp=1, tool_calls=[_call("c")])
+    problems = [p for p in check([message]) if p.location == "[0].tool_calls"]
+    assert len(problems) == 1
+    assert f"found them on a {role} message" in problems[0].message
+
+
+def test_check_tool_calls_on_tool_call_role_are_fine() -> None:
+    messages = loads((FIXTURES / "v0.7/role-tool-call.json").read_bytes())
+    assert check(messages) == []
+
+
+def test_check_tool_result_message_without_a_result() -> None:
+    message = Message(id="m", role="tool_result", content="x", timestamp=1)
+    assert check([message]) == [Problem("[0].tool_result", "a tool_result message must carry a tool result")]
+
+
+def test_check_result_on_another_role() -> None:
+    calls = Message.assistant("m1", "", [_call("c")], timestamp=1)
+    stray = Message(
+        **{**Message.tool_result("m2", "c", "tool", "x", timestamp=2).model_dump(), "role": "user"}
+    )
+    problems = check([calls, stray])
+    assert [p.location for p in problems] == ["[1].tool_result"]
+    assert "found one on a user message" in problems[0].message
+
+
+def test_check_result_without_an_earlier_call() -> None:
+    result_first = Message.tool_result("m1", "c", "tool", "x", timestamp=1)
+    call_after = Message.assistant("m2", "", [_call("c")], timestamp=2)
+    assert check([result_first, call_after]) == [
+        Problem("[0].tool_result.tool_call_id", 'no earlier tool call has the id "c"')
+    ]
+
+
+def test_check_two_completed_results_for_one_call() -> None:
+    messages = [
+        Message.assistant("m1", "", [_call("c")], timestamp=1),
+        Message.pending_result("m2", "c", "tool", timestamp=2),
+        Message.tool_result("m3", "c", "tool", "x", timestamp=3),
+        Message.tool_result("m4", "c", "tool", "y", timestamp=4),
+    ]
+    assert check(messages) == [
+        Problem("[3].tool_result.tool_call_id", 'tool call "c" already has a completed result at [2]')
+    ]
+
+
+def test_check_content_that_differs_from_the_result() -> None:
+    call = Message.assistant("m1", "", [_call("c")], timestamp=1)
+    result = Message.tool_result("m2", "c", "tool", "x", timestamp=2).model_copy(update={"content": "other"})
+    assert check([call, result]) == [
+        Problem("[1].content", "differs from tool_result.content (orion-core stores the text twice)")
+    ]
+
+
+def test_check_reports_every_problem_in_order() -> None:
+    messages = [
+        Message.tool_result("a", "nope", "t", "x", timestamp=1),
+        Message.user("a", "y", timestamp=2),
+    ]
+    assert [p.location for p in check(messages)] == ["[0].tool_result.tool_call_id", "[1].id"]
+    assert Conversation(messages).check() == check(messages)

@@ -1,0 +1,259 @@
+"""Crash safety with real processes: writers killed with SIGKILL, and concurrent appenders.
+
+Each writer is a forked child of the test process (so that the library is imported once, which
+keeps fifty kills fast); it is killed with SIGKILL at a random moment, reaped, and the file it
+was writing is checked. The random delays come from a fixed seed, so a failure replays.
+POSIX only (fork, SIGKILL, flock).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import random
+import select
+import signal
+import sys
+import time
+import warnings
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, suppress
+from pathlib import Path
+
+import pytest
+
+from orion_messages import Message, ToolCall, dumps, load, read_jsonl, save, storage
+from orion_messages.storage import TornLineWarning, append_jsonl
+
+pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="fork, SIGKILL and flock are POSIX")
+
+KILLS = 60
+
+
+def _conversation(tag: str, count: int, size: int) -> list[Message]:
+    """A conversation whose every message says which version it belongs to."""
+    messages: list[Message] = []
+    for i in range(count):
+        if i % 3 == 1:
+            call = ToolCall(
+                id=f"msg-{i}-call-1", name="echo", arguments={"tag": tag, "i": i, "pad": "p" * 50}
+            )
+            messages.append(Message.assistant(f"msg-{i}", f"{tag}:{i}:" + "a" * size, [call], timestamp=i))
+        else:
+            messages.append(Message.user(f"msg-{i}", f"{tag}:{i}:" + "u" * size, timestamp=i))
+    return messages
+
+
+@contextmanager
+def _forked(body: Callable[[], None]) -> Iterator[int]:
+    """Run ``body`` in a forked child; yield its pid. The child never returns into pytest."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child
+        status = 0
+        try:
+            body()
+        except BaseException:
+            status = 1
+        finally:
+            os._exit(status)
+    try:
+        yield pid
+    finally:  # a child the test has not reaped yet is killed and reaped
+        with suppress(ChildProcessError):
+            if os.waitpid(pid, os.WNOHANG) == (0, 0):
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+
+
+def _kill(pid: int) -> None:
+    os.kill(pid, signal.SIGKILL)
+    _, status = os.waitpid(pid, 0)
+    assert os.WIFSIGNALED(status), "the writer ended on its own"
+    assert os.WTERMSIG(status) == signal.SIGKILL
+
+
+def _leftovers(folder: Path, target: Path) -> list[str]:
+    return sorted(p.name for p in folder.iterdir() if p != target)
+
+
+@pytest.mark.parametrize("forced_named", [False, True], ids=["as-this-system-saves", "named-temporary"])
+def test_a_save_killed_at_random_moments_leaves_one_whole_version(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, forced_named: bool
+) -> None:
+    if forced_named:
+        monkeypatch.setattr(storage, "_UNNAMED_FILES", False)  # the fallback every OS has
+    # About 2 MB each, so that a save (dump, write, fsync, rename) takes a while.
+    versions = [_conversation(tag, 300, 6000) for tag in ("A", "B", "C")]
+    images = [dumps(v) for v in versions]
+    assert len(set(images)) == 3
+    target = tmp_path / "conversation.json"
+    started = time.perf_counter()
+    save(target, versions[0])
+    # Kill within about three saves' time: a kill lands before, during or between saves.
+    window = 3 * (time.perf_counter() - started)
+
+    rng = random.Random(20261202 + forced_named)
+    seen: set[int] = set()
+    litter: set[str] = set()
+    caught_mid_save = 0
+    for _ in range(KILLS // 2):
+        read_end, write_end = os.pipe()
+
+        def writer(write_end: int = write_end, k: int = rng.randrange(3)) -> None:
+            while True:
+                k += 1
+                save(target, versions[k % 3])
+                os.write(write_end, b"s")  # reported only after save returned
+
+        with _forked(writer) as pid:
+            os.close(write_end)
+            time.sleep(rng.uniform(0.0, window))
+            _kill(pid)
+        completed = len(_read_all(read_end))
+        os.close(read_end)
+        data = target.read_bytes()
+        assert data in images, "the file is not one whole version"
+        index = images.index(data)
+        seen.add(index)
+        assert load(target) == versions[index]
+        # A killed save leaves at most its own temporary file, .conversation.json.<pid>-<hex>.tmp;
+        # any save that completes removes those of writers that are gone.
+        now = set(_leftovers(tmp_path, target))
+        mine = {name for name in now if name.startswith(f".conversation.json.{pid}-")}
+        assert len(mine) <= 1, mine
+        assert all(name.endswith(".tmp") for name in mine)
+        assert now - mine <= (set() if completed else litter), (now, litter, completed)
+        caught_mid_save += len(mine)
+        litter = now
+    # The next save sweeps what killed saves left behind.
+    save(target, versions[0])
+    assert _leftovers(tmp_path, target) == []
+    assert len(seen) >= 2, "the writer never got a save through: kills came too early"
+    if forced_named:  # a kill between creating and renaming the named file leaves it behind
+        assert caught_mid_save > 0, "no kill landed in the middle of a save"
+
+
+def test_appends_killed_at_random_moments_keep_every_finished_record(tmp_path: Path) -> None:
+    log = tmp_path / "log.jsonl"
+    appended = 0  # records the children reported as appended, in order, over every round
+    tail_mended = 0
+    rng = random.Random(6)
+
+    for _ in range(KILLS // 2):
+        read_end, write_end = os.pipe()
+        start = appended
+
+        def appender(start: int = start, write_end: int = write_end) -> None:
+            i = start
+            while True:
+                # Records of very different sizes, some large, so that kills land mid-write too.
+                size = rng.choice((10, 1000, 200_000))
+                message = Message.user(f"msg-{i}", f"{i}:" + "x" * size, timestamp=i)
+                append_jsonl(log, message, fsync=i % 4 == 0)
+                os.write(write_end, b"%d\n" % i)  # reported only after append_jsonl returned
+                i += 1
+
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            with _forked(appender) as pid:
+                os.close(write_end)
+                time.sleep(rng.uniform(0.0, 0.05))
+                _kill(pid)
+        tail_mended += sum(issubclass(w.category, TornLineWarning) for w in caught)
+        reported = _read_all(read_end).split()
+        os.close(read_end)
+        finished = [int(n) for n in reported]
+        assert finished == list(range(start, start + len(finished)))
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", TornLineWarning)  # a torn tail is the documented result
+            messages = read_jsonl(log)
+        ids = [m.id for m in messages]
+        # Every record reported as appended reads back, in order; at most one more (written but
+        # killed before it could report) follows it.
+        assert ids[: start + len(finished)] == [f"msg-{i}" for i in range(start + len(finished))]
+        assert len(ids) - (start + len(finished)) in (0, 1)
+        appended = len(ids)
+        for message in messages[-len(finished) :] if finished else []:
+            number, _, rest = message.content.partition(":")
+            assert message.id == f"msg-{number}"
+            assert set(rest) == {"x"}
+
+    # The last appender's next record mends whatever torn tail the last kill left.
+    append_jsonl(log, Message.user(f"msg-{appended}", "last", timestamp=0))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", TornLineWarning)  # no torn line is left now
+        ids = [m.id for m in read_jsonl(log)]
+    assert ids == [f"msg-{i}" for i in range(appended + 1)]
+    assert appended > KILLS // 2, "the children hardly got to append before being killed"
+    del tail_mended  # how often a torn tail was mended depends on timing; not asserted
+
+
+def _read_all(fd: int) -> bytes:
+    chunks: list[bytes] = []
+    while True:
+        chunk = os.read(fd, 65536)
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
+
+
+def test_two_processes_appending_at_once_never_tear_each_others_lines(tmp_path: Path) -> None:
+    log = tmp_path / "log.jsonl"
+    count = 150
+
+    def appender(tag: str) -> Callable[[], None]:
+        def run() -> None:
+            rng = random.Random(tag)
+            for i in range(count):
+                content = f"{tag}{i}:" + tag * rng.choice((1, 500, 70_000))
+                append_jsonl(log, Message.user(f"{tag}-{i}", content, timestamp=i), fsync=False)
+
+        return run
+
+    with _forked(appender("a")) as first, _forked(appender("b")) as second:
+        for pid in (first, second):
+            _, status = os.waitpid(pid, 0)
+            assert os.WIFEXITED(status)
+            assert os.WEXITSTATUS(status) == 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", TornLineWarning)
+        messages = read_jsonl(log)
+    for tag in "ab":
+        mine = [m for m in messages if m.id.startswith(f"{tag}-")]
+        assert [m.id for m in mine] == [f"{tag}-{i}" for i in range(count)]
+        for m in mine:
+            head, _, body = m.content.partition(":")
+            assert head == m.id.replace("-", "")
+            assert set(body) == {tag}
+    assert len(messages) == 2 * count
+
+
+def test_an_append_waits_for_another_holder_of_the_log_lock(tmp_path: Path) -> None:
+    # The interleaving guarantee rests on flock: an append must wait while anyone holds it.
+    log = tmp_path / "log.jsonl"
+    log.write_bytes(b"")
+    read_end, write_end = os.pipe()
+
+    def appender() -> None:
+        os.write(write_end, b"start\n")
+        append_jsonl(log, Message.user("msg-1", "hello", timestamp=1), fsync=False)
+        os.write(write_end, b"done\n")
+
+    with open(log, "rb") as holder:
+        fcntl.flock(holder.fileno(), fcntl.LOCK_EX)
+        with _forked(appender) as pid:
+            os.close(write_end)
+            assert os.read(read_end, 6) == b"start\n"
+            ready, _, _ = select.select([read_end], [], [], 0.5)
+            assert not ready, "append_jsonl wrote while another process held the lock"
+            assert log.read_bytes() == b""
+            fcntl.flock(holder.fileno(), fcntl.LOCK_UN)
+            assert _read_all(read_end) == b"done\n"
+            _, status = os.waitpid(pid, 0)
+            assert os.WIFEXITED(status)
+            assert os.WEXITSTATUS(status) == 0
+    os.close(read_end)
+    assert [m.id for m in read_jsonl(log)] == ["msg-1"]

@@ -1,0 +1,471 @@
+"""orion-core's agent events: reading, writing, streams, and rebuilding the conversation.
+
+The fixtures under ``fixtures/events/`` are written by hand from the reference page, in serde's
+spelling (compact, ``type`` first, fields in the page's order, floats with a fraction).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from pydantic import ValidationError
+
+from orion_messages import FormatError, Message, ToolCall, ToolResult, loads
+from orion_messages.events import (
+    AgentEndEvent,
+    AgentEvent,
+    AgentStartEvent,
+    ContextBudgetEvent,
+    ErrorEvent,
+    GenerationStatsEvent,
+    MessageDeltaEvent,
+    MessageEndEvent,
+    MessageStartEvent,
+    ToolDeniedEvent,
+    ToolExecEndEvent,
+    ToolExecStartEvent,
+    ToolExecUpdateEvent,
+    TurnEndEvent,
+    TurnStartEvent,
+    WarningEvent,
+    dump_event,
+    iter_events,
+    parse_event,
+    record_events,
+)
+
+from .conftest import FIXTURES
+
+EVENTS = FIXTURES / "events"
+STREAM = EVENTS / "tool-loop-denied-error.jsonl"
+INVALID = EVENTS / "invalid" / "one-problem-per-line.jsonl"
+
+# The 15 variants of the reference page, in its order.
+TAGS = [
+    "agent_start",
+    "agent_end",
+    "turn_start",
+    "turn_end",
+    "message_start",
+    "message_delta",
+    "message_end",
+    "generation_stats",
+    "tool_exec_start",
+    "tool_exec_update",
+    "tool_exec_end",
+    "tool_denied",
+    "context_budget",
+    "warning",
+    "error",
+]
+
+
+def _valid_lines() -> list[tuple[str, bytes]]:
+    lines = []
+    for path in sorted(EVENTS.glob("*.jsonl")):
+        for number, line in enumerate(path.read_bytes().splitlines(), 1):
+            lines.append((f"{path.name}:{number}", line))
+    return lines
+
+
+VALID_LINES = _valid_lines()
+
+
+# --- parse_event and dump_event ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("where", "line"), VALID_LINES, ids=[where for where, _ in VALID_LINES])
+def test_every_hand_written_event_round_trips_byte_for_byte(where: str, line: bytes) -> None:
+    assert dump_event(parse_event(line)) == line
+
+
+def test_the_fixtures_cover_all_15_variants() -> None:
+    seen = {parse_event(line).type for _, line in VALID_LINES}
+    assert seen == set(TAGS)
+
+
+def test_each_tag_reads_as_its_own_class() -> None:
+    classes = {
+        "agent_start": AgentStartEvent,
+        "agent_end": AgentEndEvent,
+        "turn_start": TurnStartEvent,
+        "turn_end": TurnEndEvent,
+        "message_start": MessageStartEvent,
+        "message_delta": MessageDeltaEvent,
+        "message_end": MessageEndEvent,
+        "generation_stats": GenerationStatsEvent,
+        "tool_exec_start": ToolExecStartEvent,
+        "tool_exec_update": ToolExecUpdateEvent,
+        "tool_exec_end": ToolExecEndEvent,
+        "tool_denied": ToolDeniedEvent,
+        "context_budget": ContextBudgetEvent,
+        "warning": WarningEvent,
+        "error": ErrorEvent,
+    }
+    for _, line in VALID_LINES:
+        event = parse_event(line)
+        assert type(event) is classes[event.type]
+
+
+def test_fields_read_as_the_reference_types() -> None:
+    stats = parse_event(
+        b'{"type":"generation_stats","tokens_generated":42,"prompt_tokens":412,"tokens_per_sec":40.0,'
+        b'"time_to_first_token_ms":120.5,"generation_time_ms":1050.0}'
+    )
+    assert isinstance(stats, GenerationStatsEvent)
+    assert (stats.tokens_generated, stats.prompt_tokens) == (42, 412)
+    assert (stats.tokens_per_sec, stats.time_to_first_token_ms, stats.generation_time_ms) == (
+        40.0,
+        120.5,
+        1050.0,
+    )
+    end = parse_event(
+        b'{"type":"tool_exec_end","tool_call_id":"c","tool_name":"add","result":'
+        b'{"tool_call_id":"c","tool_name":"add","content":"5","is_error":false}}'
+    )
+    assert isinstance(end, ToolExecEndEvent)
+    assert end.result == ToolResult(tool_call_id="c", tool_name="add", content="5", is_error=False)
+    start = parse_event(
+        b'{"type":"tool_exec_start","tool_call_id":"c","tool_name":"add","args":[1,{"a":null}]}'
+    )
+    assert isinstance(start, ToolExecStartEvent)
+    assert start.args == [1, {"a": None}]
+
+
+def test_an_integer_in_a_float_field_is_read_and_written_as_serde_does() -> None:
+    # serde reads a JSON integer into an f64 field and writes the f64 back as 40.0.
+    event = parse_event(b'{"type":"message_delta","delta":"x","tokens_generated":5,"tokens_per_sec":40}')
+    assert isinstance(event, MessageDeltaEvent)
+    assert event.tokens_per_sec == 40.0
+    assert isinstance(event.tokens_per_sec, float)
+    assert (
+        dump_event(event)
+        == b'{"type":"message_delta","delta":"x","tokens_generated":5,"tokens_per_sec":40.0}'
+    )
+
+
+def test_unknown_keys_are_kept_and_written_last() -> None:
+    event = parse_event(b'{"seq":7,"type":"warning","message":"low disk","from":{"host":"a"}}')
+    assert isinstance(event, WarningEvent)
+    assert event.model_extra == {"seq": 7, "from": {"host": "a"}}
+    assert dump_event(event) == b'{"type":"warning","message":"low disk","seq":7,"from":{"host":"a"}}'
+
+
+def test_parse_event_takes_bytes_and_text_alike() -> None:
+    line = '{"type":"error","message":"é"}'
+    expected = ErrorEvent(message="é")
+    for form in (line, line.encode(), bytearray(line.encode()), memoryview(line.encode())):
+        assert parse_event(form) == expected
+
+
+def test_events_built_in_python_write_their_tag_first() -> None:
+    assert dump_event(AgentStartEvent()) == b'{"type":"agent_start"}'
+    assert dump_event(ToolDeniedEvent(tool_call_id="c", tool_name="rm", reason="no")) == (
+        b'{"type":"tool_denied","tool_call_id":"c","tool_name":"rm","reason":"no"}'
+    )
+    event = MessageEndEvent(message=Message.user("msg-1", "hi", timestamp=5))
+    assert dump_event(event) == (
+        b'{"type":"message_end","message":{"id":"msg-1","role":"user","content":"hi","timestamp":5}}'
+    )
+
+
+def test_events_are_immutable_and_range_checked_in_python_too() -> None:
+    event = ContextBudgetEvent(used_tokens=1, max_tokens=2, messages_in_context=3, messages_pruned=0)
+    with pytest.raises(ValidationError):
+        event.used_tokens = 5  # type: ignore[misc]
+    with pytest.raises(ValidationError):
+        ContextBudgetEvent(used_tokens=2**32, max_tokens=2, messages_in_context=3, messages_pruned=0)
+
+
+# One line of the invalid fixture each: where the problem is, and words the message must hold.
+# Written from the reference page's typing rules.
+INVALID_EXPECTED: list[tuple[str, str]] = [
+    ("type", 'found the string "Agent_start"'),
+    ("type", 'found the string "agent-start"'),
+    ("type", "required key is missing"),
+    ("type", "found null"),
+    ("", "found an array"),
+    ("", 'found the string "agent_start"'),
+    ("tokens_generated", "from 0 to 4294967295, found the number -1"),
+    ("tokens_generated", "from 0 to 4294967295, found the number 4294967296"),
+    ("tokens_per_sec", 'expected a number, found the string "40.0"'),
+    ("tokens_generated", "expected an integer, found the number 5.5"),
+    ("delta", "expected a string, found null"),
+    ("tokens_per_sec", "required key is missing"),
+    ("prompt_tokens", "expected an integer, found true"),
+    ("time_to_first_token_ms", "expected a number, found null"),
+    ("generation_time_ms", "finite"),
+    ("messages_pruned", 'expected an integer, found the string "0"'),
+    ("message", "expected an object, found null"),
+    ("message.role", 'found the string "User"'),
+    ("message.timestamp", "required key is missing"),
+    ("message.timestamp", "found the number 9223372036854775808"),
+    ("tool_results", "expected an array, found null"),
+    ("tool_results[0].tool_result.is_error", 'found the string "false"'),
+    ("messages", "expected an array, found an object"),
+    ("messages", "required key is missing"),
+    ("args", "required key is missing"),
+    ("partial", "expected a string, found an object"),
+    ("result", 'expected an object, found the string "5"'),
+    ("result.pending", "found null"),
+    ("reason", "required key is missing"),
+    ("message", "expected a string, found an array"),
+    ("message", "expected a string, found an object"),
+    ("args", "finite"),
+    ("used_tokens", "expected an integer, found the number 1.0"),
+]
+
+
+def test_each_invalid_line_is_refused_with_its_location() -> None:
+    lines = INVALID.read_bytes().splitlines()
+    assert len(lines) == len(INVALID_EXPECTED)
+    for number, (line, (where, words)) in enumerate(zip(lines, INVALID_EXPECTED, strict=True), 1):
+        with pytest.raises(FormatError) as caught:
+            parse_event(line)
+        problems = caught.value.problems
+        assert len(problems) == 1, (number, str(caught.value))
+        assert problems[0].location == where, (number, str(caught.value))
+        assert words in problems[0].message, (number, str(caught.value))
+
+
+def test_an_unknown_type_names_the_known_ones() -> None:
+    with pytest.raises(FormatError) as caught:
+        parse_event(b'{"type":"tool_exec"}')
+    for tag in TAGS:
+        assert f'"{tag}"' in str(caught.value)
+
+
+def test_nan_and_malformed_lines_are_format_errors() -> None:
+    for line in (
+        b'{"type":"message_delta","delta":"","tokens_generated":1,"tokens_per_sec":NaN}',
+        b'{"type":"agent_start"',
+        b'{"type":"agent_start"} {}',
+        b"",
+        b"\xff",
+    ):
+        with pytest.raises(FormatError):
+            parse_event(line)
+
+
+# --- iter_events ------------------------------------------------------------------------------
+
+
+def test_iter_events_reads_the_stream_in_order() -> None:
+    events = list(iter_events(STREAM))
+    assert len(events) == 33
+    assert [event.type for event in events[:5]] == [
+        "agent_start",
+        "turn_start",
+        "message_start",
+        "message_end",
+        "context_budget",
+    ]
+    assert events[-1].type == "agent_end"
+
+
+def test_iter_events_skips_blank_lines_and_reads_crlf(tmp_path: Path) -> None:
+    stream = tmp_path / "events.jsonl"
+    stream.write_bytes(b'{"type":"agent_start"}\r\n\r\n   \n{"type":"warning","message":"w"}\r\n')
+    assert list(iter_events(stream)) == [AgentStartEvent(), WarningEvent(message="w")]
+
+
+def test_a_bad_line_names_the_file_and_its_line(tmp_path: Path) -> None:
+    stream = tmp_path / "events.jsonl"
+    stream.write_bytes(
+        b'{"type":"agent_start"}\n\n{"type":"turn_start"}\n{"type":"context_budget","used_tokens":-5,'
+        b'"max_tokens":1,"messages_in_context":1,"messages_pruned":0}\n{"type":"agent_end"}\n'
+    )
+    events = iter_events(stream)
+    assert next(events) == AgentStartEvent()
+    assert next(events) == TurnStartEvent()  # lazily: the good lines before the bad one arrive
+    with pytest.raises(FormatError) as caught:
+        next(events)
+    error = caught.value
+    assert error.source == str(stream)
+    assert [(problem.line, problem.location) for problem in error.problems] == [(4, "used_tokens")]
+    assert str(error).startswith(f"{stream}: line 4: used_tokens: ")
+
+
+def test_a_torn_last_line_is_an_error_with_its_line(tmp_path: Path) -> None:
+    stream = tmp_path / "events.jsonl"
+    stream.write_bytes(b'{"type":"agent_start"}\n{"type":"warn')
+    with pytest.raises(FormatError) as caught:
+        list(iter_events(stream))
+    assert caught.value.problems[0].line == 2
+
+
+# --- record_events ----------------------------------------------------------------------------
+
+# The conversation the stream describes, written by hand: every message_end's message in order,
+# the assistant messages given the tokens_generated of the generation_stats before them (42 and
+# 23), everything else as the stream carries it. The failed generation adds nothing.
+RECORDED = (
+    b'[{"id":"msg-1","role":"user","content":"What is 2 + 3? Then delete /tmp/scratch.","timestamp":1781512345678},'
+    b'{"id":"msg-2","role":"assistant","content":"I\'ll add the numbers and delete the folder.","timestamp":1781512346001,'
+    b'"tool_calls":[{"id":"msg-2-call-1","name":"add","arguments":{"a":2,"b":3}},'
+    b'{"id":"msg-2-call-2","name":"delete_file","arguments":{"path":"/tmp/scratch","recursive":true}}],"token_count":42},'
+    b'{"id":"msg-3","role":"tool_result","content":"5","timestamp":1781512346010,'
+    b'"tool_result":{"tool_call_id":"msg-2-call-1","tool_name":"add","content":"5","is_error":false}},'
+    b'{"id":"msg-4","role":"tool_result","content":"Tool call denied: delete_file needs the user\'s approval",'
+    b'"timestamp":1781512346012,"tool_result":{"tool_call_id":"msg-2-call-2","tool_name":"delete_file",'
+    b'"content":"Tool call denied: delete_file needs the user\'s approval","is_error":true}},'
+    b'{"id":"msg-5","role":"assistant","content":"2 + 3 = 5. I did not delete /tmp/scratch: deleting files needs your approval.",'
+    b'"timestamp":1781512346590,"token_count":23},'
+    b'{"id":"msg-6","role":"user","content":"And 7 \xc3\x97 6?","timestamp":1781512400000}]'
+)
+
+
+def test_record_events_rebuilds_the_conversation_of_a_realistic_stream() -> None:
+    assert record_events(iter_events(STREAM)) == loads(RECORDED)
+
+
+def test_record_events_agrees_with_agent_end_apart_from_the_counts_the_host_fills() -> None:
+    events = list(iter_events(STREAM))
+    final = [event for event in events if isinstance(event, AgentEndEvent)][-1]
+    recorded = record_events(events)
+    assert [message.with_token_count(None) for message in recorded] == list(final.messages)
+
+
+def _user(number: int) -> Message:
+    return Message.user(f"msg-{number}", "q", timestamp=number)
+
+
+def _assistant(number: int, *, token_count: int | None = None, role: str = "assistant") -> Message:
+    return Message(id=f"msg-{number}", role=role, content="a", timestamp=number, token_count=token_count)
+
+
+def _stats(tokens: int) -> GenerationStatsEvent:
+    return GenerationStatsEvent(
+        tokens_generated=tokens,
+        prompt_tokens=10,
+        tokens_per_sec=20.0,
+        time_to_first_token_ms=5.0,
+        generation_time_ms=50.0,
+    )
+
+
+def test_stats_fill_only_the_next_assistant_message() -> None:
+    events: list[AgentEvent] = [
+        MessageEndEvent(message=_user(1)),
+        _stats(7),
+        MessageEndEvent(message=_assistant(2)),
+        MessageEndEvent(message=_assistant(3)),  # no stats of its own
+    ]
+    assert [message.token_count for message in record_events(events)] == [None, 7, None]
+
+
+def test_stats_are_not_carried_past_another_message() -> None:
+    events: list[AgentEvent] = [
+        _stats(7),
+        MessageEndEvent(message=_user(1)),  # the stats belonged to no assistant message
+        MessageEndEvent(message=_assistant(2)),
+    ]
+    assert [message.token_count for message in record_events(events)] == [None, None]
+
+
+def test_a_count_already_set_is_kept() -> None:
+    events: list[AgentEvent] = [_stats(7), MessageEndEvent(message=_assistant(2, token_count=99))]
+    assert [message.token_count for message in record_events(events)] == [99]
+
+
+def test_role_tool_call_counts_as_an_assistant_message() -> None:
+    events: list[AgentEvent] = [_stats(7), MessageEndEvent(message=_assistant(2, role="tool_call"))]
+    assert [message.token_count for message in record_events(events)] == [7]
+
+
+def test_the_latest_stats_win() -> None:
+    events: list[AgentEvent] = [_stats(7), _stats(8), MessageEndEvent(message=_assistant(2))]
+    assert [message.token_count for message in record_events(events)] == [8]
+
+
+def test_message_start_and_summaries_add_nothing() -> None:
+    message = _user(1)
+    events: list[AgentEvent] = [
+        AgentStartEvent(),
+        MessageStartEvent(message=message),
+        TurnEndEvent(message=_assistant(2), tool_results=[]),
+        AgentEndEvent(messages=[message]),
+    ]
+    assert record_events(events) == []
+
+
+# --- properties -------------------------------------------------------------------------------
+
+_TEXT = st.text(max_size=8)
+_U32 = st.integers(min_value=0, max_value=2**32 - 1)
+_FLOAT = st.floats(allow_nan=False, allow_infinity=False)
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | _FLOAT | _TEXT,
+    lambda children: st.lists(children, max_size=3) | st.dictionaries(_TEXT, children, max_size=3),
+    max_leaves=8,
+)
+_RESULT = st.builds(
+    ToolResult,
+    tool_call_id=_TEXT,
+    tool_name=_TEXT,
+    content=_TEXT,
+    is_error=st.booleans(),
+    pending=st.booleans(),
+)
+_MESSAGE = st.builds(
+    Message,
+    id=_TEXT,
+    role=st.sampled_from(["system", "user", "assistant", "tool_call", "tool_result"]),
+    content=_TEXT,
+    timestamp=st.integers(min_value=-(2**63), max_value=2**63 - 1),
+    tool_calls=st.lists(st.builds(ToolCall, id=_TEXT, name=_TEXT, arguments=_JSON), max_size=2).map(tuple),
+    tool_result=st.none() | _RESULT,
+    token_count=st.none() | _U32,
+    pinned=st.booleans(),
+)
+_EVENTS: st.SearchStrategy[Any] = st.one_of(
+    st.just(AgentStartEvent()),
+    st.builds(AgentEndEvent, messages=st.lists(_MESSAGE, max_size=2).map(tuple)),
+    st.just(TurnStartEvent()),
+    st.builds(TurnEndEvent, message=_MESSAGE, tool_results=st.lists(_MESSAGE, max_size=2).map(tuple)),
+    st.builds(MessageStartEvent, message=_MESSAGE),
+    st.builds(MessageDeltaEvent, delta=_TEXT, tokens_generated=_U32, tokens_per_sec=_FLOAT),
+    st.builds(MessageEndEvent, message=_MESSAGE),
+    st.builds(
+        GenerationStatsEvent,
+        tokens_generated=_U32,
+        prompt_tokens=_U32,
+        tokens_per_sec=_FLOAT,
+        time_to_first_token_ms=_FLOAT,
+        generation_time_ms=_FLOAT,
+    ),
+    st.builds(ToolExecStartEvent, tool_call_id=_TEXT, tool_name=_TEXT, args=_JSON),
+    st.builds(ToolExecUpdateEvent, tool_call_id=_TEXT, tool_name=_TEXT, partial=_TEXT),
+    st.builds(ToolExecEndEvent, tool_call_id=_TEXT, tool_name=_TEXT, result=_RESULT),
+    st.builds(ToolDeniedEvent, tool_call_id=_TEXT, tool_name=_TEXT, reason=_TEXT),
+    st.builds(
+        ContextBudgetEvent, used_tokens=_U32, max_tokens=_U32, messages_in_context=_U32, messages_pruned=_U32
+    ),
+    st.builds(WarningEvent, message=_TEXT),
+    st.builds(ErrorEvent, message=_TEXT),
+)
+
+
+@given(_EVENTS)
+def test_any_event_round_trips(event: AgentEvent) -> None:
+    line = dump_event(event)
+    assert line.startswith(b'{"type":"' + event.type.encode() + b'"')
+    assert b"\n" not in line
+    again = parse_event(line)
+    assert again == event
+    assert dump_event(again) == line
+
+
+@given(st.lists(_EVENTS, max_size=12))
+def test_record_events_keeps_every_message_end_in_order(events: list[AgentEvent]) -> None:
+    ends = [event.message for event in events if isinstance(event, MessageEndEvent)]
+    recorded = record_events(events)
+    assert [message.id for message in recorded] == [message.id for message in ends]
+    for before, after in zip(ends, recorded, strict=True):
+        assert after.with_token_count(before.token_count) == before
+        if before.token_count is not None:
+            assert after.token_count == before.token_count

@@ -1,0 +1,192 @@
+"""The models: orion-core's constructors, immutability, strict typing, timestamps."""
+
+from __future__ import annotations
+
+import time
+from datetime import datetime, timedelta, timezone
+
+import pytest
+from pydantic import ValidationError
+
+from orion_messages import Message, Role, ToolCall, ToolResult
+from orion_messages.models import now_ms
+
+
+def test_constructors_set_the_role() -> None:
+    assert Message.system("msg-1", "s").role is Role.SYSTEM
+    assert Message.user("msg-2", "u").role is Role.USER
+    assert Message.assistant("msg-3", "a").role is Role.ASSISTANT
+    assert Message.tool_result("msg-4", "call-1", "read_file", "out").role is Role.TOOL_RESULT
+
+
+def test_constructors_leave_the_optional_fields_unset() -> None:
+    message = Message.user("msg-1", "hi")
+    assert message.tool_calls == ()
+    assert message.tool_result is None
+    assert message.token_count is None
+    assert message.pinned is False
+    assert message.model_extra == {}
+
+
+def test_tool_result_stores_its_text_twice() -> None:
+    message = Message.tool_result("msg-4", "call-1", "read_file", "file contents...", False)
+    assert message.content == "file contents..."
+    assert message.tool_result == ToolResult(
+        tool_call_id="call-1", tool_name="read_file", content="file contents...", is_error=False
+    )
+    assert message.tool_result.pending is False
+    assert not message.is_pending
+
+
+def test_tool_result_error_flag() -> None:
+    message = Message.tool_result("msg-4", "call-1", "read_file", "no such file", True)
+    assert message.tool_result is not None
+    assert message.tool_result.is_error is True
+
+
+def test_tool_result_pending_keyword_and_pending_result() -> None:
+    by_flag = Message.tool_result("msg-5", "call-2", "scan", "", pending=True, timestamp=9)
+    placeholder = Message.pending_result("msg-5", "call-2", "scan", timestamp=9)
+    assert by_flag == placeholder
+    assert placeholder.is_pending
+    assert placeholder.tool_result is not None
+    assert placeholder.tool_result.pending is True
+    assert placeholder.tool_result.is_error is False
+    assert placeholder.content == placeholder.tool_result.content == ""
+    with_text = Message.pending_result("msg-6", "call-3", "scan", "queued")
+    assert with_text.content == "queued"
+    assert with_text.tool_result is not None
+    assert with_text.tool_result.content == "queued"
+
+
+def test_tool_result_is_a_constructor_on_the_class_and_a_field_on_instances() -> None:
+    assert callable(Message.tool_result)
+    assert Message.user("m", "x").tool_result is None
+    assert "tool_result" in Message.model_fields
+
+
+def test_assistant_takes_tool_calls_as_a_list_or_tuple() -> None:
+    calls = [ToolCall(id="msg-3-call-1", name="add", arguments={"a": 2, "b": 3})]
+    from_list = Message.assistant("msg-3", "", calls, timestamp=1)
+    from_tuple = Message.assistant("msg-3", "", tuple(calls), timestamp=1)
+    assert from_list == from_tuple
+    assert from_list.tool_calls == tuple(calls)
+
+
+def test_timestamp_defaults_to_now_in_milliseconds() -> None:
+    before = time.time_ns() // 1_000_000
+    message = Message.user("m", "x")
+    direct = Message(id="m", role="user", content="x")
+    after = time.time_ns() // 1_000_000
+    assert before <= message.timestamp <= after
+    assert before <= direct.timestamp <= after
+    assert message.timestamp <= now_ms()
+
+
+def test_explicit_timestamp_is_kept() -> None:
+    assert Message.user("m", "x", timestamp=0).timestamp == 0
+    assert Message.system("m", "x", timestamp=-5).timestamp == -5
+
+
+def test_created_at_is_aware_utc_and_exact() -> None:
+    message = Message.user("m", "x", timestamp=1781512345678)
+    created = message.created_at
+    assert created.tzinfo is not None
+    assert created.utcoffset() == timedelta(0)
+    assert created == datetime(2026, 6, 15, 8, 32, 25, 678000, tzinfo=timezone.utc)
+    assert Message.user("m", "x", timestamp=0).created_at == datetime(1970, 1, 1, tzinfo=timezone.utc)
+    before_epoch = Message.user("m", "x", timestamp=-1).created_at
+    assert before_epoch == datetime(1969, 12, 31, 23, 59, 59, 999000, tzinfo=timezone.utc)
+
+
+def test_created_at_out_of_datetime_range_says_so() -> None:
+    with pytest.raises(OverflowError):
+        _ = Message.user("m", "x", timestamp=-(2**63)).created_at
+
+
+def test_models_are_immutable() -> None:
+    message = Message.user("m", "x", timestamp=1)
+    with pytest.raises(ValidationError):
+        message.content = "changed"
+    call = ToolCall(id="c", name="n", arguments={})
+    with pytest.raises(ValidationError):
+        call.name = "other"
+    result = ToolResult(tool_call_id="c", tool_name="n", content="", is_error=False)
+    with pytest.raises(ValidationError):
+        result.is_error = True
+
+
+def test_pin_and_unpin_return_changed_copies() -> None:
+    message = Message.user("msg-5", "Remember: the project is called Orion.", timestamp=1)
+    pinned = message.pin()
+    assert pinned.pinned is True
+    assert message.pinned is False
+    assert pinned.model_copy(update={"pinned": False}) == message
+    assert pinned.unpin() == message
+    assert pinned.pin() == pinned
+    assert message.unpin() == message
+
+
+def test_with_token_count_validates_the_u32_range() -> None:
+    message = Message.user("m", "x", timestamp=1)
+    assert message.with_token_count(0).token_count == 0
+    assert message.with_token_count(2**32 - 1).token_count == 2**32 - 1
+    assert message.with_token_count(7).with_token_count(None).token_count is None
+    for bad in (-1, 2**32, True, 1.0, "5"):
+        with pytest.raises(ValueError, match="token_count"):
+            message.with_token_count(bad)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("timestamp", "5"),
+        ("timestamp", 1.0),
+        ("timestamp", True),
+        ("timestamp", 2**63),
+        ("timestamp", -(2**63) - 1),
+        ("token_count", -1),
+        ("token_count", 2**32),
+        ("token_count", "1"),
+        ("pinned", "true"),
+        ("pinned", 1),
+        ("content", None),
+        ("content", 5),
+        ("id", None),
+        ("role", "User"),
+        ("role", "tool"),
+    ],
+)
+def test_fields_are_strict_from_python_too(field: str, value: object) -> None:
+    data: dict[str, object] = {"id": "m", "role": "user", "content": "x", "timestamp": 1}
+    data[field] = value
+    with pytest.raises(ValidationError):
+        Message(**data)
+
+
+def test_role_accepts_the_enum_and_its_value_from_python() -> None:
+    assert Message(id="m", role=Role.TOOL_CALL, content="", timestamp=1).role is Role.TOOL_CALL
+    assert Message(id="m", role="tool_call", content="", timestamp=1).role is Role.TOOL_CALL
+
+
+def test_tool_result_field_requires_is_error() -> None:
+    with pytest.raises(ValidationError):
+        ToolResult(tool_call_id="c", tool_name="n", content="")  # type: ignore[call-arg]
+
+
+def test_tool_call_requires_arguments_but_takes_any_json_value() -> None:
+    with pytest.raises(ValidationError):
+        ToolCall(id="c", name="n")  # type: ignore[call-arg]
+    for value in (None, 1, 1.5, "s", True, [], {}, [1, {"a": [None]}], {"b": 1, "a": 2}, 2**70):
+        assert ToolCall(id="c", name="n", arguments=value).arguments == value
+
+
+def test_unknown_keys_from_python_are_kept() -> None:
+    message = Message(id="m", role="user", content="x", timestamp=1, x_origin="web")
+    assert message.model_extra == {"x_origin": "web"}
+
+
+def test_every_public_field_has_a_description() -> None:
+    for model in (Message, ToolCall, ToolResult):
+        for name, field in model.model_fields.items():
+            assert field.description, f"{model.__name__}.{name} has no description"

@@ -1,0 +1,563 @@
+"""Turn-aware pruning: cases worked out by hand from the reference page ("How orion-core prunes").
+
+Every expectation below is computed by hand in the comments from the reference algorithm:
+``available = max(0, max_context - max_response)``; overhead ``>= available`` fails; the latest
+turn must fit; older pinned turns are kept oldest first; then newest-to-oldest each other turn
+is kept while it fits and the walk stops at the first that does not.
+"""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Callable
+
+import pytest
+
+from orion_messages import Conversation, Message, Role, ToolCall
+from orion_messages.pruning import (
+    SUMMARY_PREFIX,
+    ContextConfig,
+    ContextOverflowError,
+    PrunePlan,
+    PruneStrategy,
+    TokenCounter,
+    estimate_tokens,
+    is_summary,
+    plan_prune,
+    prune,
+    tokenizer_counter,
+)
+
+T0 = 1781512345678
+
+
+def build(spec: str) -> list[Message]:
+    """Messages from a compact spec, one word a message, with the token count in the word.
+
+    ``S5`` system, ``U5`` user, ``A5`` assistant, ``C5:k`` assistant calling tool call ``k``,
+    ``R5:k`` the result of ``k``, ``W5:k`` a pending result of ``k``; a trailing ``*`` pins.
+    Ids are ``msg-1``, ``msg-2``... in order.
+    """
+    messages: list[Message] = []
+    for number, word in enumerate(spec.split(), start=1):
+        pinned = word.endswith("*")
+        word = word.rstrip("*")
+        kind, rest = word[0], word[1:]
+        tokens_text, _, call = rest.partition(":")
+        message_id = f"msg-{number}"
+        if kind == "S":
+            message = Message.system(message_id, "sys", timestamp=T0)
+        elif kind == "U":
+            message = Message.user(message_id, f"user {number}", timestamp=T0)
+        elif kind == "A":
+            message = Message.assistant(message_id, f"assistant {number}", timestamp=T0)
+        elif kind == "C":
+            message = Message.assistant(
+                message_id, "", [ToolCall(id=call, name="tool", arguments={})], timestamp=T0
+            )
+        elif kind in "RW":
+            message = Message.tool_result(message_id, call, "tool", "out", pending=kind == "W", timestamp=T0)
+        else:
+            raise AssertionError(f"bad spec word {word!r}")
+        message = message.with_token_count(int(tokens_text))
+        messages.append(message.pin() if pinned else message)
+    return messages
+
+
+def config(context: int, response: int = 0, reserved: int = 0) -> ContextConfig:
+    """A sliding-window config with ``available = context - response``."""
+    return ContextConfig(max_context_tokens=context, max_response_tokens=response, reserved_tokens=reserved)
+
+
+def ranges(*pairs: tuple[int, int]) -> list[range]:
+    """Turn ranges from (start, stop) pairs."""
+    return [range(start, stop) for start, stop in pairs]
+
+
+# --- orion-core's semantics, by hand ---------------------------------------------------------
+
+
+def test_defaults_are_orion_cores() -> None:
+    default = ContextConfig()
+    assert (default.max_context_tokens, default.max_response_tokens, default.reserved_tokens) == (
+        4096,
+        2048,
+        0,
+    )
+    assert default.strategy is PruneStrategy.SLIDING_WINDOW
+    assert default.available_tokens == 2048
+
+
+def test_everything_fits() -> None:
+    # turns [0:2] 10+5, [2:4] 10+5, [4:5] 10; available = 100 - 50 = 50; 10 + 15 + 15 = 40 <= 50
+    messages = build("U10 A5 U10 A5 U10")
+    plan = plan_prune(messages, config(100, 50))
+    assert plan == PrunePlan(range(0), ranges((0, 2), (2, 4), (4, 5)), [], 0, 40, 0, 50)
+
+
+def test_walk_stops_at_the_first_turn_that_does_not_fit() -> None:
+    # turns: t0 [0:2] 3+2=5, t1 [2:4] 10+10=20, t2 [4:6] 3+2=5, t3 [6:8] 5+5=10 (latest)
+    # available = 40 - 10 = 30; latest 10 -> 20 left; t2 5 -> 15 left; t1 20 > 15: stop.
+    # t0 (5) would fit in the 15 left but is older than the gap: dropped.
+    messages = build("U3 A2 U10 A10 U3 A2 U5 A5")
+    plan = plan_prune(messages, config(40, 10))
+    assert plan.kept == ranges((4, 6), (6, 8))
+    assert plan.dropped == ranges((0, 2), (2, 4))
+    assert (plan.kept_tokens, plan.dropped_tokens, plan.budget) == (15, 25, 30)
+
+
+def test_a_turn_that_fits_exactly_is_kept() -> None:
+    # available 20; latest [2:4] 10 -> 10 left; t0 [0:2] costs 10 <= 10: kept, 0 left
+    messages = build("U5 A5 U5 A5")
+    plan = plan_prune(messages, config(20))
+    assert plan.kept == ranges((0, 2), (2, 4))
+    assert plan.dropped == []
+    assert plan.kept_tokens == 20
+
+
+def test_pinned_old_turn_survives_and_kept_turns_are_not_contiguous() -> None:
+    # t0 [0:2] 3+3=6 with a pinned assistant, t1 [2:4] 4+4=8, t2 [4:6] 4+5=9, t3 [6:8] 3+4=7 latest
+    # available = 25; latest 7 -> 18; pinned t0 6 -> 12; walk: t2 9 -> 3; t1 8 > 3: stop
+    messages = build("U3 A3* U4 A4 U4 A5 U3 A4")
+    plan = plan_prune(messages, config(25))
+    assert plan.kept == ranges((0, 2), (4, 6), (6, 8))
+    assert plan.dropped == ranges((2, 4))
+    assert plan.kept_tokens == 22
+
+
+def test_pinned_turns_are_kept_even_past_the_gap() -> None:
+    # t0 [0:1] 5 pinned, t1 [1:2] 9, t2 [2:3] 5 pinned, t3 [3:4] 2, t4 [4:5] 4 latest
+    # available 20: latest 4 -> 16; pinned t0 5 -> 11; pinned t2 5 -> 6;
+    # walk: t3 2 -> 4; t2 pinned (skipped); t1 9 > 4: stop; t0 already kept
+    messages = build("U5* U9 U5* U2 U4")
+    plan = plan_prune(messages, config(20))
+    assert plan.kept == ranges((0, 1), (2, 3), (3, 4), (4, 5))
+    assert plan.dropped == ranges((1, 2))
+    assert plan.kept_tokens == 16
+
+
+def test_walk_stop_drops_every_older_unpinned_turn() -> None:
+    # t0..t3 cost 1 each, t4 costs 30, t5 latest costs 5; available 20
+    # latest 5 -> 15; t4 30 > 15: stop at once; t0..t3 dropped although each would fit
+    messages = build("U1 U1 U1 U1 U30 U5")
+    plan = plan_prune(messages, config(20))
+    assert plan.kept == ranges((5, 6))
+    assert plan.dropped == ranges((0, 1), (1, 2), (2, 3), (3, 4), (4, 5))
+
+
+def test_reserved_tokens_are_the_fixed_overhead() -> None:
+    # available = 30 - 10 = 20; reserved 8 -> budget 12; latest [2:3] 6 -> 6 left; t0 [0:2] 7 > 6
+    messages = build("U4 A3 U6")
+    plan = plan_prune(messages, config(30, 10, reserved=8))
+    assert plan.budget == 12
+    assert plan.kept == ranges((2, 3))
+    assert plan.dropped == ranges((0, 2))
+
+
+# --- the three refusals ------------------------------------------------------------------
+
+
+def test_refusal_when_the_overhead_leaves_no_room() -> None:
+    # available = 30 - 20 = 10; reserved 10 >= 10: refused
+    with pytest.raises(ContextOverflowError) as caught:
+        plan_prune(build("U1"), config(30, 20, reserved=10))
+    error = caught.value
+    assert isinstance(error, ValueError)
+    assert (error.reason, error.tokens, error.budget) == ("overhead", 10, 10)
+    assert str(error).startswith(
+        "System prompt and tools (10 tokens) exceed available context budget (10 tokens)"
+    )
+
+
+def test_refusal_when_nothing_is_available_even_without_overhead() -> None:
+    # available = max(0, 100 - 200) = 0; overhead 0 >= 0: refused
+    with pytest.raises(ContextOverflowError) as caught:
+        plan_prune(build("U1"), config(100, 200))
+    assert (caught.value.reason, caught.value.tokens, caught.value.budget) == ("overhead", 0, 0)
+
+
+def test_refusal_when_the_latest_turn_does_not_fit() -> None:
+    # available 20, reserved 5 -> budget 15; latest [1:3] 8+8 = 16 > 15
+    with pytest.raises(ContextOverflowError) as caught:
+        plan_prune(build("U1 U8 A8"), config(20, reserved=5))
+    error = caught.value
+    assert (error.reason, error.tokens, error.budget, error.turn) == ("latest", 16, 15, range(1, 3))
+    assert str(error).startswith("Latest message (16 tokens) exceeds context budget (15 tokens)")
+
+
+def test_refusal_when_the_pinned_turns_do_not_fit() -> None:
+    # available 20; latest [2:3] 8 -> 12 left; pinned t0 7 -> 5 left; pinned t1 6 > 5: refused
+    # pinned tokens so far 7 + 6 = 13 against the 12 left after the latest turn
+    with pytest.raises(ContextOverflowError) as caught:
+        plan_prune(build("U7* U6* U8"), config(20))
+    error = caught.value
+    assert (error.reason, error.tokens, error.budget, error.turn) == ("pinned", 13, 12, range(1, 2))
+    assert str(error).startswith(
+        "Pinned messages (13 tokens) exceed the available context budget (12 tokens)"
+    )
+
+
+def test_a_pinned_latest_turn_is_only_counted_once() -> None:
+    # available 10; latest [1:2] pinned 9 -> 1 left; t0 2 > 1: dropped (not a refusal)
+    plan = plan_prune(build("U2 U9*"), config(10))
+    assert plan.kept == ranges((1, 2))
+    assert plan.dropped == ranges((0, 1))
+
+
+# --- better than orion-core ----------------------------------------------------------------
+
+
+def test_preamble_is_kept_and_counted() -> None:
+    # preamble [0:1] system 4; available 20 -> 16 left; latest [3:5] 5+3=8 -> 8 left; t0 [1:3] 6+3=9 > 8
+    messages = build("S4 U6 A3 U5 A3")
+    plan = plan_prune(messages, config(20))
+    assert plan.preamble == range(0, 1)
+    assert plan.preamble_tokens == 4
+    assert plan.kept == ranges((3, 5))
+    assert plan.dropped == ranges((1, 3))
+    assert plan.kept_tokens == 12  # 4 + 8
+    assert plan.kept_count == 3
+    assert [m.id for m in plan.kept_messages(messages)] == ["msg-1", "msg-4", "msg-5"]
+
+
+def test_a_preamble_that_leaves_no_room_is_refused_like_overhead() -> None:
+    # reserved 5 + preamble 15 = 20 >= available 20
+    with pytest.raises(ContextOverflowError) as caught:
+        plan_prune(build("S10 A5 U1"), config(20, reserved=5))
+    error = caught.value
+    assert (error.reason, error.tokens, error.budget) == ("overhead", 20, 20)
+    assert "preamble, messages [0:2], 15" in str(error)
+
+
+def test_no_user_message_keeps_the_preamble() -> None:
+    plan = plan_prune(build("S3 A2"), config(10))
+    assert plan == PrunePlan(range(0, 2), [], [], 5, 5, 0, 10)
+
+
+def test_empty_conversation() -> None:
+    assert plan_prune([], config(10)) == PrunePlan(range(0), [], [], 0, 0, 0, 10)
+
+
+def test_a_turn_with_a_pending_result_is_kept_like_a_pinned_one() -> None:
+    # t0 [0:3] 2+2+2=6 holds a pending result; t1 [3:4] 9; t2 [4:5] 3 latest
+    # available 12: latest 3 -> 9; pending t0 6 -> 3; walk: t1 9 > 3: stop
+    messages = build("U2 C2:k W2:k U9 U3")
+    plan = plan_prune(messages, config(12))
+    assert plan.kept == ranges((0, 3), (4, 5))
+    assert plan.dropped == ranges((3, 4))
+
+
+def test_a_result_in_a_later_turn_than_its_call_ties_the_turns() -> None:
+    # t0 [0:2] 3+3 calls k; t1 [2:4] 3+3 answers k; t2 [4:5] 3 latest; t3? no: t2 is latest
+    # available 12: latest 3 -> 9; units: {t0,t1} cost 12 > 9: stop, both dropped together
+    messages = build("U3 C3:k U3 R3:k U3")
+    plan = plan_prune(messages, config(12))
+    assert plan.kept == ranges((4, 5))
+    assert plan.dropped == ranges((0, 2), (2, 4))
+    # with 15 available: latest 3 -> 12; {t0,t1} 12 <= 12: both kept
+    plan = plan_prune(messages, config(15))
+    assert plan.kept == ranges((0, 2), (2, 4), (4, 5))
+
+
+def test_a_latest_turn_answering_an_older_call_needs_that_turn_too() -> None:
+    # t0 [0:2] 2+2 calls k; t1 [2:4] 2+2 answers k (latest); the latest unit is t0+t1 = 8
+    messages = build("U2 C2:k U2 R2:k")
+    assert plan_prune(messages, config(8)).kept == ranges((0, 2), (2, 4))
+    with pytest.raises(ContextOverflowError) as caught:
+        plan_prune(messages, config(7))
+    assert (caught.value.reason, caught.value.tokens, caught.value.turn) == ("latest", 8, range(0, 4))
+
+
+def test_a_turn_answering_a_call_in_the_preamble_is_kept() -> None:
+    # preamble [0:1] calls k (2); t0 [1:3] 2+2 answers k; t1 [3:4] 9; t2 [4:5] 2 latest
+    # available 20 -> 18 after the preamble; latest 2 -> 16; t0 protected 4 -> 12; t1 9 -> 3
+    # with 15 available: 13 -> 11 -> 7 -> t1 9 > 7 dropped, t0 still kept
+    messages = build("C2:k U2 R2:k U9 U2")
+    plan = plan_prune(messages, config(15))
+    assert plan.kept == ranges((1, 3), (4, 5))
+    assert plan.dropped == ranges((3, 4))
+
+
+# --- counting ---------------------------------------------------------------------------
+
+
+def test_estimate_is_chars_over_four_at_least_one() -> None:
+    assert estimate_tokens("abcdefgh") == 2  # 8 // 4
+    assert estimate_tokens("abcdefghijk") == 2  # 11 // 4
+    assert estimate_tokens("abc") == 1  # max(1, 0)
+    assert estimate_tokens("") == 1
+    assert estimate_tokens(Message.user("m", "x" * 40)) == 10
+
+
+def test_estimate_counts_tool_call_names_and_arguments() -> None:
+    # "abcd" 4 + "add" 3 + '{"a":2,"b":3}' 13 = 20 chars -> 5; a tokenless estimate would say 1
+    message = Message.assistant("m", "abcd", [ToolCall(id="c", name="add", arguments={"a": 2, "b": 3})])
+    assert estimate_tokens(message) == 5
+    # arguments of any JSON type: "" 0 + "f" 1 + '"some text"' 11 + "g" 1 + "[1,2,3]" 7 = 20 -> 5
+    message = Message.assistant(
+        "m",
+        "",
+        [
+            ToolCall(id="c1", name="f", arguments="some text"),
+            ToolCall(id="c2", name="g", arguments=[1, 2, 3]),
+        ],
+    )
+    assert estimate_tokens(message) == 5
+
+
+def test_default_count_uses_token_count_where_filled_in() -> None:
+    # 400 chars would estimate 100; the host's counts win: latest 3, t0 3; available 10 keeps both
+    messages = [
+        Message.user("a", "x" * 400, timestamp=T0).with_token_count(3),
+        Message.user("b", "y" * 400, timestamp=T0).with_token_count(3),
+    ]
+    assert plan_prune(messages, config(10)).kept_tokens == 6
+    # without them: 100 each; available 150: latest 100 -> 50; t0 100 > 50
+    unset = [message.with_token_count(None) for message in messages]
+    plan = plan_prune(unset, config(150))
+    assert (plan.kept_tokens, plan.dropped) == (100, ranges((0, 1)))
+
+
+def test_tokenizer_counter_counts_content_names_and_arguments() -> None:
+    def words(text: str) -> int:
+        return len(text.split())
+
+    counter = tokenizer_counter(words)
+    # "a b c" 3 + "lookup" 1 + '{"q":"x y"}' 2 words = 6
+    message = Message.assistant("m", "a b c", [ToolCall(id="c", name="lookup", arguments={"q": "x y"})])
+    assert counter(message) == 6
+    assert counter(message.with_token_count(42)) == 42
+    assert tokenizer_counter(words, use_token_count=False)(message.with_token_count(42)) == 6
+
+
+def test_each_message_is_counted_once_across_plans() -> None:
+    calls: list[str] = []
+
+    def count(message: Message) -> int:
+        calls.append(message.id)
+        return 1
+
+    messages = build("U1 A1 U1 A1")
+    plan_prune(messages, config(100), count=count)
+    plan_prune(messages, config(50), count=count)
+    assert sorted(calls) == ["msg-1", "msg-2", "msg-3", "msg-4"]
+    messages.append(Message.user("msg-5", "more", timestamp=T0))
+    plan_prune(messages, config(100), count=count)
+    assert sorted(calls) == ["msg-1", "msg-2", "msg-3", "msg-4", "msg-5"]
+
+
+def test_a_conversation_counts_only_appended_messages() -> None:
+    counter_calls: list[str] = []
+
+    def count(message: Message) -> int:
+        counter_calls.append(message.id)
+        return 2
+
+    counter = TokenCounter(count)
+    conversation = Conversation(build("U1 A1 U1 A1"))
+    first = conversation.plan_prune(config(100), count=counter)
+    conversation.append(Message.user("msg-5", "more", timestamp=T0))
+    second = conversation.plan_prune(config(100), count=counter)
+    assert sorted(counter_calls) == ["msg-1", "msg-2", "msg-3", "msg-4", "msg-5"]
+    assert (first.kept_tokens, second.kept_tokens) == (8, 10)
+
+
+def test_count_cache_forgets_messages_that_are_gone() -> None:
+    counter = TokenCounter(lambda message: 1)
+    messages = build("U1 A1 U1")
+    counter.counts(messages)
+    assert len(counter) == 3
+    del messages
+    gc.collect()
+    assert len(counter) == 0
+
+
+def test_a_counter_returning_a_bad_value_says_where() -> None:
+    with pytest.raises(ValueError, match=r"returned -1 for message \[1\] \(id 'msg-2'\)"):
+        plan_prune(build("U1 A1"), config(100), count=lambda message: -1 if message.id == "msg-2" else 1)
+
+
+def test_config_is_validated() -> None:
+    with pytest.raises(ValueError, match="max_response_tokens must be a non-negative int"):
+        ContextConfig(max_response_tokens=-1)
+    assert ContextConfig(strategy="summarize").strategy is PruneStrategy.SUMMARIZE  # type: ignore[arg-type]
+
+
+# --- the conversation ----------------------------------------------------------------------
+
+
+def test_conversation_plan_follows_changes() -> None:
+    # t0 [0:2] 5+5, t1 [2:4] 5+5, latest [4:5] 5; available 15: latest 5 -> 10; t1 10 -> 0; t0 dropped
+    conversation = Conversation(build("U5 A5 U5 A5 U5"))
+    assert conversation.plan_prune(config(15)).dropped == ranges((0, 2))
+    # pinning msg-1 protects t0: latest 5 -> 10; t0 10 -> 0; t1 10 > 0: dropped
+    assert conversation.set_pinned("msg-1", True)
+    assert conversation.plan_prune(config(15)).dropped == ranges((2, 4))
+    # an appended assistant message joins the latest turn: [4:6] 5+1 = 6 -> 9; t0 pinned 10 > 9
+    conversation.append(Message.assistant("msg-6", "ok", timestamp=T0).with_token_count(1))
+    with pytest.raises(ContextOverflowError):
+        conversation.plan_prune(config(15))
+    assert conversation.plan_prune(config(16)).kept == ranges((0, 2), (4, 6))
+
+
+def test_conversation_plan_sees_a_resolved_result() -> None:
+    # t0 [0:3] pending; t1 [3:4] 5 latest; available 8: latest 5 -> 3; pending t0 3 -> 0
+    conversation = Conversation(build("U1 C1:k W1:k U5"))
+    assert conversation.plan_prune(config(8)).kept == ranges((0, 3), (3, 4))
+    conversation.resolve("k", "done")  # resolved: no longer protected; 3 <= 3 still fits
+    assert conversation.plan_prune(config(8)).dropped == []
+    assert conversation.plan_prune(config(7)).dropped == ranges((0, 3))
+
+
+# --- Summarize --------------------------------------------------------------------------------
+
+
+def summarizing(
+    text: str, seen: list[tuple[list[str], str | None]]
+) -> Callable[[list[Message], str | None], str]:
+    """A summarizer returning ``text`` that records the ids it folds and the prior summary it gets."""
+
+    def summarize(messages: list[Message], prior: str | None) -> str:
+        seen.append(([message.id for message in messages], prior))
+        return text
+
+    return summarize
+
+
+SUMMARIZE = ContextConfig(max_context_tokens=40, max_response_tokens=0, strategy=PruneStrategy.SUMMARIZE)
+
+
+def test_summarize_folds_dropped_turns_into_one_pinned_user_message() -> None:
+    # preamble 2; t0 [1:3] 10+10; t1 [3:5] 10+10; latest [5:6] 5; available 40 -> 38 -> 33 -> t1 20 -> 13
+    # -> t0 20 > 13: dropped and folded; summary (estimate: prefix 34 chars + "short" 5 = 39 -> 9) fits
+    messages = build("S2 U10 A10 U10 A10 U5")
+    seen: list[tuple[list[str], str | None]] = []
+    result = prune(messages, SUMMARIZE, summarize=summarizing("short", seen))
+    assert seen == [(["msg-2", "msg-3"], None)]
+    summary = result.summary
+    assert summary is not None
+    assert result.summary_error is None
+    assert summary.role is Role.USER
+    assert summary.pinned
+    assert summary.content == "[Summary of earlier conversation]\nshort"
+    assert summary.id == "msg-7"
+    assert [m.id for m in result.messages] == ["msg-1", "msg-7", "msg-4", "msg-5", "msg-6"]
+    assert [m.id for m in result.dropped] == ["msg-2", "msg-3"]
+    assert result.tokens == 2 + 9 + 20 + 5
+
+
+def test_exactly_one_summary_accumulates() -> None:
+    prior = Message.user("msg-1", SUMMARY_PREFIX + "before", timestamp=T0).pin().with_token_count(3)
+    # [0:1] prior summary 3 (pinned turn); t1 [1:3] 10+10; t2 [3:5] 5+5; latest [5:6] 5
+    # available 40: latest 5 -> 35; pinned summary 3 -> 32; t2 10 -> 22; t1 20 -> 2: everything fits
+    rest = build("U10 A10 U5 A5 U5")
+    messages = [prior] + [m.model_copy(update={"id": f"msg-{i + 2}"}) for i, m in enumerate(rest)]
+    assert prune(messages, SUMMARIZE, summarize=summarizing("x", [])).summary is None  # nothing dropped
+    # available 30: latest 5 -> 25; summary 3 -> 22; t2 10 -> 12; t1 20 > 12: dropped
+    seen: list[tuple[list[str], str | None]] = []
+    cfg = ContextConfig(max_context_tokens=30, max_response_tokens=0, strategy=PruneStrategy.SUMMARIZE)
+    result = prune(messages, cfg, summarize=summarizing("after", seen))
+    assert seen == [(["msg-2", "msg-3"], "before")]
+    assert [is_summary(m) for m in result.messages] == [True, False, False, False]
+    assert result.messages[0].content == SUMMARY_PREFIX + "after"
+    assert result.messages[0].id == "msg-7"
+    assert [m.id for m in result.dropped] == ["msg-1", "msg-2", "msg-3"]
+
+
+@pytest.mark.parametrize(
+    ("summarize", "error_type"),
+    [
+        (lambda messages, prior: 1 / 0, ZeroDivisionError),
+        (lambda messages, prior: "   ", ValueError),
+        (lambda messages, prior: "x" * 400, ValueError),  # 434 chars -> 108 tokens: no room
+    ],
+    ids=["raises", "empty", "too-big"],
+)
+def test_a_failed_summary_leaves_the_sliding_window(
+    summarize: Callable[[list[Message], str | None], str], error_type: type[Exception]
+) -> None:
+    messages = build("S2 U10 A10 U10 A10 U5")
+    conversation = Conversation(messages)
+    result = conversation.prune(SUMMARIZE, summarize=summarize)
+    assert result.summary is None
+    assert isinstance(result.summary_error, error_type)
+    assert [m.id for m in result.messages] == ["msg-1", "msg-4", "msg-5", "msg-6"]
+    assert list(conversation) == messages
+    assert conversation.next_id() == "msg-7"  # no id was spent
+
+
+def test_conversation_prune_replaces_folded_messages_with_the_summary() -> None:
+    conversation = Conversation(build("S2 U10 A10 U10 A10 U5"))
+    result = conversation.prune(SUMMARIZE, summarize=lambda messages, prior: "gist")
+    assert result.summary is not None
+    assert list(conversation) == result.messages
+    assert conversation.next_id() == "msg-8"
+
+
+def test_sliding_window_ignores_summarize_and_summarize_needs_it() -> None:
+    messages = build("U10 A10 U10 A10 U5")
+    result = prune(messages, config(30), summarize=lambda messages, prior: "never")
+    assert result.summary is None
+    assert result.summary_error is None
+    assert [m.id for m in result.messages] == ["msg-3", "msg-4", "msg-5"]
+    with pytest.raises(ValueError, match="needs a summarize"):
+        prune(messages, SUMMARIZE)
+
+
+def test_the_new_summary_takes_the_place_of_the_prior_one() -> None:
+    # [0:2] prior summary 3 + assistant 2 = 5 (pinned turn); t1 [2:4] 10+10; t2 [4:6] 5+5; latest [6:7] 5
+    # available 30: latest 5 -> 25; pinned turn 5 -> 20; t2 10 -> 10; t1 20 > 10: dropped and folded
+    prior = Message.user("msg-1", SUMMARY_PREFIX + "before", timestamp=T0).pin().with_token_count(3)
+    rest = build("A2 U10 A10 U5 A5 U5")
+    messages = [prior] + [m.model_copy(update={"id": f"msg-{i + 2}"}) for i, m in enumerate(rest)]
+    cfg = ContextConfig(max_context_tokens=30, max_response_tokens=0, strategy=PruneStrategy.SUMMARIZE)
+    result = prune(messages, cfg, summarize=lambda messages, prior: "after")
+    # the new summary sits where the prior one was, so the assistant message stays in its turn
+    assert [m.id for m in result.messages] == ["msg-8", "msg-2", "msg-5", "msg-6", "msg-7"]
+    assert [m.id for m in result.dropped] == ["msg-1", "msg-3", "msg-4"]
+
+
+def test_the_cache_for_a_plain_callable_goes_with_it() -> None:
+    from orion_messages import pruning
+
+    def count(message: Message) -> int:
+        return 1
+
+    plan_prune(build("U1 A1"), config(10), count=count)
+    assert count in pruning._COUNTERS
+    before = len(pruning._COUNTERS)
+    del count
+    gc.collect()
+    assert len(pruning._COUNTERS) == before - 1
+
+
+def test_a_repeated_call_id_ties_every_call_to_its_results() -> None:
+    # t0 [0:3] 1+1+1 calls k and has its result; t1 [3:5] 1+1 calls k again; latest [5:6] 5
+    # the result answers both calls, so t0 and t1 are one unit of 5
+    # available 9: latest 5 -> 4; {t0,t1} 5 > 4: both dropped (t1 alone, 2, would have fit)
+    messages = build("U1 C1:k R1:k U1 C1:k U5")
+    plan = plan_prune(messages, config(9))
+    assert plan.kept == ranges((5, 6))
+    assert plan.dropped == ranges((0, 3), (3, 5))
+    # available 10: latest 5 -> 5; {t0,t1} 5 <= 5: both kept
+    assert plan_prune(messages, config(10)).dropped == []
+
+
+def test_arguments_past_64_bits_are_counted() -> None:
+    # '{"n":' 5 + 31 digits + '}' 1 = 37 chars (orjson refuses the int, json writes it) + "f" 1 = 38 -> 9
+    message = Message.assistant("m", "", [ToolCall(id="c", name="f", arguments={"n": 10**30})])
+    assert estimate_tokens(message) == 9
+    # built without validation, an int past str()'s digit limit: 5 + 5001 + 1 + 1 = 5008 chars -> 1252
+    unchecked = ToolCall.model_construct(id="c", name="f", arguments={"n": 10**5000})
+    assert estimate_tokens(Message.assistant("m", "", [unchecked])) == 1252
+
+
+def test_a_repeated_call_id_appended_later_is_tied_too() -> None:
+    # as above, but t1 arrives after a first plan: the conversation must tie it as a fresh plan does
+    messages = build("U1 C1:k R1:k U1 C1:k U5")
+    conversation = Conversation(messages[:3])
+    assert conversation.plan_prune(config(9)).kept == ranges((0, 3))
+    conversation.extend(messages[3:])
+    plan = conversation.plan_prune(config(9))
+    assert plan.kept == ranges((5, 6))
+    assert plan.dropped == ranges((0, 3), (3, 5))

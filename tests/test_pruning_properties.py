@@ -1,0 +1,347 @@
+"""Properties of turn-aware pruning, checked with hypothesis against generated conversations.
+
+Two kinds of conversation are generated: agent-like ones (a user message first, every result
+right after its call, as orion-core's agent writes them) and wild ones (a preamble, results in
+other turns than their calls or before them, results with no call, repeated call ids). For agent-like
+conversations without pending results the plan must be exactly the one a straightforward
+transcription of the reference page's algorithm gives (``orion_core_plan`` below).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from dataclasses import dataclass
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from orion_messages import Conversation, Message, Role, ToolCall
+from orion_messages.pruning import (
+    ContextConfig,
+    ContextOverflowError,
+    PrunePlan,
+    PruneStrategy,
+    is_summary,
+    plan_prune,
+)
+
+T0 = 1781512345678
+
+
+@st.composite
+def conversations(draw: st.DrawFn, *, wild: bool, pending: bool = True) -> list[Message]:
+    """A conversation of up to about 40 messages; see the module docstring for the two kinds."""
+    calls = 0
+    body: list[Message] = []
+
+    def one_in(n: int) -> bool:  # hypothesis favours small draws: make the rare event the largest
+        return draw(st.integers(0, n - 1)) == n - 1
+
+    def finish(message: Message) -> Message:
+        if one_in(8):
+            message = message.pin()
+        if draw(st.booleans()):
+            message = message.with_token_count(draw(st.integers(0, 15)))
+        return message
+
+    def text() -> str:
+        return draw(st.text(alphabet="abc xyz", max_size=30))
+
+    def assistant_calling() -> tuple[Message, list[Message]]:
+        nonlocal calls
+        tool_calls = []
+        results = []
+        for _ in range(draw(st.integers(1, 2))):
+            calls += 1
+            call_id = f"c{calls}"
+            if wild and calls > 1 and one_in(8):  # a repeated call id
+                call_id = f"c{draw(st.integers(1, calls - 1))}"
+            arguments = {"q": text()} if draw(st.booleans()) else [calls]
+            tool_calls.append(
+                ToolCall(id=call_id, name=draw(st.sampled_from(["f", "lookup"])), arguments=arguments)
+            )
+            if not wild or not one_in(6):  # wild: some calls never get a result
+                waiting = pending and one_in(5)
+                results.append(
+                    finish(Message.tool_result("", call_id, "f", text(), pending=waiting, timestamp=T0))
+                )
+        return finish(Message.assistant("", text(), tool_calls, timestamp=T0)), results
+
+    if wild:
+        for _ in range(draw(st.integers(0, 2))):
+            if draw(st.booleans()):
+                body.append(finish(Message.system("", text(), timestamp=T0)))
+            else:
+                call, results = assistant_calling()
+                body.extend([call, *results])
+    stray: list[Message] = []
+    for _ in range(draw(st.integers(1, 8))):
+        body.append(finish(Message.user("", text(), timestamp=T0)))
+        for _ in range(draw(st.integers(0, 3))):
+            if draw(st.booleans()):
+                body.append(finish(Message.assistant("", text(), timestamp=T0)))
+                continue
+            call, results = assistant_calling()
+            body.append(call)
+            if wild and results and draw(st.booleans()):
+                stray.extend(results)  # placed anywhere below, often in another turn
+            else:
+                body.extend(results)
+    for message in stray:
+        body.insert(draw(st.integers(0, len(body))), message)
+    if wild and one_in(6):  # a result whose call is nowhere
+        body.insert(
+            draw(st.integers(0, len(body))), Message.tool_result("", "nowhere", "f", "?", timestamp=T0)
+        )
+    return [
+        message.model_copy(update={"id": f"msg-{number}"}) for number, message in enumerate(body, start=1)
+    ]
+
+
+@st.composite
+def cases(draw: st.DrawFn, *, wild: bool, pending: bool = True) -> tuple[list[Message], ContextConfig]:
+    """A conversation and a context window from none at all to a little more than it needs."""
+    messages = draw(conversations(wild=wild, pending=pending))
+    turns = naive_turns(messages)
+    preamble_cost = sum(map(cost, messages[: turns[0][0] if turns else len(messages)]))
+    rest = sum(map(cost, messages)) - preamble_cost
+    reserved = draw(st.integers(0, 10))
+    response = draw(st.integers(0, 50))
+    if draw(st.integers(0, 9)) == 9:  # no room at all, or just enough for the overhead
+        available = draw(st.integers(0, reserved + preamble_cost + 1))
+    else:  # from room for one token to a little more than everything needs
+        available = (
+            reserved
+            + preamble_cost
+            + 1
+            + rest * draw(st.sampled_from([50, 70, 85, 95, 30, 100, 10, 0, 110])) // 100
+        )
+    config = ContextConfig(
+        max_context_tokens=available + response, max_response_tokens=response, reserved_tokens=reserved
+    )
+    return messages, config
+
+
+def cost(message: Message) -> int:
+    """The default count, written out from the README: token_count, else max(1, chars // 4)."""
+    if message.token_count is not None:
+        return message.token_count
+    chars = len(message.content)
+    for call in message.tool_calls:
+        chars += len(call.name) + len(json.dumps(call.arguments, separators=(",", ":")))
+    return max(1, chars // 4)
+
+
+def naive_turns(messages: list[Message]) -> list[list[int]]:
+    """Turns as the reference page defines them, without the library's ``split_turns``."""
+    turns: list[list[int]] = []
+    for index, message in enumerate(messages):
+        if message.role is Role.USER:
+            turns.append([index])
+        elif turns:
+            turns[-1].append(index)
+    return turns
+
+
+@dataclass
+class Refusal:
+    """A refusal as the reference algorithm states it: which, what needed room, the room it had."""
+
+    reason: str
+    tokens: int
+    budget: int
+
+
+def orion_core_plan(
+    messages: list[Message], config: ContextConfig
+) -> tuple[list[range], list[range]] | Refusal:
+    """The reference page's ``plan_prune``, step by step, for a conversation starting with a user message."""
+    available = max(0, config.max_context_tokens - config.max_response_tokens)
+    if config.reserved_tokens >= available:
+        return Refusal("overhead", config.reserved_tokens, available)
+    budget = available - config.reserved_tokens
+    turns = naive_turns(messages)
+    costs = [sum(cost(messages[i]) for i in turn) for turn in turns]
+    latest = len(turns) - 1
+    if costs[latest] > budget:
+        return Refusal("latest", costs[latest], budget)
+    budget -= costs[latest]
+    keep = {latest}
+    room_for_pinned = budget
+    pinned_so_far = 0
+    for number in range(latest):
+        if any(messages[i].pinned for i in turns[number]):
+            pinned_so_far += costs[number]
+            if costs[number] > budget:
+                return Refusal("pinned", pinned_so_far, room_for_pinned)
+            budget -= costs[number]
+            keep.add(number)
+    for number in range(latest - 1, -1, -1):
+        if number in keep:
+            continue
+        if costs[number] > budget:
+            break
+        budget -= costs[number]
+        keep.add(number)
+    as_ranges = [range(turn[0], turn[-1] + 1) for turn in turns]
+    return (
+        [r for n, r in enumerate(as_ranges) if n in keep],
+        [r for n, r in enumerate(as_ranges) if n not in keep],
+    )
+
+
+def plan_or_refusal(messages: list[Message], config: ContextConfig) -> PrunePlan | Refusal:
+    """The library's plan, or its refusal in the reference's terms."""
+    try:
+        return plan_prune(messages, config)
+    except ContextOverflowError as error:
+        return Refusal(error.reason, error.tokens, error.budget)
+
+
+@given(cases(wild=False, pending=False))
+def test_agent_conversations_plan_exactly_as_orion_core(case: tuple[list[Message], ContextConfig]) -> None:
+    messages, config = case
+    expected = orion_core_plan(messages, config)
+    got = plan_or_refusal(messages, config)
+    if isinstance(expected, Refusal):
+        assert got == expected
+    else:
+        assert isinstance(got, PrunePlan)
+        assert (got.kept, got.dropped) == expected
+        assert got.preamble == range(0)
+
+
+@given(cases(wild=True))
+def test_plan_properties(case: tuple[list[Message], ContextConfig]) -> None:
+    messages, config = case
+    available = max(0, config.max_context_tokens - config.max_response_tokens)
+    turns = naive_turns(messages)
+    preamble = range(turns[0][0]) if turns else range(len(messages))
+    preamble_cost = sum(cost(messages[i]) for i in preamble)
+    outcome = plan_or_error(messages, config)
+    if isinstance(outcome, ContextOverflowError):
+        check_refusal(outcome, messages, config, preamble_cost)
+        return
+    plan = outcome
+
+    # every index lies in exactly one of preamble, kept and dropped
+    assert plan.preamble == preamble
+    indexes = [*plan.preamble, *(i for r in plan.kept for i in r), *(i for r in plan.dropped for i in r)]
+    assert sorted(indexes) == list(range(len(messages)))
+    # each turn range starts at a user message and holds no other; they are the reference's turns
+    assert sorted([*plan.kept, *plan.dropped], key=lambda r: r.start) == [
+        range(t[0], t[-1] + 1) for t in turns
+    ]
+    assert plan.kept == sorted(plan.kept, key=lambda r: r.start)
+    assert plan.dropped == sorted(plan.dropped, key=lambda r: r.start)
+    for turn in [*plan.kept, *plan.dropped]:
+        assert [messages[i].role is Role.USER for i in turn] == [True] + [False] * (len(turn) - 1)
+    # the latest turn is kept
+    if turns:
+        assert plan.kept[-1] == range(turns[-1][0], len(messages))
+    # no dropped turn holds a pinned message or a pending result
+    dropped = [messages[i] for r in plan.dropped for i in r]
+    assert not any(m.pinned or m.is_pending for m in dropped)
+    # the kept cost fits the budget
+    kept_indexes = [*plan.preamble, *(i for r in plan.kept for i in r)]
+    assert plan.kept_tokens == sum(cost(messages[i]) for i in kept_indexes)
+    assert plan.dropped_tokens == sum(map(cost, dropped))
+    assert plan.budget == available - config.reserved_tokens
+    assert plan.kept_tokens <= plan.budget
+    # no orphaned call or result among the kept messages
+    kept = [messages[i] for i in kept_indexes]
+    assert orphans(kept, messages) == []
+    # planning the kept messages again drops nothing
+    again = plan_prune(kept, config)
+    assert again.dropped == []
+    assert again.kept_tokens == plan.kept_tokens
+
+
+def plan_or_error(messages: list[Message], config: ContextConfig) -> PrunePlan | ContextOverflowError:
+    """The library's plan, or the error it raised."""
+    try:
+        return plan_prune(messages, config)
+    except ContextOverflowError as error:
+        return error
+
+
+def check_refusal(
+    error: ContextOverflowError, messages: list[Message], config: ContextConfig, preamble_cost: int
+) -> None:
+    """A refusal is justified by the numbers, computed here independently where possible."""
+    available = max(0, config.max_context_tokens - config.max_response_tokens)
+    if error.reason == "overhead":
+        assert error.tokens == config.reserved_tokens + preamble_cost >= available
+        return
+    assert error.turn is not None
+    assert error.tokens > error.budget
+    if error.reason == "latest":
+        assert error.turn.stop == len(messages)
+        assert error.tokens == sum(cost(messages[i]) for i in error.turn)
+        assert error.budget == available - config.reserved_tokens - preamble_cost
+    else:
+        assert error.reason == "pinned"
+        assert error.budget <= available - config.reserved_tokens - preamble_cost
+        assert any(
+            messages[i].pinned or messages[i].is_pending or messages[i].tool_result or messages[i].tool_calls
+            for i in error.turn
+        )
+
+
+def orphans(kept: list[Message], everything: list[Message]) -> list[str]:
+    """Calls kept without one of their results, and results kept without their call."""
+    all_calls = {call.id for m in everything for call in m.tool_calls}
+    kept_calls = {call.id for m in kept for call in m.tool_calls}
+    all_results = {m.tool_result.tool_call_id for m in everything if m.tool_result is not None}
+    kept_results = {m.tool_result.tool_call_id for m in kept if m.tool_result is not None}
+    problems = [f"result of {c} without its call" for c in kept_results & all_calls - kept_calls]
+    problems += [f"call {c} without its result" for c in kept_calls & all_results - kept_results]
+    return problems
+
+
+@given(cases(wild=True), st.data())
+def test_conversation_replans_after_appends_as_from_scratch(
+    case: tuple[list[Message], ContextConfig], data: st.DataObject
+) -> None:
+    messages, config = case
+    split = data.draw(st.integers(0, len(messages)))
+    conversation = Conversation(messages[:split])
+    with contextlib.suppress(ContextOverflowError):
+        conversation.plan_prune(config)
+    for message in messages[split:]:
+        conversation.append(message)
+        if data.draw(st.booleans()):
+            with contextlib.suppress(ContextOverflowError):
+                conversation.plan_prune(config)
+    fresh = plan_or_refusal(messages, config)
+    try:
+        incremental: PrunePlan | Refusal = conversation.plan_prune(config)
+    except ContextOverflowError as error:
+        incremental = Refusal(error.reason, error.tokens, error.budget)
+    assert incremental == fresh
+
+
+@given(cases(wild=True))
+def test_one_summary_accumulates_and_fits(case: tuple[list[Message], ContextConfig]) -> None:
+    messages, config = case
+    config = ContextConfig(
+        max_context_tokens=config.max_context_tokens,
+        max_response_tokens=config.max_response_tokens,
+        reserved_tokens=config.reserved_tokens,
+        strategy=PruneStrategy.SUMMARIZE,
+    )
+    conversation = Conversation(messages)
+    for _ in range(3):
+        before = list(conversation)
+        try:
+            result = conversation.prune(config, summarize=lambda folded, prior: f"{len(folded)} more")
+        except ContextOverflowError:
+            return
+        assert sum(map(is_summary, result.messages)) <= 1
+        assert result.tokens <= result.plan.budget
+        assert result.tokens == sum(map(cost, result.messages))
+        assert orphans(result.messages, before) == []
+        if result.summary is not None:
+            assert sum(map(is_summary, result.messages)) == 1
+            assert plan_prune(result.messages, config).dropped == []

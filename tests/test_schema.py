@@ -1,0 +1,406 @@
+"""The JSON Schema export: checked-in files match the code, say what the reference page says,
+and agree with the library on every fixture."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from orion_messages import FormatError, loads_message
+from orion_messages.events import parse_event
+from orion_messages.schema import (
+    SCHEMA_FILES,
+    agent_event_schema,
+    conversation_schema,
+    main,
+    message_schema,
+    tool_call_schema,
+    tool_result_schema,
+    write_schemas,
+)
+
+from ._schema_agreement import (
+    CANNOT_EXPRESS,
+    SCHEMAS,
+    discover,
+    explanations,
+    library_verdict,
+    load_schema,
+    parse_strictly,
+)
+
+REGENERATE = "python -m orion_messages.schema --out schemas/"
+
+# Written from the reference page, not from the code.
+FILES = {
+    "conversation.schema.json",
+    "message.schema.json",
+    "tool-call.schema.json",
+    "tool-result.schema.json",
+    "agent-event.schema.json",
+}
+ROLES = ["system", "user", "assistant", "tool_call", "tool_result"]
+EVENT_FIELDS = {
+    "agent_start": [],
+    "agent_end": ["messages"],
+    "turn_start": [],
+    "turn_end": ["message", "tool_results"],
+    "message_start": ["message"],
+    "message_delta": ["delta", "tokens_generated", "tokens_per_sec"],
+    "message_end": ["message"],
+    "generation_stats": [
+        "tokens_generated",
+        "prompt_tokens",
+        "tokens_per_sec",
+        "time_to_first_token_ms",
+        "generation_time_ms",
+    ],
+    "tool_exec_start": ["tool_call_id", "tool_name", "args"],
+    "tool_exec_update": ["tool_call_id", "tool_name", "partial"],
+    "tool_exec_end": ["tool_call_id", "tool_name", "result"],
+    "tool_denied": ["tool_call_id", "tool_name", "reason"],
+    "context_budget": ["used_tokens", "max_tokens", "messages_in_context", "messages_pruned"],
+    "warning": ["message"],
+    "error": ["message"],
+}
+U32_RANGE = {"type": "integer", "minimum": 0, "maximum": 4294967295}
+FLOAT_FIELDS = {"tokens_per_sec", "time_to_first_token_ms", "generation_time_ms"}
+ANY_JSON = {"object", "array", "string", "number", "boolean", "null"}
+
+
+def _checked_in(name: str) -> dict[str, Any]:
+    schema: dict[str, Any] = json.loads((SCHEMAS / name).read_text(encoding="utf-8"))
+    return schema
+
+
+# --- the checked-in files ---------------------------------------------------------------------
+
+
+def test_checked_in_schemas_are_what_the_code_generates(tmp_path: Path) -> None:
+    written = write_schemas(tmp_path)
+    assert {path.name for path in written} == FILES
+    for path in written:
+        checked_in = SCHEMAS / path.name
+        assert checked_in.exists(), f"schemas/{path.name} is missing; regenerate with `{REGENERATE}`"
+        assert checked_in.read_bytes() == path.read_bytes(), (
+            f"schemas/{path.name} differs from what the models generate; regenerate with `{REGENERATE}`"
+        )
+    stray = {path.name for path in SCHEMAS.glob("*.json")} - FILES
+    assert not stray, f"schemas/ holds files the code does not generate: {sorted(stray)}"
+
+
+def test_the_regeneration_command_writes_every_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["--out", str(tmp_path / "out")]) == 0
+    assert {path.name for path in (tmp_path / "out").iterdir()} == FILES
+    assert len(capsys.readouterr().out.splitlines()) == len(FILES)
+
+
+def test_write_schemas_leaves_right_files_untouched(tmp_path: Path) -> None:
+    first = write_schemas(tmp_path)
+    stamps = {path: path.stat().st_mtime_ns for path in first}
+    (tmp_path / "message.schema.json").write_text("{}", encoding="utf-8")
+    write_schemas(tmp_path)
+    for path in first:
+        if path.name != "message.schema.json":
+            assert path.stat().st_mtime_ns == stamps[path]
+    assert json.loads((tmp_path / "message.schema.json").read_text(encoding="utf-8"))["title"] == "Message"
+
+
+@pytest.mark.parametrize("name", sorted(FILES))
+def test_each_file_is_a_valid_draft_2020_12_schema_with_an_id(name: str) -> None:
+    schema = _checked_in(name)
+    jsonschema.Draft202012Validator.check_schema(schema)
+    assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+    assert schema["$id"].endswith(name)
+    assert schema["title"]
+    assert schema["description"]
+
+
+def test_ids_are_distinct() -> None:
+    ids = [_checked_in(name)["$id"] for name in FILES]
+    assert len(set(ids)) == len(FILES)
+
+
+def test_the_functions_give_the_files() -> None:
+    functions = {
+        "conversation.schema.json": conversation_schema,
+        "message.schema.json": message_schema,
+        "tool-call.schema.json": tool_call_schema,
+        "tool-result.schema.json": tool_result_schema,
+        "agent-event.schema.json": agent_event_schema,
+    }
+    assert set(SCHEMA_FILES) == FILES
+    for name, function in functions.items():
+        assert function() == _checked_in(name)
+
+
+# --- what they say, against the reference page ------------------------------------------------
+
+
+def _objects(schema: Any) -> list[dict[str, Any]]:
+    found = []
+    stack = [schema]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            if item.get("type") == "object":
+                found.append(item)
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return found
+
+
+def test_message_schema_says_what_the_wire_table_says() -> None:
+    schema = _checked_in("message.schema.json")
+    assert schema["type"] == "object"
+    assert schema["required"] == ["id", "role", "content", "timestamp"]
+    properties = schema["properties"]
+    assert list(properties) == [
+        "id",
+        "role",
+        "content",
+        "timestamp",
+        "tool_calls",
+        "tool_result",
+        "token_count",
+        "pinned",
+    ]
+    assert properties["id"]["type"] == "string"
+    assert properties["content"]["type"] == "string"
+    assert schema["$defs"]["Role"]["enum"] == ROLES
+    assert properties["role"]["$ref"] == "#/$defs/Role"
+    timestamp = properties["timestamp"]
+    assert (timestamp["type"], timestamp["minimum"], timestamp["maximum"]) == (
+        "integer",
+        -9223372036854775808,
+        9223372036854775807,
+    )
+    assert properties["tool_calls"]["type"] == "array"
+    assert properties["tool_calls"]["items"] == {"$ref": "#/$defs/ToolCall"}
+    assert {"$ref": "#/$defs/ToolResult"} in properties["tool_result"]["anyOf"]
+    assert {"type": "null"} in properties["tool_result"]["anyOf"]
+    count = properties["token_count"]["anyOf"]
+    assert {"type": "null"} in count
+    assert count[0] == U32_RANGE
+    assert properties["pinned"]["type"] == "boolean"
+
+
+def test_tool_call_and_result_schemas_say_what_the_reference_says() -> None:
+    call = _checked_in("tool-call.schema.json")
+    assert call["required"] == ["id", "name", "arguments"]
+    assert set(call["properties"]["arguments"]["type"]) == ANY_JSON
+    result = _checked_in("tool-result.schema.json")
+    assert result["required"] == ["tool_call_id", "tool_name", "content", "is_error"]
+    assert result["properties"]["is_error"]["type"] == "boolean"
+    assert result["properties"]["pending"]["type"] == "boolean"
+    assert "pending" not in result["required"]
+
+
+def test_conversation_is_an_array_of_messages_with_stable_def_names() -> None:
+    schema = _checked_in("conversation.schema.json")
+    assert schema["type"] == "array"
+    assert schema["items"] == {"$ref": "#/$defs/Message"}
+    assert set(schema["$defs"]) == {"Message", "ToolCall", "ToolResult", "Role"}
+
+
+def test_every_object_allows_unknown_keys_and_every_field_is_described() -> None:
+    for name in FILES:
+        for definition in _objects(_checked_in(name)):
+            assert definition.get("additionalProperties") is True, (name, definition.get("title"))
+            assert definition.get("description"), (name, definition.get("title"))
+            for field, subschema in definition.get("properties", {}).items():
+                assert subschema.get("description"), (name, definition.get("title"), field)
+                assert "title" not in subschema, "property titles would become named types in generators"
+
+
+def test_agent_event_schema_has_the_15_variants_of_the_reference() -> None:
+    schema = _checked_in("agent-event.schema.json")
+    assert "discriminator" not in json.dumps(schema), "OpenAPI's discriminator is not JSON Schema"
+    variants = [schema["$defs"][ref["$ref"].removeprefix("#/$defs/")] for ref in schema["oneOf"]]
+    tags = [variant["properties"]["type"]["const"] for variant in variants]
+    assert tags == list(EVENT_FIELDS)
+    for tag, variant in zip(tags, variants, strict=True):
+        assert variant["required"] == ["type", *EVENT_FIELDS[tag]], tag
+        assert list(variant["properties"]) == ["type", *EVENT_FIELDS[tag]], tag
+        assert "default" not in variant["properties"]["type"]
+        for field in EVENT_FIELDS[tag]:
+            subschema = variant["properties"][field]
+            if field in FLOAT_FIELDS:
+                assert subschema["type"] == "number"
+            elif subschema.get("type") == "integer":
+                assert {key: subschema[key] for key in U32_RANGE} == U32_RANGE
+    by_tag = dict(zip(tags, variants, strict=True))
+    assert by_tag["message_end"]["properties"]["message"] == {
+        "$ref": "#/$defs/Message",
+        "description": by_tag["message_end"]["properties"]["message"]["description"],
+    }
+    assert by_tag["turn_end"]["properties"]["tool_results"]["items"] == {"$ref": "#/$defs/Message"}
+    assert by_tag["agent_end"]["properties"]["messages"]["items"] == {"$ref": "#/$defs/Message"}
+    assert by_tag["warning"]["properties"]["message"]["type"] == "string"
+    assert set(by_tag["tool_exec_start"]["properties"]["args"]["type"]) == ANY_JSON
+    assert by_tag["tool_exec_update"]["properties"]["partial"]["type"] == "string"
+    assert by_tag["tool_exec_end"]["properties"]["result"]["$ref"] == "#/$defs/ToolResult"
+    assert {"Message", "ToolCall", "ToolResult", "Role"} <= set(schema["$defs"])
+
+
+# --- agreement with the library on every fixture ----------------------------------------------
+
+
+def _validators() -> dict[str, jsonschema.Draft202012Validator]:
+    return {
+        kind: jsonschema.Draft202012Validator(load_schema(kind))
+        for kind in ("conversation", "message", "event")
+    }
+
+
+def test_schemas_agree_with_the_library_on_every_fixture() -> None:
+    cases, _too_big = discover()
+    assert cases, "no fixtures found under fixtures/"
+    validators = _validators()
+    compared = explained = 0
+    unexplained = []
+    for case in cases:
+        parsed = parse_strictly(case.data)
+        if parsed is None:
+            continue  # not well-formed JSON; see NOT_WELL_FORMED
+        library_ok, library_error = library_verdict(case)
+        validator = validators[case.kind]
+        schema_ok = validator.is_valid(parsed.document)
+        compared += 1
+        if schema_ok == library_ok:
+            continue
+        reasons = explanations(parsed, validator.schema, library_ok, library_error)
+        if reasons:
+            explained += 1
+            continue
+        detail = library_error or "; ".join(error.message for error in validator.iter_errors(parsed.document))
+        unexplained.append(
+            f"{case.name}: schema {'accepts' if schema_ok else 'rejects'}, library "
+            f"{'accepts' if library_ok else 'rejects'} ({detail[:200]})"
+        )
+    assert not unexplained, "schema and library disagree:\n" + "\n".join(unexplained)
+    assert compared > explained, "nearly every fixture should be compared, not explained away"
+
+
+def test_the_known_limits_are_each_seen_in_the_fixtures() -> None:
+    # Each listed limit is real: some fixture shows it (or the list holds a reason never needed).
+    cases, _too_big = discover()
+    validators = _validators()
+    seen: set[str] = set()
+    for case in cases:
+        parsed = parse_strictly(case.data)
+        if parsed is None:
+            continue
+        library_ok, library_error = library_verdict(case)
+        if validators[case.kind].is_valid(parsed.document) != library_ok:
+            seen.update(explanations(parsed, validators[case.kind].schema, library_ok, library_error))
+    # Duplicate keys: the library reads them as the schema does (last value wins) unless strict.
+    assert seen == set(CANNOT_EXPRESS) - {"duplicate-keys"}, seen
+
+
+# --- agreement on generated documents ---------------------------------------------------------
+
+_JSON_LEAVES = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(2**64), max_value=2**64),
+    st.sampled_from([0, 1, -1, 2**31, 2**32 - 1, 2**32, 2**63 - 1, 2**63, -(2**63), -(2**63) - 1]),
+    st.floats(allow_nan=False, allow_infinity=False).filter(lambda number: not number.is_integer()),
+    st.text(max_size=5),
+    st.sampled_from([*ROLES, "User", "tool", ""]),
+)
+_ANY = st.recursive(
+    _JSON_LEAVES,
+    lambda children: (
+        st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=4), children, max_size=3)
+    ),
+    max_leaves=6,
+)
+
+
+def _object(keys: dict[str, st.SearchStrategy[Any]]) -> st.SearchStrategy[dict[str, Any]]:
+    """Objects whose keys are each present or missing, each value right-typed or anything at all."""
+    return st.fixed_dictionaries({}, optional={key: value | _ANY for key, value in keys.items()})
+
+
+_TOOL_CALL = _object({"id": st.text(max_size=5), "name": st.text(max_size=5), "arguments": _ANY})
+_TOOL_RESULT = _object(
+    {
+        "tool_call_id": st.text(max_size=5),
+        "tool_name": st.text(max_size=5),
+        "content": st.text(max_size=5),
+        "is_error": st.booleans(),
+        "pending": st.booleans(),
+    }
+)
+_MESSAGE = _object(
+    {
+        "id": st.text(max_size=5),
+        "role": st.sampled_from(ROLES),
+        "content": st.text(max_size=5),
+        "timestamp": st.integers(min_value=-(2**63), max_value=2**63 - 1),
+        "tool_calls": st.lists(_TOOL_CALL, max_size=2),
+        "tool_result": _TOOL_RESULT | st.none(),
+        "token_count": st.integers(min_value=0, max_value=2**32 - 1) | st.none(),
+        "pinned": st.booleans(),
+        "future_key": _ANY,
+    }
+)
+_U32 = st.integers(min_value=0, max_value=2**32 - 1)
+_FINITE = st.floats(allow_nan=False, allow_infinity=False).filter(lambda number: not number.is_integer())
+_EVENT_VALUES: dict[str, st.SearchStrategy[Any]] = {
+    "messages": st.lists(_MESSAGE, max_size=2),
+    "message": _MESSAGE | st.text(max_size=5),
+    "tool_results": st.lists(_MESSAGE, max_size=2),
+    "delta": st.text(max_size=5),
+    "tokens_generated": _U32,
+    "prompt_tokens": _U32,
+    "tokens_per_sec": _FINITE,
+    "time_to_first_token_ms": _FINITE,
+    "generation_time_ms": _FINITE,
+    "tool_call_id": st.text(max_size=5),
+    "tool_name": st.text(max_size=5),
+    "args": _ANY,
+    "partial": st.text(max_size=5),
+    "result": _TOOL_RESULT,
+    "reason": st.text(max_size=5),
+    "used_tokens": _U32,
+    "max_tokens": _U32,
+    "messages_in_context": _U32,
+    "messages_pruned": _U32,
+}
+_EVENT = st.sampled_from([*EVENT_FIELDS, "Warning", "tool_exec"]).flatmap(
+    lambda tag: st.fixed_dictionaries(
+        {"type": st.just(tag) | _ANY},
+        optional={field: _EVENT_VALUES[field] | _ANY for field in EVENT_FIELDS.get(tag, [])},
+    )
+)
+
+
+def _library_accepts(read: Any, document: Any) -> bool:
+    try:
+        read(json.dumps(document))
+    except FormatError:
+        return False
+    return True
+
+
+@given(_MESSAGE)
+def test_message_schema_agrees_with_loads_message_on_generated_messages(document: dict[str, Any]) -> None:
+    validator = jsonschema.Draft202012Validator(_checked_in("message.schema.json"))
+    assert validator.is_valid(document) == _library_accepts(loads_message, document)
+
+
+@given(_EVENT)
+def test_event_schema_agrees_with_parse_event_on_generated_events(document: dict[str, Any]) -> None:
+    validator = jsonschema.Draft202012Validator(_checked_in("agent-event.schema.json"))
+    assert validator.is_valid(document) == _library_accepts(parse_event, document)

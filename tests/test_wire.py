@@ -1,0 +1,430 @@
+"""The wire codec: what ``loads`` rejects, and what ``dumps`` writes, against the reference page.
+
+Each file in ``fixtures/invalid/`` breaks one rule of the page. The table below says, by hand,
+where the problem must be reported (a JSON path, or the line and the text a column must point
+at) and what the message must say; the whole ``FormatError`` text is also snapshot-tested so
+that messages stay clear and stable.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+import pytest
+from syrupy.assertion import SnapshotAssertion
+
+from orion_messages import (
+    FormatError,
+    Message,
+    Problem,
+    Role,
+    ToolCall,
+    dumps,
+    dumps_message,
+    loads,
+    loads_message,
+)
+
+from .conftest import FIXTURES
+
+INVALID = FIXTURES / "invalid"
+
+ROLE_LIST = 'one of "system", "user", "assistant", "tool_call" or "tool_result"'
+I64_RANGE = "an integer from -9223372036854775808 to 9223372036854775807"
+U32_RANGE = "an integer from 0 to 4294967295"
+
+
+@dataclass(frozen=True)
+class Rejection:
+    """Where one invalid file's first problem must be reported, and what it must say."""
+
+    location: str
+    says: str
+    line: int | None = None
+    at: bytes | None = None  # the text the column must point into (JSON syntax errors)
+    count: int = 1
+
+
+# One entry per file in fixtures/invalid/ (except the reliability suite's hostile-* files).
+REJECTIONS: dict[str, Rejection] = {
+    "integer-as-string.json": Rejection(
+        "[0].timestamp", 'expected an integer, found the string "1781513700000"'
+    ),
+    "timestamp-float.json": Rejection("[0].timestamp", "expected an integer, found the number 1.0"),
+    "timestamp-exponent.json": Rejection("[0].timestamp", "expected an integer, found the number 1000.0"),
+    "timestamp-2-pow-63.json": Rejection("[0].timestamp", f"expected {I64_RANGE}, found the number {2**63}"),
+    "timestamp-below-i64.json": Rejection(
+        "[0].timestamp", f"expected {I64_RANGE}, found the number {-(2**63) - 1}"
+    ),
+    "boolean-as-string.json": Rejection(
+        "[0].pinned", 'expected a boolean (true or false), found the string "true"'
+    ),
+    "boolean-as-number.json": Rejection(
+        "[0].pinned", "expected a boolean (true or false), found the number 1"
+    ),
+    "string-null.json": Rejection("[0].content", "expected a string, found null"),
+    "id-number.json": Rejection("[0].id", "expected a string, found the number 1"),
+    "list-null.json": Rejection("[1].tool_calls", "expected an array, found null"),
+    "tool-calls-object.json": Rejection("[0].tool_calls", "expected an array, found an object"),
+    "role-capitalized.json": Rejection("[0].role", f'expected a role, {ROLE_LIST}, found the string "User"'),
+    "role-tool.json": Rejection("[0].role", f'expected a role, {ROLE_LIST}, found the string "tool"'),
+    "role-number.json": Rejection("[0].role", f"expected a role, {ROLE_LIST}, found the number 1"),
+    "token-count-negative.json": Rejection("[0].token_count", f"expected {U32_RANGE}, found the number -1"),
+    "token-count-2-pow-32.json": Rejection(
+        "[0].token_count", f"expected {U32_RANGE}, found the number {2**32}"
+    ),
+    "token-count-float.json": Rejection("[0].token_count", "expected an integer, found the number 12.0"),
+    "lone-surrogate.json": Rejection("", "lone surrogate", 1, b"\\ud800"),
+    "lone-low-surrogate.json": Rejection("", "lone surrogate", 1, b"\\udc00"),
+    "invalid-utf8.json": Rejection("", "invalid UTF-8", 1, b"\xe9"),
+    "utf8-encoded-surrogate.json": Rejection("", "invalid UTF-8", 1, b"\xed\xa0\x80"),
+    "nan.json": Rejection("", "found NaN (JSON has no NaN or infinity)", 1, b"NaN"),
+    "infinity.json": Rejection("", "found Infinity (JSON has no NaN or infinity)", 1, b"Infinity"),
+    "negative-infinity.json": Rejection("", "found -Infinity (JSON has no NaN or infinity)", 1, b"-Infinity"),
+    "number-out-of-range.json": Rejection(
+        "[0].tool_calls[0].arguments", "expected a finite number, found infinity (such as a number too large"
+    ),
+    "top-level-object.json": Rejection("", "expected a JSON array of messages, found an object"),
+    "top-level-string.json": Rejection("", 'expected a JSON array of messages, found the string "[]"'),
+    "trailing-characters.json": Rejection("", "unexpected data after the end of the document", 1, b"x"),
+    "trailing-second-array.json": Rejection("", "unexpected data after the end of the document", 2, b"[]"),
+    "missing-timestamp.json": Rejection("[0].timestamp", "required key is missing"),
+    "missing-every-key.json": Rejection("[0].id", "required key is missing", count=4),
+    "tool-call-missing-arguments.json": Rejection("[0].tool_calls[0].arguments", "required key is missing"),
+    "tool-call-name-null.json": Rejection("[0].tool_calls[0].name", "expected a string, found null"),
+    "tool-result-missing-is-error.json": Rejection("[0].tool_result.is_error", "required key is missing"),
+    "tool-result-is-error-string.json": Rejection(
+        "[0].tool_result.is_error", 'expected a boolean (true or false), found the string "false"'
+    ),
+    "tool-result-pending-null.json": Rejection(
+        "[0].tool_result.pending", "expected a boolean (true or false), found null"
+    ),
+    "tool-result-array.json": Rejection("[0].tool_result", "expected an object, found an array"),
+    "message-not-object.json": Rejection("[1]", "expected an object, found the number 42"),
+    "malformed-unterminated.json": Rejection("", "the document ends", 1, b","),
+    "malformed-missing-colon.json": Rejection("", "expected `:`", 1, b' "msg-1"'),
+    "malformed-trailing-comma.json": Rejection("", "trailing comma", 7, b"}"),
+    "malformed-single-quotes.json": Rejection("", "expected an object key", 1, b"'id'"),
+    "empty-file.json": Rejection("", "the document is empty", 1, b""),
+    "byte-order-mark.json": Rejection("", "starts with a byte order mark", 1, b"\xef\xbb\xbf"),
+    "raw-control-character.json": Rejection("", "control character", 1, b"\x01"),
+    "invalid-escape.json": Rejection("", "invalid escape", 1, b"\\x41"),
+    "nested-too-deeply.json": Rejection("", "nested too deeply", 1, b"[" * 250),
+    "several-problems.json": Rejection("[0].id", "expected a string, found the number 5", count=5),
+}
+
+# Files valid by the page's types but refused by loads(strict=True).
+STRICT_ONLY = {"duplicate-key.json"}
+
+
+def _invalid_files() -> list[str]:
+    return sorted(p.name for p in INVALID.glob("*") if p.is_file() and not p.name.startswith("hostile-"))
+
+
+def test_every_invalid_file_has_a_hand_written_expectation() -> None:
+    assert set(_invalid_files()) == set(REJECTIONS) | STRICT_ONLY
+
+
+@pytest.mark.parametrize("name", sorted(REJECTIONS))
+def test_invalid_file_is_rejected_where_the_table_says(name: str) -> None:
+    raw = (INVALID / name).read_bytes()
+    expected = REJECTIONS[name]
+    with pytest.raises(FormatError) as caught:
+        loads(raw)
+    problems = caught.value.problems
+    assert len(problems) == expected.count
+    first = problems[0]
+    assert first.location == expected.location
+    assert expected.says in first.message
+    assert first.line == expected.line
+    if expected.at is not None:
+        assert first.column is not None
+        line = raw.split(b"\n")[first.line - 1 if first.line else 0]
+        start = line.index(expected.at)
+        # The column (1-based) points into the offending text, or just past its end.
+        assert start + 1 <= first.column <= start + len(expected.at) + 1, (first.column, start)
+    else:
+        assert first.column is None
+    assert isinstance(caught.value, ValueError)
+    assert "pydantic" not in str(caught.value)
+    assert "errors.pydantic.dev" not in str(caught.value)
+
+
+NOT_TEXT = {"invalid-utf8.json", "utf8-encoded-surrogate.json"}  # cannot be a str
+
+
+@pytest.mark.parametrize("name", sorted(set(REJECTIONS) - NOT_TEXT))
+def test_invalid_file_is_rejected_from_str_input_too(name: str) -> None:
+    with pytest.raises(FormatError) as caught:
+        loads((INVALID / name).read_bytes().decode("utf-8"))
+    assert caught.value.problems[0].location == REJECTIONS[name].location
+
+
+@pytest.mark.parametrize("name", sorted(REJECTIONS))
+def test_invalid_file_error_text_snapshot(name: str, snapshot: SnapshotAssertion) -> None:
+    with pytest.raises(FormatError) as caught:
+        loads((INVALID / name).read_bytes())
+    assert str(caught.value) == snapshot
+
+
+def test_several_problems_are_all_listed() -> None:
+    with pytest.raises(FormatError) as caught:
+        loads((INVALID / "several-problems.json").read_bytes())
+    assert [p.location for p in caught.value.problems] == [
+        "[0].id",
+        "[0].role",
+        "[0].timestamp",
+        "[1].token_count",
+        "[1].pinned",
+    ]
+    assert str(caught.value).startswith("5 problems:\n  [0].id: ")
+
+
+def test_duplicate_keys_keep_the_last_by_default() -> None:
+    # A documented difference: serde rejects a duplicate field; the default path keeps the last.
+    (message,) = loads((INVALID / "duplicate-key.json").read_bytes())
+    assert message.content == "second"
+
+
+def test_duplicate_keys_are_rejected_when_strict(snapshot: SnapshotAssertion) -> None:
+    with pytest.raises(FormatError) as caught:
+        loads((INVALID / "duplicate-key.json").read_bytes(), strict=True)
+    (problem,) = caught.value.problems
+    assert problem.location == "[0]"
+    assert '"content"' in problem.message
+    assert str(caught.value) == snapshot
+
+
+def test_duplicate_keys_are_found_at_every_level_when_strict() -> None:
+    raw = (
+        '[{"id":"m","role":"assistant","content":"","timestamp":1,"tool_calls":'
+        '[{"id":"c","name":"n","arguments":{"a":1,"b":{"x":1,"x":2}},"name":"n"}]}]'
+    )
+    assert loads(raw)[0].tool_calls[0].arguments == {"a": 1, "b": {"x": 2}}
+    with pytest.raises(FormatError) as caught:
+        loads(raw, strict=True)
+    assert sorted(p.location for p in caught.value.problems) == [
+        "[0].tool_calls[0]",
+        "[0].tool_calls[0].arguments.b",
+    ]
+
+
+def test_strict_reports_semantic_problems_that_the_default_loads() -> None:
+    raw = (
+        '[{"id":"msg-1","role":"user","content":"a","timestamp":1},'
+        '{"id":"msg-1","role":"tool_result","content":"x","timestamp":2,'
+        '"tool_result":{"tool_call_id":"nope","tool_name":"t","content":"y","is_error":false}}]'
+    )
+    assert len(loads(raw)) == 2
+    with pytest.raises(FormatError) as caught:
+        loads(raw, strict=True)
+    assert [p.location for p in caught.value.problems] == [
+        "[1].id",
+        "[1].tool_result.tool_call_id",
+        "[1].content",
+    ]
+
+
+def test_nesting_within_the_limit_loads() -> None:
+    depth = 100
+    raw = (
+        '[{"id":"m","role":"assistant","content":"","timestamp":1,"tool_calls":'
+        '[{"id":"c","name":"n","arguments":' + "[" * depth + "]" * depth + "}]}]"
+    )
+    arguments = loads(raw)[0].tool_calls[0].arguments
+    for _ in range(depth - 1):
+        (arguments,) = arguments
+    assert arguments == []
+
+
+@pytest.mark.parametrize("strict", [False, True])
+def test_absurd_nesting_is_a_format_error_not_a_recursion_error(strict: bool) -> None:
+    for middle in ("", "NaN", '{"a":1,"a":2}'):
+        raw = "[" * 100_000 + middle + "]" * 100_000
+        with pytest.raises(FormatError, match="nested too deeply"):
+            loads(raw, strict=strict)
+
+
+def test_non_finite_words_inside_strings_are_text() -> None:
+    raw = '[{"id":"NaN","role":"user","content":"Infinity -Infinity NaN \\"NaN\\"","timestamp":1}]'
+    (message,) = loads(raw)
+    assert message.id == "NaN"
+    assert message.content == 'Infinity -Infinity NaN "NaN"'
+
+
+def test_nan_position_skips_strings_that_spell_it() -> None:
+    raw = '[{"id":"NaN","role":"assistant","content":"x","timestamp":1,\n"tool_calls":[{"id":"c","name":"n","arguments":NaN}]}]'
+    with pytest.raises(FormatError) as caught:
+        loads(raw)
+    (problem,) = caught.value.problems
+    second_line = raw.split("\n")[1]
+    assert (problem.line, problem.column) == (2, second_line.index("NaN") + 1)
+
+
+def test_lone_surrogate_in_str_input_is_a_format_error() -> None:
+    with pytest.raises(FormatError, match="surrogate"):
+        loads('[{"id":"\ud800","role":"user","content":"c","timestamp":1}]')
+
+
+@pytest.mark.parametrize("kind", [bytes, bytearray, memoryview, str])
+def test_loads_takes_bytes_bytearray_memoryview_and_str(kind: type) -> None:
+    raw = (FIXTURES / "v0.7/reference-example.json").read_bytes()
+    data = raw.decode() if kind is str else kind(raw)
+    assert dumps(loads(data)) == raw
+
+
+# --- dumps: what the wire table says is written ----------------------------------------------
+
+
+def test_dumps_writes_the_wire_table_order_and_omissions() -> None:
+    plain = Message.user("msg-1", "hi", timestamp=5)
+    assert dumps([plain]) == b'[{"id":"msg-1","role":"user","content":"hi","timestamp":5}]'
+    full = Message.tool_result("msg-2", "c", "t", "out", timestamp=6).with_token_count(3).pin()
+    assert dumps_message(full) == (
+        b'{"id":"msg-2","role":"tool_result","content":"out","timestamp":6,'
+        b'"tool_result":{"tool_call_id":"c","tool_name":"t","content":"out","is_error":false},'
+        b'"token_count":3,"pinned":true}'
+    )
+    pending = Message.pending_result("msg-3", "c", "t", timestamp=7)
+    assert dumps_message(pending).endswith(b'"is_error":false,"pending":true}}')
+
+
+def test_dumps_writes_defaults_that_equal_the_omitted_values_explicitly_where_required() -> None:
+    # timestamp 0, is_error false and token_count 0 are values, not omissions.
+    message = Message.tool_result("", "", "", "", timestamp=0).with_token_count(0)
+    assert dumps_message(message) == (
+        b'{"id":"","role":"tool_result","content":"","timestamp":0,'
+        b'"tool_result":{"tool_call_id":"","tool_name":"","content":"","is_error":false},"token_count":0}'
+    )
+
+
+def test_dumps_escapes_like_serde() -> None:
+    text = '\x00\x01\x08\t\n\x0b\x0c\r\x1f"\\/\x7f\u2028é😀'
+    out = dumps_message(Message.user("m", text, timestamp=1))
+    expected_content = (
+        b'"\\u0000\\u0001\\b\\t\\n\\u000b\\f\\r\\u001f\\"\\\\/\x7f\xe2\x80\xa8\xc3\xa9\xf0\x9f\x98\x80"'
+    )
+    assert b'"content":' + expected_content + b"," in out
+
+
+@pytest.mark.parametrize(
+    ("value", "spelled"),
+    [
+        (1e20, b"1e20"),
+        (1e16, b"1e16"),
+        (1e15, b"1000000000000000.0"),
+        (40.0, b"40.0"),
+        (1.5e-7, b"1.5e-7"),
+        (1e-6, b"1e-6"),
+        (0.00001, b"0.00001"),
+        (-0.0, b"-0.0"),
+        (1.7976931348623157e308, b"1.7976931348623157e308"),
+        (5e-324, b"5e-324"),
+        (-2.5e300, b"-2.5e300"),
+    ],
+)
+def test_dumps_spells_floats_as_ryu(value: float, spelled: bytes) -> None:
+    call = ToolCall(id="c", name="n", arguments={"v": value, "s": "1e+20"})
+    out = dumps_message(Message.assistant("m", "", [call], timestamp=1))
+    assert b'"arguments":{"v":' + spelled + b',"s":"1e+20"}' in out
+
+
+def test_dumps_pretty_is_serde_to_string_pretty() -> None:
+    message = Message.assistant(
+        "m", "", [ToolCall(id="c", name="n", arguments={"a": [], "b": {}, "c": [1]})], timestamp=1
+    )
+    assert dumps([message], indent=2) == (
+        b"[\n"
+        b"  {\n"
+        b'    "id": "m",\n'
+        b'    "role": "assistant",\n'
+        b'    "content": "",\n'
+        b'    "timestamp": 1,\n'
+        b'    "tool_calls": [\n'
+        b"      {\n"
+        b'        "id": "c",\n'
+        b'        "name": "n",\n'
+        b'        "arguments": {\n'
+        b'          "a": [],\n'
+        b'          "b": {},\n'
+        b'          "c": [\n'
+        b"            1\n"
+        b"          ]\n"
+        b"        }\n"
+        b"      }\n"
+        b"    ]\n"
+        b"  }\n"
+        b"]"
+    )
+    assert dumps([], indent=2) == b"[]"
+    assert dumps([]) == b"[]"
+
+
+def test_dumps_takes_any_iterable() -> None:
+    messages = [Message.user("a", "x", timestamp=1), Message.user("b", "y", timestamp=2)]
+    assert dumps(iter(messages)) == dumps(messages) == dumps(tuple(messages))
+
+
+def test_dumps_refuses_a_lone_surrogate() -> None:
+    with pytest.raises(FormatError, match="unpaired surrogate"):
+        dumps([Message.user("m", "\ud800", timestamp=1)])
+
+
+def test_non_json_arguments_are_refused_when_built() -> None:
+    for bad in ({1: "a"}, (1, 2), {"a": {1, 2}}, [b"x"], float("nan"), [float("inf")]):
+        with pytest.raises(ValueError, match="expected"):
+            ToolCall(id="c", name="n", arguments=bad)
+
+
+def test_unknown_keys_with_non_finite_numbers_are_refused() -> None:
+    raw = '[{"id":"m","role":"user","content":"c","timestamp":1,"x":[1e400]}]'
+    with pytest.raises(FormatError) as caught:
+        loads(raw)
+    (problem,) = caught.value.problems
+    assert problem.location == "[0]"
+    assert 'unknown key "x"' in problem.message
+
+
+def test_loads_message_and_dumps_message_round_trip() -> None:
+    raw = (FIXTURES / "v0.7/tool-loop-parallel.json").read_bytes()
+    for item in json.loads(raw):
+        line = json.dumps(item, ensure_ascii=False, separators=(",", ":")).encode()
+        message = loads_message(line)
+        assert dumps_message(message) == line
+
+
+def test_loads_message_refuses_an_array_and_reports_locations_without_an_index() -> None:
+    with pytest.raises(FormatError) as caught:
+        loads_message(b'{"id":"m","role":"user","content":"c","timestamp":"1"}')
+    assert caught.value.problems[0].location == "timestamp"
+    with pytest.raises(FormatError):
+        loads_message(b"[]")
+
+
+def test_problem_and_error_text() -> None:
+    problem = Problem("[3].tool_result.is_error", "required key is missing")
+    assert str(problem) == "[3].tool_result.is_error: required key is missing"
+    assert str(Problem("", "malformed JSON: x", 2, 5)) == "line 2, column 5: malformed JSON: x"
+    error = FormatError([problem], source="chat.json")
+    assert str(error) == "chat.json: [3].tool_result.is_error: required key is missing"
+    assert error.with_source("other.json").source == "other.json"
+    moved = FormatError([Problem("timestamp", "bad")]).at_line(12, source="log.jsonl")
+    assert str(moved) == "log.jsonl: line 12: timestamp: bad"
+
+
+def test_roles_are_spelled_as_on_the_wire() -> None:
+    assert [role.value for role in Role] == ["system", "user", "assistant", "tool_call", "tool_result"]
+    assert str(Role.TOOL_CALL) == "tool_call"
+
+
+def test_integers_up_to_4300_digits_round_trip_and_longer_ones_are_refused() -> None:
+    longest = 10**4300 - 1  # 4300 nines: the most that jiter (and Python's int()) reads back
+    message = Message.assistant(
+        "m", "", [ToolCall(id="c", name="n", arguments=[longest, -longest])], timestamp=1
+    )
+    assert loads(dumps([message])) == [message]
+    with pytest.raises(ValueError, match="at most 4300 digits"):
+        ToolCall(id="c", name="n", arguments={"n": 10**4300})
+    with pytest.raises(FormatError, match="number out of range"):
+        loads(b'[{"id":"m","role":"user","content":"","timestamp":1,"x":' + b"9" * 4301 + b"}]")
