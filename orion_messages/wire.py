@@ -63,14 +63,13 @@ def loads(data: bytes | bytearray | memoryview | str, *, strict: bool = False) -
     """
     if isinstance(data, (bytearray, memoryview)):
         data = bytes(data)
-    _reject_non_finite_literals(data)
     if strict:
         _reject_duplicate_keys(data)
     try:
         with _collector_paused():
             messages = _CONVERSATION.validate_json(data)
     except ValidationError as error:
-        raise _explained(format_error(error), data) from None
+        raise _rejection(error, data) from None
     if strict:
         from .conversation import check  # the conversation builds on this module
 
@@ -84,11 +83,24 @@ def loads_message(data: bytes | bytearray | memoryview | str) -> Message:
     """Read one message (a JSON object), such as one line of a JSON Lines log."""
     if isinstance(data, (bytearray, memoryview)):
         data = bytes(data)
-    _reject_non_finite_literals(data)
     try:
         return Message.model_validate_json(data)
     except ValidationError as error:
-        raise _explained(format_error(error), data) from None
+        raise _rejection(error, data) from None
+
+
+def _rejection(error: ValidationError, data: bytes | str) -> FormatError:
+    """The ``FormatError`` for a document that failed validation.
+
+    jiter parses ``NaN`` and ``Infinity``, which serde refuses; every place such a number can
+    land fails validation (typed fields by type, JSON values by the models' validators), so the
+    literal is looked for here, on the error path only, to report it as the malformed JSON it is.
+    """
+    try:
+        _reject_non_finite_literals(data)
+    except FormatError as literal:
+        return literal
+    return _explained(format_error(error), data)
 
 
 def _explained(error: FormatError, data: bytes | str) -> FormatError:
