@@ -27,12 +27,12 @@ from pydantic import (
     field_validator,
     model_validator,
 )
-from pydantic_core import ErrorDetails, PydanticSerializationError
+from pydantic_core import ErrorDetails
 
 from ._problems import describe, location, problems_from
 from .errors import FormatError, Problem
 from .models import U32_MAX, Message, Role, ToolResult, _extras_are_json, _json_value
-from .wire import _STRING_OR_EXPONENT, _drop_exponent_sign, _reject_non_finite_literals, _serialization_reason
+from .wire import _dump_json, _reject_non_finite_literals
 
 __all__ = [
     "AgentEndEvent",
@@ -336,14 +336,7 @@ def dump_event(event: AgentEvent) -> bytes:
     Raises:
         FormatError: the event holds something that cannot be written back losslessly.
     """
-    try:
-        body = _EVENT.dump_json(event, exclude={"type"}, exclude_defaults=True)
-    except PydanticSerializationError as error:
-        raise FormatError(
-            [Problem("", f"cannot be written as JSON: {_serialization_reason(error)}")]
-        ) from None
-    if b"e+" in body:
-        body = _STRING_OR_EXPONENT.sub(_drop_exponent_sign, body)
+    body = _dump_json(_EVENT, event, exclude={"type"})
     head = b'{"type":"' + event.type.encode() + b'"'
     return head + b"}" if body == b"{}" else head + b"," + body[1:]
 

@@ -126,20 +126,25 @@ def dumps(messages: Iterable[Message], *, indent: int | None = None) -> bytes:
     """
     if not isinstance(messages, list):
         messages = list(messages)
-    return _dump(_CONVERSATION, messages, indent)
+    return _dump_json(_CONVERSATION, messages, indent=indent)
 
 
 def dumps_message(message: Message, *, indent: int | None = None) -> bytes:
     """Write one message as a compact JSON object, as a JSON Lines record holds it."""
-    return _dump(_MESSAGE, message, indent)
+    return _dump_json(_MESSAGE, message, indent=indent)
 
 
 _MESSAGE: TypeAdapter[Message] = TypeAdapter(Message)
 
 
-def _dump(adapter: TypeAdapter[Any], value: Any, indent: int | None) -> bytes:
+def _dump_json(adapter: TypeAdapter[Any], value: Any, *, indent: int | None = None, **options: Any) -> bytes:
+    """``adapter.dump_json`` with orion-core's omissions and float spelling, refusing lossy data.
+
+    Shared by every writer in the package (conversations, messages, events); ``options`` go to
+    pydantic's ``dump_json``.
+    """
     try:
-        data = adapter.dump_json(value, exclude_defaults=True, indent=indent)
+        data = adapter.dump_json(value, exclude_defaults=True, indent=indent, **options)
     except PydanticSerializationError as error:
         raise FormatError(
             [Problem("", f"cannot be written as JSON: {_serialization_reason(error)}")]
