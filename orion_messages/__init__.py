@@ -23,7 +23,7 @@ from .pruning import (
     prune,
     tokenizer_counter,
 )
-from .storage import TornLineWarning, append_jsonl, load, read_jsonl, save
+from .storage import TornLineWarning, append_jsonl, load, read_jsonl, save, save_jsonl
 from .wire import dumps, dumps_message, loads, loads_message
 
 __version__ = "0.1.0"
@@ -64,6 +64,7 @@ __all__ = [
     "read_jsonl",
     "record_events",
     "save",
+    "save_jsonl",
     "split_turns",
     "tokenizer_counter",
 ]

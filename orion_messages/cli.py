@@ -15,11 +15,10 @@ import json
 import os
 import shutil
 import sys
-import tempfile
 import warnings
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager, suppress
+from contextlib import suppress
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -30,8 +29,8 @@ import orjson
 from .conversation import check, split_turns
 from .errors import FormatError, Problem
 from .models import Message, Role
-from .storage import TornLineWarning, load, read_jsonl, save
-from .wire import dumps_message, loads
+from .storage import TornLineWarning, load, read_jsonl, save, save_jsonl
+from .wire import loads
 
 __all__ = ["main"]
 
@@ -751,33 +750,10 @@ def _write(path: Path, messages: Sequence[Message], *, pretty: bool) -> None:
         raise _Fatal(f"error: {path.parent}: no such folder")
     try:
         if _is_log(path):
-            _save_jsonl(path, messages)
+            save_jsonl(path, messages)
         else:
             save(path, messages, indent=2 if pretty else None)
     except FormatError as error:
         raise _Fatal(f"error: {path}: {error}") from None
     except OSError as error:
         raise _Fatal(f"error: {path}: cannot write: {error.strerror or error}") from None
-
-
-def _save_jsonl(path: Path, messages: Sequence[Message]) -> None:
-    data = b"".join(dumps_message(message) + b"\n" for message in messages)
-    with _atomic(path) as handle:
-        handle.write(data)
-
-
-@contextmanager
-def _atomic(path: Path) -> Iterator[Any]:
-    handle = tempfile.NamedTemporaryFile(  # noqa: SIM115 - closed below, then renamed
-        "wb", dir=path.parent, prefix=f".{path.name}.", suffix=".tmp", delete=False
-    )
-    try:
-        with handle:
-            yield handle
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(handle.name, path)
-    except BaseException:
-        with suppress(FileNotFoundError):
-            os.unlink(handle.name)
-        raise

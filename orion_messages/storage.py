@@ -21,7 +21,7 @@ from .errors import FormatError
 from .models import Message
 from .wire import dumps, dumps_message, loads, loads_message
 
-__all__ = ["TornLineWarning", "append_jsonl", "load", "read_jsonl", "save"]
+__all__ = ["TornLineWarning", "append_jsonl", "load", "read_jsonl", "save", "save_jsonl"]
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -52,8 +52,24 @@ def save(path: PathLike, messages: Iterable[Message], *, indent: int | None = No
         FormatError: a message cannot be written back losslessly; the file is left untouched.
         OSError: the file cannot be written; the previous file is left whole.
     """
-    target = Path(path)
-    data = dumps(messages, indent=indent)  # fails before anything on disk changes
+    _replace_atomically(Path(path), dumps(messages, indent=indent))  # dumps fails before the disk changes
+
+
+def save_jsonl(path: PathLike, messages: Iterable[Message]) -> None:
+    """Write a whole JSON Lines log atomically: one message a line, as ``append_jsonl`` writes them.
+
+    For rewriting a log (converting, pruning, compacting); the same guarantees as ``save``.
+
+    Raises:
+        FormatError: a message cannot be written back losslessly; the file is left untouched.
+        OSError: the file cannot be written; the previous file is left whole.
+    """
+    data = b"".join(dumps_message(message) + b"\n" for message in messages)
+    _replace_atomically(Path(path), data)
+
+
+def _replace_atomically(target: Path, data: bytes) -> None:
+    """Put ``data`` at ``target`` so that a reader sees the old file or the new one, whole."""
     folder = target.parent
     mode = _existing_mode(target)
     temporary = _write_unnamed(target, data, mode) if _UNNAMED_FILES else None

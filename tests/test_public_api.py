@@ -19,10 +19,14 @@ def test_every_public_name_is_documented(name: str) -> None:
 
 
 def _models() -> list[type[BaseModel]]:
-    found = [orion_messages.Message, orion_messages.ToolCall, orion_messages.ToolResult]
-    found += [
-        value for value in vars(events).values() if inspect.isclass(value) and issubclass(value, BaseModel)
+    found: list[type[BaseModel]] = [
+        orion_messages.Message,
+        orion_messages.ToolCall,
+        orion_messages.ToolResult,
     ]
+    for value in vars(events).values():
+        if inspect.isclass(value) and issubclass(value, BaseModel):
+            found.append(value)
     return found
 
 

@@ -15,7 +15,17 @@ from pathlib import Path
 
 import pytest
 
-from orion_messages import FormatError, Message, ToolCall, append_jsonl, load, loads, read_jsonl, save
+from orion_messages import (
+    FormatError,
+    Message,
+    ToolCall,
+    append_jsonl,
+    load,
+    loads,
+    read_jsonl,
+    save,
+    save_jsonl,
+)
 from orion_messages.storage import TornLineWarning
 
 from .conftest import FIXTURES
@@ -371,3 +381,28 @@ def test_read_jsonl_strict_reports_semantic_problems(tmp_path: Path) -> None:
         read_jsonl(log, strict=True)
     assert caught.value.source == str(log)
     assert caught.value.problems[0].location == "[1].id"
+
+
+def test_save_jsonl_writes_what_appending_writes(tmp_path: Path) -> None:
+    messages = [
+        Message.user("msg-1", "hi", timestamp=1),
+        Message.assistant("msg-2", "hello\nthere", timestamp=2).pin(),
+    ]
+    appended = tmp_path / "appended.jsonl"
+    for message in messages:
+        append_jsonl(appended, message, fsync=False)
+    saved = tmp_path / "saved.jsonl"
+    save_jsonl(saved, messages)
+    assert saved.read_bytes() == appended.read_bytes()
+    assert saved.read_bytes().count(b"\n") == 2
+    assert read_jsonl(saved) == messages
+
+
+def test_save_jsonl_refusal_leaves_the_old_log_whole(tmp_path: Path) -> None:
+    log = tmp_path / "log.jsonl"
+    save_jsonl(log, [Message.user("msg-1", "hi", timestamp=1)])
+    before = log.read_bytes()
+    with pytest.raises(FormatError):
+        save_jsonl(log, [Message.user("msg-2", "bad \udc80 surrogate", timestamp=2)])
+    assert log.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["log.jsonl"]
