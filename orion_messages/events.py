@@ -277,7 +277,8 @@ AgentEvent = Annotated[
 ]
 """Any of orion-core's 15 agent events, told apart by their ``type`` key."""
 
-_EVENT: TypeAdapter[AgentEvent] = TypeAdapter(AgentEvent)
+# NaN and infinity are written as literals so that the shared writer refuses them (see wire.py).
+_EVENT: TypeAdapter[AgentEvent] = TypeAdapter(AgentEvent, config=ConfigDict(ser_json_inf_nan="constants"))
 
 EVENT_TYPES: tuple[str, ...] = (
     "agent_start",

@@ -56,6 +56,10 @@ _PLAIN_SCALARS = frozenset({str, bool, type(None)})
 # 4300 digits, so a longer integer would be written but could not be read again.
 _INT_LIMIT = 10**4300
 
+# How deep a JSON value inside a message may nest: what ``loads`` reads back inside a
+# conversation (jiter stops at about 200 levels in all; a conversation takes 4 of them).
+_MAX_DEPTH = 190
+
 
 def _json_value(value: Any) -> Any:
     """Check that ``value`` is a JSON value that is written back losslessly; return it.
@@ -64,12 +68,19 @@ def _json_value(value: Any) -> Any:
     one), and from Python only ``dict`` with string keys, ``list``, ``str``, ``int``, ``float``,
     ``bool`` and ``None`` survive a round trip.
     """
-    stack = [value]
+    stack = [(value, 1)]
     while stack:
-        item = stack.pop()
+        item, depth = stack.pop()
         kind = type(item)
         if kind in _PLAIN_SCALARS:
             continue
+        if depth > _MAX_DEPTH and kind in (dict, list):
+            # Also ends the walk of a list or dict that contains itself.
+            raise PydanticCustomError(
+                "json_value",
+                "expected a JSON value nested at most {limit} levels deep, found a deeper one",
+                {"limit": _MAX_DEPTH},
+            )
         if kind is int:
             if -_INT_LIMIT < item < _INT_LIMIT:
                 continue
@@ -84,9 +95,9 @@ def _json_value(value: Any) -> Any:
                         "expected an object key (a string), found {found}",
                         {"found": repr(key)},
                     )
-            stack.extend(item.values())
+            stack.extend((child, depth + 1) for child in item.values())
         elif kind is list:
-            stack.extend(item)
+            stack.extend((child, depth + 1) for child in item)
         elif kind is float:
             if item != item:
                 raise PydanticCustomError("non_finite_number", "expected a finite number, found NaN")

@@ -469,3 +469,13 @@ def test_record_events_keeps_every_message_end_in_order(events: list[AgentEvent]
         assert after.with_token_count(before.token_count) == before
         if before.token_count is not None:
             assert after.token_count == before.token_count
+
+
+def test_dump_event_refuses_a_nan_that_skipped_validation() -> None:
+    event = parse_event(
+        b'{"type":"generation_stats","tokens_generated":1,"prompt_tokens":2,"tokens_per_sec":40.0,'
+        b'"time_to_first_token_ms":1.0,"generation_time_ms":2.0}'
+    )
+    smuggled = event.model_copy(update={"tokens_per_sec": float("nan")})
+    with pytest.raises(FormatError, match="NaN"):
+        dump_event(smuggled)
