@@ -19,19 +19,17 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import (
-    BaseModel,
     ConfigDict,
     Field,
     TypeAdapter,
     ValidationError,
     field_validator,
-    model_validator,
 )
 from pydantic_core import ErrorDetails
 
 from ._problems import describe, location, problems_from
 from .errors import FormatError, Problem
-from .models import U32_MAX, Message, Role, ToolResult, _extras_are_json, _json_value
+from .models import U32_MAX, Message, Role, ToolResult, _json_value, _WireModel
 from .wire import _dump_json, _reject_non_finite_literals
 
 __all__ = [
@@ -62,7 +60,7 @@ _U32 = Annotated[int, Field(ge=0, le=U32_MAX)]
 """An unsigned 32-bit integer, as Rust's ``u32``: 0 to 4294967295."""
 
 
-class _Event(BaseModel):
+class _Event(_WireModel):
     """What every event shares: strict typing, immutability, unknown keys kept (and checked to be JSON)."""
 
     model_config = ConfigDict(
@@ -73,12 +71,6 @@ class _Event(BaseModel):
         allow_inf_nan=False,
         validate_default=False,
     )
-
-    @model_validator(mode="after")
-    def _extras_are_json(self) -> _Event:
-        if self.__pydantic_extra__:
-            _extras_are_json(self.__pydantic_extra__)
-        return self
 
 
 class AgentStartEvent(_Event):
@@ -321,10 +313,12 @@ def parse_event(line: bytes | bytearray | memoryview | str) -> AgentEvent:
     """
     if isinstance(line, (bytearray, memoryview)):
         line = bytes(line)
-    _reject_non_finite_literals(line)
     try:
         return _EVENT.validate_json(line)
     except ValidationError as error:
+        # As in ``wire.loads``: a NaN or Infinity always fails validation (floats refuse them,
+        # JSON values are checked), so the literal is looked for on the error path only.
+        _reject_non_finite_literals(line)
         raise FormatError(_event_problems(error)) from None
 
 

@@ -135,13 +135,23 @@ def _extras_are_json(extra: dict[str, Any]) -> None:
             raise PydanticCustomError(error.type, f'unknown key "{key}": {error.message()}') from None
 
 
-class ToolCall(BaseModel):
+class _WireModel(BaseModel):
+    """What every wire model shares: strict, immutable, unknown keys kept and checked to be JSON."""
+
+    model_config = _WIRE_CONFIG
+
+    @model_validator(mode="after")
+    def _extras_are_json(self) -> _WireModel:
+        if self.__pydantic_extra__:
+            _extras_are_json(self.__pydantic_extra__)
+        return self
+
+
+class ToolCall(_WireModel):
     """A tool call an assistant message asks for, as orion-core writes it.
 
     Unknown keys are kept as extra fields and written back after the known ones.
     """
-
-    model_config = _WIRE_CONFIG
 
     id: str
     """The call's id; orion-core's agent makes it ``{assistant message id}-call-{k}``."""
@@ -157,20 +167,12 @@ class ToolCall(BaseModel):
             return value
         return _json_value(value)
 
-    @model_validator(mode="after")
-    def _extras_are_json(self) -> ToolCall:
-        if self.__pydantic_extra__:
-            _extras_are_json(self.__pydantic_extra__)
-        return self
 
-
-class ToolResult(BaseModel):
+class ToolResult(_WireModel):
     """The result of a tool call, carried by a ``tool_result`` message.
 
     Unknown keys are kept as extra fields and written back after the known ones.
     """
-
-    model_config = _WIRE_CONFIG
 
     tool_call_id: str
     """The id of the tool call this result answers."""
@@ -182,12 +184,6 @@ class ToolResult(BaseModel):
     """Whether the tool failed; always written, ``false`` included."""
     pending: bool = False
     """A placeholder for a result still to come; written only when true, read as false when missing."""
-
-    @model_validator(mode="after")
-    def _extras_are_json(self) -> ToolResult:
-        if self.__pydantic_extra__:
-            _extras_are_json(self.__pydantic_extra__)
-        return self
 
 
 class _ConstructorOrField:
@@ -231,14 +227,12 @@ if TYPE_CHECKING:
         ) -> Message: ...
 
 
-class Message(BaseModel):
+class Message(_WireModel):
     """One message of a conversation, exactly as orion-core serializes it.
 
     Messages are immutable; ``pin``, ``unpin`` and ``model_copy(update=...)`` give changed copies.
     Unknown keys are kept as extra fields and written back after the known ones.
     """
-
-    model_config = _WIRE_CONFIG
 
     id: str
     """The message id; orion-core's agent makes it ``msg-N`` from a counter."""
@@ -274,12 +268,6 @@ class Message(BaseModel):
     # Tell pydantic this __init__ needs no call during validation (it only fills a default that
     # validated input always has); otherwise pydantic-core calls it for every loaded message.
     __init__.__pydantic_base_init__ = True  # type: ignore[attr-defined]
-
-    @model_validator(mode="after")
-    def _extras_are_json(self) -> Message:
-        if self.__pydantic_extra__:
-            _extras_are_json(self.__pydantic_extra__)
-        return self
 
     @property
     def created_at(self) -> datetime:
