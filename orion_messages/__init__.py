@@ -6,13 +6,19 @@ orion-core's agent events. JSON Schema export lives in ``orion_messages.schema``
 """
 
 from .conversation import Conversation, Turns, check, split_turns
-from .errors import FormatError, Problem
+from .errors import (
+    ContextOverflowError,
+    FormatError,
+    OrionMessagesError,
+    OrionMessagesWarning,
+    Problem,
+    TornLineWarning,
+)
 from .events import AgentEvent, dump_event, iter_events, parse_event, record_events
 from .models import Message, Role, ToolCall, ToolResult
 from .pruning import (
     SUMMARY_PREFIX,
     ContextConfig,
-    ContextOverflowError,
     PrunePlan,
     PruneResult,
     PruneStrategy,
@@ -23,7 +29,7 @@ from .pruning import (
     prune,
     tokenizer_counter,
 )
-from .storage import TornLineWarning, append_jsonl, load, read_jsonl, save, save_jsonl
+from .storage import append_jsonl, load, read_jsonl, save, save_jsonl
 from .wire import dumps, dumps_message, loads, loads_message
 
 __version__ = "0.1.0"
@@ -36,6 +42,8 @@ __all__ = [
     "Conversation",
     "FormatError",
     "Message",
+    "OrionMessagesError",
+    "OrionMessagesWarning",
     "Problem",
     "PrunePlan",
     "PruneResult",

@@ -1,11 +1,34 @@
-"""Errors and problem reports: where something is wrong, and what was expected and found."""
+"""Everything the library raises or warns on purpose, in one place.
+
+Every exception the library raises on purpose derives from ``OrionMessagesError``; every warning it
+issues derives from ``OrionMessagesWarning``. Catch the base class to handle them all. Operating
+system failures (a full disk, a missing file) stay ``OSError``, named with the file, as Python's
+own I/O raises them.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Literal
 
-__all__ = ["FormatError", "Problem"]
+__all__ = [
+    "ContextOverflowError",
+    "FormatError",
+    "OrionMessagesError",
+    "OrionMessagesWarning",
+    "OverflowReason",
+    "Problem",
+    "TornLineWarning",
+]
+
+
+class OrionMessagesError(Exception):
+    """The base class of every exception orion-messages raises on purpose."""
+
+
+class OrionMessagesWarning(UserWarning):
+    """The base class of every warning orion-messages issues."""
 
 
 @dataclass(frozen=True)
@@ -33,7 +56,7 @@ class Problem:
         return f"{where}: {self.message}" if where else self.message
 
 
-class FormatError(ValueError):
+class FormatError(OrionMessagesError, ValueError):
     """Input that is not a valid orion-core conversation, message or event.
 
     ``problems`` lists every problem found, each with its location. ``source`` names the file
@@ -67,3 +90,40 @@ class FormatError(ValueError):
             ),
             source=source if source is not None else self.source,
         )
+
+
+OverflowReason = Literal["overhead", "latest", "pinned"]
+"""Which of orion-core's refusals a ``ContextOverflowError`` is."""
+
+
+class ContextOverflowError(OrionMessagesError, ValueError):
+    """orion-core's three refusals: no room at all, the latest turn does not fit, the pinned turns do not fit.
+
+    ``reason`` says which (``"overhead"``, ``"latest"`` or ``"pinned"``); ``tokens`` is what needed
+    room and ``budget`` the room it had; ``turn`` is the turn's message range where one is at fault.
+    """
+
+    def __init__(
+        self, reason: OverflowReason, tokens: int, budget: int, detail: str = "", turn: range | None = None
+    ) -> None:
+        self.reason: OverflowReason = reason
+        """Which refusal: ``"overhead"``, ``"latest"`` or ``"pinned"``."""
+        self.tokens = tokens
+        """The tokens that needed room."""
+        self.budget = budget
+        """The room they had."""
+        self.turn = turn
+        """The message range of the turn at fault (the latest turn, or the pinned turn that did not fit)."""
+        if reason == "overhead":
+            text = (
+                f"System prompt and tools ({tokens} tokens) exceed available context budget ({budget} tokens)"
+            )
+        elif reason == "latest":
+            text = f"Latest message ({tokens} tokens) exceeds context budget ({budget} tokens)"
+        else:
+            text = f"Pinned messages ({tokens} tokens) exceed the available context budget ({budget} tokens)"
+        super().__init__(f"{text}{detail}")
+
+
+class TornLineWarning(OrionMessagesWarning):
+    """A JSON Lines log ends in an incomplete record, as a crash mid-append leaves it."""

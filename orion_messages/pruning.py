@@ -26,11 +26,11 @@ from enum import Enum
 from functools import partial
 from itertools import accumulate, chain, compress, repeat
 from operator import attrgetter, eq, is_not, ne
-from typing import Literal
 
 import orjson
 
 from .conversation import Conversation, split_turns
+from .errors import ContextOverflowError
 from .models import Message, Role
 
 __all__ = [
@@ -98,39 +98,6 @@ class ContextConfig:
     def available_tokens(self) -> int:
         """``max(0, max_context_tokens - max_response_tokens)``: the room for the prompt."""
         return max(0, self.max_context_tokens - self.max_response_tokens)
-
-
-OverflowReason = Literal["overhead", "latest", "pinned"]
-"""Which of orion-core's refusals a ``ContextOverflowError`` is."""
-
-
-class ContextOverflowError(ValueError):
-    """orion-core's three refusals: no room at all, the latest turn does not fit, the pinned turns do not fit.
-
-    ``reason`` says which (``"overhead"``, ``"latest"`` or ``"pinned"``); ``tokens`` is what needed
-    room and ``budget`` the room it had; ``turn`` is the turn's message range where one is at fault.
-    """
-
-    def __init__(
-        self, reason: OverflowReason, tokens: int, budget: int, detail: str = "", turn: range | None = None
-    ) -> None:
-        self.reason: OverflowReason = reason
-        """Which refusal: ``"overhead"``, ``"latest"`` or ``"pinned"``."""
-        self.tokens = tokens
-        """The tokens that needed room."""
-        self.budget = budget
-        """The room they had."""
-        self.turn = turn
-        """The message range of the turn at fault (the latest turn, or the pinned turn that did not fit)."""
-        if reason == "overhead":
-            text = (
-                f"System prompt and tools ({tokens} tokens) exceed available context budget ({budget} tokens)"
-            )
-        elif reason == "latest":
-            text = f"Latest message ({tokens} tokens) exceeds context budget ({budget} tokens)"
-        else:
-            text = f"Pinned messages ({tokens} tokens) exceed the available context budget ({budget} tokens)"
-        super().__init__(f"{text}{detail}")
 
 
 # --- counting ---------------------------------------------------------------------------------

@@ -17,7 +17,7 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Union
 
-from .errors import FormatError
+from .errors import FormatError, TornLineWarning
 from .models import Message
 from .wire import dumps, dumps_message, loads, loads_message
 
@@ -32,10 +32,6 @@ except ImportError:  # pragma: no cover - Windows
 
 
 _O_BINARY = getattr(os, "O_BINARY", 0)  # Windows: no newline translation
-
-
-class TornLineWarning(UserWarning):
-    """A JSON Lines log ends in an incomplete record, as a crash mid-append leaves it."""
 
 
 def save(path: PathLike, messages: Iterable[Message], *, indent: int | None = None) -> None:
