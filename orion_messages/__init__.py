@@ -5,7 +5,8 @@ orion-core writes, a conversation with orion-core's agent operations, atomic per
 orion-core's agent events. JSON Schema export lives in ``orion_messages.schema``.
 """
 
-from .conversation import Conversation, Turns, check, split_turns
+from .checks import check
+from .conversation import Conversation
 from .errors import (
     ContextOverflowError,
     FormatError,
@@ -30,6 +31,7 @@ from .pruning import (
     tokenizer_counter,
 )
 from .storage import append_jsonl, load, read_jsonl, save, save_jsonl
+from .turns import Turns, split_turns
 from .wire import dumps, dumps_message, loads, loads_message
 
 __version__ = "0.1.0"

@@ -26,10 +26,11 @@ from typing import Any, TextIO
 
 import orjson
 
-from .conversation import check, split_turns
+from .checks import check
 from .errors import FormatError, Problem
 from .models import Message, Role
 from .storage import TornLineWarning, load, read_jsonl, save, save_jsonl
+from .turns import split_turns
 from .wire import loads
 
 __all__ = ["main"]

@@ -1,122 +1,24 @@
-"""The conversation: a validated list of messages, the host's twin of orion-core's agent history.
-
-Also the two views of a message list that the rest of the library shares: its turns
-(``split_turns``) and its semantic problems (``check``).
-"""
+"""The conversation: a validated list of messages, the host's twin of orion-core's agent history."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, overload
 
+from .checks import check
 from .errors import Problem
-from .models import Message, Role
+from .models import Message
+from .turns import Turns, split_turns
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     from .pruning import ContextConfig, PrunePlan, PruneResult
 
-__all__ = ["Conversation", "Turns", "check", "split_turns"]
+__all__ = ["Conversation"]
 
 _COUNTER_ID = re.compile(r"msg-([0-9]+)")
-_CALLING_ROLES = frozenset({Role.ASSISTANT, Role.TOOL_CALL})
-
-
-@dataclass(frozen=True)
-class Turns:
-    """A conversation split into turns, as orion-core splits it for pruning.
-
-    A turn starts at each ``user`` message and holds every following non-user message up to the
-    next user message. Messages before the first user message form the ``preamble``.
-    """
-
-    preamble: range
-    """The messages before the first user message (such as a system message); may be empty."""
-    turns: list[range]
-    """One range of message indexes per turn, in order."""
-
-
-def split_turns(messages: Sequence[Message]) -> Turns:
-    """Split ``messages`` into the preamble and orion-core's turns."""
-    starts = [index for index, message in enumerate(messages) if message.role is Role.USER]
-    ends = [*starts[1:], len(messages)] if starts else []
-    first = starts[0] if starts else len(messages)
-    return Turns(range(first), [range(start, end) for start, end in zip(starts, ends, strict=True)])
-
-
-def check(messages: Sequence[Message]) -> list[Problem]:
-    """The semantic problems in a conversation, each with its location.
-
-    Finds duplicate message ids, duplicate tool-call ids, ``tool_calls`` on a role other than
-    assistant or tool_call, a tool_result message without a result or a result on another role,
-    a result with no earlier call, two completed results for one call, and top-level content that
-    differs from the result's content. orion-core itself loads all of these; loading stays
-    lenient unless ``strict=True`` is asked for.
-    """
-    problems: list[Problem] = []
-    message_ids: dict[str, int] = {}
-    call_ids: dict[str, str] = {}
-    completed: dict[str, int] = {}
-    for index, message in enumerate(messages):
-        where = f"[{index}]"
-        first = message_ids.setdefault(message.id, index)
-        if first != index:
-            problems.append(
-                Problem(f"{where}.id", f'duplicate message id "{message.id}" (first at [{first}])')
-            )
-        if message.tool_calls and message.role not in _CALLING_ROLES:
-            problems.append(
-                Problem(
-                    f"{where}.tool_calls",
-                    f"only assistant and tool_call messages carry tool calls, found them on a {message.role} message",
-                )
-            )
-        for number, call in enumerate(message.tool_calls):
-            call_where = f"{where}.tool_calls[{number}].id"
-            if call.id in call_ids:
-                problems.append(
-                    Problem(call_where, f'duplicate tool-call id "{call.id}" (first at {call_ids[call.id]})')
-                )
-            else:
-                call_ids[call.id] = call_where
-        result = message.tool_result
-        if message.role is Role.TOOL_RESULT and result is None:
-            problems.append(Problem(f"{where}.tool_result", "a tool_result message must carry a tool result"))
-        if result is None:
-            continue
-        if message.role is not Role.TOOL_RESULT:
-            problems.append(
-                Problem(
-                    f"{where}.tool_result",
-                    f"only tool_result messages carry a tool result, found one on a {message.role} message",
-                )
-            )
-        if result.tool_call_id not in call_ids:
-            problems.append(
-                Problem(
-                    f"{where}.tool_result.tool_call_id",
-                    f'no earlier tool call has the id "{result.tool_call_id}"',
-                )
-            )
-        if not result.pending:
-            earlier = completed.setdefault(result.tool_call_id, index)
-            if earlier != index:
-                problems.append(
-                    Problem(
-                        f"{where}.tool_result.tool_call_id",
-                        f'tool call "{result.tool_call_id}" already has a completed result at [{earlier}]',
-                    )
-                )
-        if message.content != result.content:
-            problems.append(
-                Problem(
-                    f"{where}.content", "differs from tool_result.content (orion-core stores the text twice)"
-                )
-            )
-    return problems
 
 
 def _require_message(message: object) -> None:

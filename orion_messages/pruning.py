@@ -29,9 +29,10 @@ from operator import attrgetter, eq, is_not, ne
 
 import orjson
 
-from .conversation import Conversation, split_turns
+from .conversation import Conversation
 from .errors import ContextOverflowError
 from .models import Message, Role
+from .turns import split_turns
 
 __all__ = [
     "SUMMARY_PREFIX",

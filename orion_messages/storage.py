@@ -17,6 +17,7 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Union
 
+from .checks import check
 from .errors import FormatError, TornLineWarning
 from .models import Message
 from .wire import dumps, dumps_message, loads, loads_message
@@ -256,8 +257,6 @@ def read_jsonl(path: PathLike, *, repair: bool = False, strict: bool = False) ->
                 os.fsync(handle.fileno())
     messages = _parse_records(lines, str(path))
     if strict:
-        from .conversation import check
-
         problems = check(messages)
         if problems:
             raise FormatError(problems, source=str(path))

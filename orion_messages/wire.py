@@ -18,6 +18,7 @@ from pydantic import ConfigDict, TypeAdapter, ValidationError
 from pydantic_core import PydanticSerializationError
 
 from ._problems import format_error, location
+from .checks import check
 from .errors import FormatError, Problem
 from .models import Message
 
@@ -71,8 +72,6 @@ def loads(data: bytes | bytearray | memoryview | str, *, strict: bool = False) -
     except ValidationError as error:
         raise _rejection(error, data) from None
     if strict:
-        from .conversation import check  # the conversation builds on this module
-
         problems = check(messages)
         if problems:
             raise FormatError(problems)
