@@ -10,6 +10,8 @@ from .conversation import Conversation
 from .errors import (
     ContextOverflowError,
     FormatError,
+    NotALogError,
+    NotARegularFileError,
     OrionMessagesError,
     OrionMessagesWarning,
     Problem,
@@ -30,7 +32,7 @@ from .pruning import (
     prune,
     tokenizer_counter,
 )
-from .storage import append_jsonl, load, read_jsonl, save, save_jsonl
+from .storage import append_jsonl, iter_jsonl, load, read_jsonl, save, save_jsonl
 from .turns import Turns, split_turns
 from .wire import dumps, dumps_message, loads, loads_message
 
@@ -44,6 +46,8 @@ __all__ = [
     "Conversation",
     "FormatError",
     "Message",
+    "NotALogError",
+    "NotARegularFileError",
     "OrionMessagesError",
     "OrionMessagesWarning",
     "Problem",
@@ -65,6 +69,7 @@ __all__ = [
     "estimate_tokens",
     "is_summary",
     "iter_events",
+    "iter_jsonl",
     "load",
     "loads",
     "loads_message",

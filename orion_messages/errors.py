@@ -15,6 +15,8 @@ from typing import Literal
 __all__ = [
     "ContextOverflowError",
     "FormatError",
+    "NotALogError",
+    "NotARegularFileError",
     "OrionMessagesError",
     "OrionMessagesWarning",
     "OverflowReason",
@@ -125,5 +127,53 @@ class ContextOverflowError(OrionMessagesError, ValueError):
         super().__init__(f"{text}{detail}")
 
 
+class NotALogError(FormatError):
+    """``append_jsonl`` refused a file that is not a JSON Lines log of messages; the file is untouched.
+
+    A file is a log when it is empty, or when its first byte other than JSON whitespace is ``{``
+    and its last complete non-blank line (or, failing that, its unterminated last line) is a
+    valid message. A conversation saved by ``save`` (a JSON array) or any other text file is not.
+    """
+
+
+class NotARegularFileError(OrionMessagesError, OSError):
+    """A path names a FIFO, a device, a folder or a socket where a regular file was expected.
+
+    Raised before anything is read or written, so that a FIFO cannot block the reader and a device
+    such as ``/dev/zero`` cannot exhaust its memory. It is also an ``OSError``; ``filename`` is the
+    path and ``kind`` says what the path is instead (``"a FIFO"``, ``"a character device"``, ...).
+    """
+
+    def __init__(self, path: str, kind: str) -> None:
+        super().__init__(f"{path}: {kind}, not a regular file")
+        self.filename = path
+        self.kind = kind
+        """What the path names instead of a regular file, such as ``"a FIFO"``."""
+
+    def __str__(self) -> str:  # OSError's own would print "[Errno None]"
+        return f"{self.filename}: {self.kind}, not a regular file"
+
+
 class TornLineWarning(OrionMessagesWarning):
-    """A JSON Lines log ends in an incomplete record, as a crash mid-append leaves it."""
+    """A JSON Lines log ends in an incomplete record, as a crash mid-append leaves it.
+
+    The fields say where; the message text is built from them (``PATH:LINE: skipping a torn
+    last line (N bytes at byte offset O), ...``).
+    """
+
+    def __init__(self, path: str, line: int | None, offset: int, size: int, *, repaired: bool) -> None:
+        self.path = path
+        """The log's path, as the caller named it."""
+        self.line = line
+        """The torn line's 1-based number; None where it was not counted (``append_jsonl`` does not read the log)."""
+        self.offset = offset
+        """The byte offset where the torn line starts: the log's length once it is cut off."""
+        self.size = size
+        """The torn line's length in bytes."""
+        self.repaired = repaired
+        """True when the torn bytes were truncated from the file, False when they were only skipped."""
+        where = path if line is None else f"{path}:{line}"
+        super().__init__(
+            f"{where}: skipping a torn last line ({size} bytes at byte offset {offset}), "
+            "as a crash mid-append leaves it" + ("; truncated it" if repaired else "")
+        )

@@ -3,7 +3,8 @@
 ``save`` never leaves a half-written file: it writes a temporary file beside the target, syncs
 it, renames it over the target and syncs the folder. ``append_jsonl`` adds one record per call
 at a cost that does not grow with the log, under an exclusive file lock so that two processes
-appending to one log never interleave their lines.
+appending to one log never interleave their lines. ``docs/reliability.md`` states every promise
+and its limits.
 """
 
 from __future__ import annotations
@@ -15,14 +16,16 @@ import warnings
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import Union
+from typing import BinaryIO, NamedTuple, Union
+
+import orjson
 
 from .checks import check
-from .errors import FormatError, TornLineWarning
+from .errors import FormatError, NotALogError, NotARegularFileError, Problem, TornLineWarning
 from .models import Message
-from .wire import dumps, dumps_message, loads, loads_message
+from .wire import _reject_duplicate_keys, dumps, dumps_message, loads, loads_message
 
-__all__ = ["TornLineWarning", "append_jsonl", "load", "read_jsonl", "save", "save_jsonl"]
+__all__ = ["TornLineWarning", "append_jsonl", "iter_jsonl", "load", "read_jsonl", "save", "save_jsonl"]
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -33,23 +36,97 @@ except ImportError:  # pragma: no cover - Windows
 
 
 _O_BINARY = getattr(os, "O_BINARY", 0)  # Windows: no newline translation
+_O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+_O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_O_NONBLOCK = getattr(os, "O_NONBLOCK", 0)  # opening a FIFO must not wait for a writer
+
+# --- Regular files only -------------------------------------------------------------------------
+
+_KINDS = (
+    (stat.S_ISDIR, "a folder"),
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def _require_regular_file(path: PathLike) -> None:
+    """Refuse ``path`` unless it is a regular file (symlinks followed), without opening it.
+
+    For callers that walk folders or check names before reading (the CLI): a FIFO would block
+    a reader forever and a device such as ``/dev/zero`` never ends.
+
+    Raises:
+        NotARegularFileError: ``path`` is a FIFO, a device, a folder or a socket.
+        OSError: ``path`` cannot be looked at (missing, no permission).
+    """
+    _check_regular(os.stat(path).st_mode, path)
+
+
+def _check_regular(mode: int, path: PathLike) -> None:
+    if not stat.S_ISREG(mode):
+        kind = next((name for test, name in _KINDS if test(mode)), "not a file")
+        raise NotARegularFileError(os.fspath(path), kind)
+
+
+def _open_regular(path: PathLike, flags: int, mode: int = 0o644) -> int:
+    """Open ``path`` (following symlinks) and return the descriptor, if it is a regular file."""
+    try:
+        fd = os.open(path, flags | _O_NONBLOCK | _O_CLOEXEC | _O_BINARY, mode)
+    except IsADirectoryError:  # opening a folder for writing fails before it can be looked at
+        raise NotARegularFileError(os.fspath(path), "a folder") from None
+    try:
+        _check_regular(os.fstat(fd).st_mode, path)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _read_all(fd: int) -> bytes:
+    chunks: list[bytes] = []
+    while chunk := os.read(fd, 1 << 20):
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _read_regular(path: PathLike) -> bytes:
+    fd = _open_regular(path, os.O_RDONLY)
+    try:
+        return _read_all(fd)
+    finally:
+        os.close(fd)
+
+
+def _named(error: OSError, path: PathLike) -> OSError:
+    """``error`` naming ``path`` (``os.write`` and ``os.fsync`` do not know the file's name)."""
+    if error.filename is not None:
+        return error
+    if error.errno is None:
+        return OSError(f"{os.fspath(path)}: {error}")
+    return OSError(error.errno, error.strerror or str(error), os.fspath(path))  # keeps the subclass
+
+
+# --- Whole files --------------------------------------------------------------------------------
 
 
 def save(path: PathLike, messages: Iterable[Message], *, indent: int | None = None) -> None:
     """Write a conversation file atomically, as ``dumps`` writes it.
 
-    A process killed at any moment leaves either the previous file or the new one, whole. On
-    Linux the data is written to an unnamed file (``O_TMPFILE``) that only gets a name once it
-    is complete and synced, the instant before it is renamed over the target, so a killed save
-    leaves no temporary file behind either. Where that is not possible, a named temporary file
-    is removed on any error, and the next save removes what a killed one left. An existing
-    file's permission bits are kept.
+    A process killed at any moment leaves either the previous file or the new one, whole. A
+    symlink at ``path`` is followed, as editors do: the file it points to is replaced. The new
+    data is written to a temporary file that only its owner can read (mode 0600) until it is
+    complete; it then gets the previous file's permission bits (or, for a new file, those an
+    ordinary ``open`` gives) and, where the process may set them, its owner and group. Hard
+    links to the previous file keep the previous content.
 
     Raises:
         FormatError: a message cannot be written back losslessly; the file is left untouched.
+        NotARegularFileError: ``path`` names a FIFO, a device or a folder.
         OSError: the file cannot be written; the previous file is left whole.
     """
-    _replace_atomically(Path(path), dumps(messages, indent=indent))  # dumps fails before the disk changes
+    _replace_atomically(path, dumps(messages, indent=indent))  # dumps fails before the disk changes
 
 
 def save_jsonl(path: PathLike, messages: Iterable[Message]) -> None:
@@ -59,52 +136,209 @@ def save_jsonl(path: PathLike, messages: Iterable[Message]) -> None:
 
     Raises:
         FormatError: a message cannot be written back losslessly; the file is left untouched.
+        NotARegularFileError: ``path`` names a FIFO, a device or a folder.
         OSError: the file cannot be written; the previous file is left whole.
     """
     data = b"".join(dumps_message(message) + b"\n" for message in messages)
-    _replace_atomically(Path(path), data)
+    _replace_atomically(path, data)
 
 
-def _replace_atomically(target: Path, data: bytes) -> None:
-    """Put ``data`` at ``target`` so that a reader sees the old file or the new one, whole."""
-    folder = target.parent
-    mode = _existing_mode(target)
-    temporary = _write_unnamed(target, data, mode) if _UNNAMED_FILES else None
-    if temporary is None:
-        temporary = _write_named(target, data, mode)
+def _replace_atomically(path: PathLike, data: bytes) -> None:
+    """Put ``data`` at ``path`` so that a reader sees the old file or the new one, whole."""
+    target = Path(os.path.realpath(path))  # a symlink is followed: its target file is replaced
+    previous = _existing(target, path)
+    fd, temporary = _write_temporary(target, data, previous)
     try:
-        os.replace(temporary, target)
-    except BaseException:
+        try:
+            os.replace(temporary, target)
+        finally:
+            os.close(fd)  # releases the lock that marks the temporary file as live
+    except BaseException as error:
         with suppress(FileNotFoundError):
             os.unlink(temporary)
+        if isinstance(error, OSError):
+            raise _named(error, target) from error
         raise
     _sweep_leftovers(target)
-    _sync_folder(folder)
+    _sync_folder(target.parent)
+
+
+def _existing(target: Path, named: PathLike) -> os.stat_result | None:
+    try:
+        status = os.stat(target)
+    except FileNotFoundError:
+        return None
+    _check_regular(status.st_mode, named)  # never rename over a device or a FIFO
+    return status
+
+
+def _write_temporary(target: Path, data: bytes, previous: os.stat_result | None) -> tuple[int, str]:
+    """Write ``data`` to a new temporary file beside ``target``, synced, and return it still open.
+
+    The descriptor holds an exclusive ``flock`` on the file until the caller closes it: that lock,
+    not a process id, is what tells another save's sweep that the file is live.
+    """
+    if _UNNAMED_FILES:
+        written = _write_unnamed(target, data, previous)
+        if written is not None:
+            return written
+    try:
+        return _write_named(target, data, previous)
+    except OSError as error:
+        raise _named(error, target) from error
 
 
 # Linux can create a file with no name and link it in later through /proc.
 _UNNAMED_FILES = hasattr(os, "O_TMPFILE") and os.path.isdir("/proc/self/fd")
 
 
-def _existing_mode(target: Path) -> int | None:
+def _creation_mode(previous: os.stat_result | None) -> int:
+    # Over an existing file: 0600 while the data is written, its own bits once complete. A new
+    # file gets 0666 less the umask from the start: its data is no more private than that later.
+    return 0o600 if previous is not None else 0o666
+
+
+def _fill(fd: int, data: bytes, previous: os.stat_result | None) -> None:
+    """Write ``data``, give the file the previous one's owner and mode, and sync it."""
+    _write_all(fd, data)
+    if previous is not None:
+        _take_owner(fd, previous)
+        os.chmod(fd, stat.S_IMODE(previous.st_mode))  # after chown, which clears set-id bits
+    os.fsync(fd)
+
+
+def _take_owner(fd: int, previous: os.stat_result) -> None:
+    """Keep the previous owner and group where this process may set them (root; a member's group)."""
+    if not hasattr(os, "fchown"):  # pragma: no cover - Windows
+        return
+    current = os.fstat(fd)
+    if (current.st_uid, current.st_gid) == (previous.st_uid, previous.st_gid):
+        return
     try:
-        return stat.S_IMODE(os.stat(target).st_mode)
+        os.fchown(fd, previous.st_uid, previous.st_gid)
+    except PermissionError:
+        with suppress(PermissionError):
+            os.fchown(fd, -1, previous.st_gid)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    """Write every byte of ``data``, looping over partial writes; a write of nothing is a full disk."""
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        if written <= 0:  # pragma: no cover - regular files raise ENOSPC instead
+            raise OSError(28, "No space left on device")
+        view = view[written:]
+
+
+def _write_unnamed(target: Path, data: bytes, previous: os.stat_result | None) -> tuple[int, str] | None:
+    """Write ``data`` to an unnamed file in the target's folder, synced, then name it; or None.
+
+    None when the file system has no unnamed files or refuses to name one; then nothing is left.
+    """
+    try:
+        fd = os.open(target.parent, os.O_TMPFILE | os.O_WRONLY | _O_CLOEXEC, _creation_mode(previous))
+    except OSError:  # the file system cannot; fall back to a named temporary file
+        return None  # (not remembered: another folder may be on another file system)
+    global _UNNAMED_FILES
+    try:
+        _lock(fd)  # nobody else can reach the file yet; the lock holds once it has a name
+        _fill(fd, data, previous)
+        for _ in range(100):
+            name = _temporary_name(target)
+            try:
+                os.link(f"/proc/self/fd/{fd}", name)
+            except FileExistsError:  # pragma: no cover - 64 random bits collided
+                continue
+            except OSError:  # some sandboxes refuse the link; use named files from now on
+                _UNNAMED_FILES = False
+                break
+            return fd, name
+    except BaseException:
+        os.close(fd)
+        raise
+    os.close(fd)
+    return None
+
+
+def _write_named(target: Path, data: bytes, previous: os.stat_result | None) -> tuple[int, str]:
+    """Write ``data`` to a new named temporary file beside ``target``, synced; remove it on error."""
+    for _ in range(100):
+        name = _temporary_name(target)
+        try:
+            fd = os.open(
+                name,
+                os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_BINARY | _O_CLOEXEC,
+                _creation_mode(previous),
+            )
+        except FileExistsError:  # pragma: no cover - 64 random bits collided
+            continue
+        try:
+            if not _lock_new(fd, name):  # a sweep took it between its creation and our lock
+                os.close(fd)
+                continue
+            _fill(fd, data, previous)
+        except BaseException:
+            os.close(fd)
+            with suppress(FileNotFoundError):
+                os.unlink(name)
+            raise
+        return fd, name
+    raise FileExistsError(f"no free temporary name beside {target}")  # pragma: no cover
+
+
+def _lock(fd: int) -> None:
+    if fcntl is not None:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+
+
+def _lock_new(fd: int, name: str) -> bool:
+    """Lock a just-created temporary file; False if a sweep got to it first (and removed it)."""
+    if fcntl is None:  # pragma: no cover - Windows: no sweeping either
+        return True
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    return _same_file(name, os.fstat(fd))
+
+
+def _same_file(name: str, status: os.stat_result) -> bool:
+    try:
+        current = os.stat(name, follow_symlinks=False)
     except FileNotFoundError:
-        return None
+        return False
+    return (current.st_dev, current.st_ino) == (status.st_dev, status.st_ino)
+
+
+_TOKEN_LENGTH = 16  # hex digits: 64 random bits
+_NAME_MAX = 255  # bytes in one file name on the common file systems
+
+
+def _temporary_prefix(target: Path) -> str:
+    """``.NAME.``, with NAME shortened so that a temporary name fits in ``_NAME_MAX`` bytes."""
+    room = _NAME_MAX - len("..") - _TOKEN_LENGTH - len(".tmp")
+    name = target.name
+    while len(os.fsencode(name)) > room:
+        name = name[:-1]
+    return f".{name}."
 
 
 def _temporary_name(target: Path) -> str:
-    # The process id lets a later save recognise the leftovers of a save that was killed.
-    return os.path.join(target.parent, f".{target.name}.{os.getpid()}-{secrets.token_hex(6)}.tmp")
+    token = secrets.token_hex(_TOKEN_LENGTH // 2)
+    return os.path.join(target.parent, f"{_temporary_prefix(target)}{token}.tmp")
 
 
 def _sweep_leftovers(target: Path) -> None:
     """Remove temporary files that a killed save of ``target`` left behind.
 
-    Only files named by ``_temporary_name`` for this target whose process is gone are removed;
-    a save running in another live process keeps its file.
+    A live save holds an exclusive lock on its temporary file until it is renamed, so a file
+    whose lock can be taken was abandoned. No process ids are compared: savers in other PID
+    namespaces (containers sharing a volume) keep their files.
     """
-    prefix = f".{target.name}."
+    if fcntl is None:  # pragma: no cover - Windows: cannot tell a live file from a leftover
+        return
+    prefix = _temporary_prefix(target)
     try:
         entries = os.scandir(target.parent)
     except OSError:  # pragma: no cover - the folder cannot be listed; nothing to do
@@ -112,87 +346,33 @@ def _sweep_leftovers(target: Path) -> None:
     with entries:
         for entry in entries:
             name = entry.name
-            if not (name.startswith(prefix) and name.endswith(".tmp")):
-                continue
-            pid, dash, token = name[len(prefix) : -len(".tmp")].partition("-")
-            if not (dash and pid.isdigit() and len(token) == 12) or _process_alive(int(pid)):
-                continue
+            token = name[len(prefix) : -len(".tmp")]
+            if name.startswith(prefix) and name.endswith(".tmp") and _is_token(token):
+                _remove_if_abandoned(entry.path)
+
+
+def _is_token(text: str) -> bool:
+    return len(text) == _TOKEN_LENGTH and all(c in "0123456789abcdef" for c in text)
+
+
+def _remove_if_abandoned(name: str) -> None:
+    try:
+        fd = os.open(name, os.O_RDONLY | _O_NOFOLLOW | _O_NONBLOCK | _O_CLOEXEC)
+    except OSError:  # gone, a symlink, or not ours to read: leave it
+        return
+    try:
+        status = os.fstat(fd)
+        if not stat.S_ISREG(status.st_mode):
+            return
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:  # a live save holds it
+            return
+        if _same_file(name, status):  # not renamed into place meanwhile
             with suppress(OSError):
-                os.unlink(entry.path)
-
-
-def _process_alive(pid: int) -> bool:
-    if pid == os.getpid():
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:
-        return True  # exists but is not ours (EPERM), or cannot tell: leave its file alone
-    return True
-
-
-def _write_and_sync(fd: int, data: bytes, mode: int | None) -> None:
-    view = memoryview(data)
-    while view:
-        written = os.write(fd, view)
-        view = view[written:]
-    if mode is not None:
-        os.chmod(fd, mode)
-    os.fsync(fd)
-
-
-def _write_unnamed(target: Path, data: bytes, mode: int | None) -> str | None:
-    """Write ``data`` to an unnamed file in the target's folder, synced, then name it; or None.
-
-    None when the file system has no unnamed files; then nothing was created.
-    """
-    try:
-        fd = os.open(target.parent, os.O_TMPFILE | os.O_WRONLY, 0o666)
-    except OSError:  # the file system cannot; fall back to a named temporary file
-        return None  # (not remembered: another folder may be on another file system)
-    global _UNNAMED_FILES
-    try:
-        _write_and_sync(fd, data, mode)
-        for _ in range(100):
-            name = _temporary_name(target)
-            try:
-                os.link(f"/proc/self/fd/{fd}", name)
-            except FileExistsError:  # pragma: no cover - 48 random bits collided
-                continue
-            except OSError:  # some sandboxes refuse the link; use named files from now on
-                _UNNAMED_FILES = False
-                return None
-            return name
-        raise FileExistsError(f"no free temporary name beside {target}")  # pragma: no cover
+                os.unlink(name)
     finally:
         os.close(fd)
-
-
-def _write_named(target: Path, data: bytes, mode: int | None) -> str:
-    """Write ``data`` to a new named temporary file beside ``target``, synced; remove it on error.
-
-    A new file gets ``0o666`` less the umask, as an ordinary ``open`` gives it (``tempfile``
-    would make it ``0o600``); an existing target's permission bits are kept.
-    """
-    for _ in range(100):
-        name = _temporary_name(target)
-        try:
-            fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_BINARY, 0o666)
-        except FileExistsError:  # pragma: no cover - 48 random bits collided
-            continue
-        try:
-            try:
-                _write_and_sync(fd, data, mode)
-            finally:
-                os.close(fd)
-        except BaseException:
-            with suppress(FileNotFoundError):
-                os.unlink(name)
-            raise
-        return name
-    raise FileExistsError(f"no free temporary name beside {target}")  # pragma: no cover
 
 
 def load(path: PathLike, *, strict: bool = False) -> list[Message]:
@@ -200,138 +380,294 @@ def load(path: PathLike, *, strict: bool = False) -> list[Message]:
 
     Raises:
         FormatError: naming the file and every problem in it.
+        NotARegularFileError: ``path`` names a FIFO, a device or a folder.
         OSError: the file cannot be read.
     """
-    data = Path(path).read_bytes()
+    data = _read_regular(path)
     try:
         return loads(data, strict=strict)
     except FormatError as error:
-        raise error.with_source(str(path)) from None
+        raise error.with_source(os.fspath(path)) from None
+
+
+# --- JSON Lines logs ----------------------------------------------------------------------------
+
+# A blank line holds only JSON's own whitespace. Other characters that Python calls whitespace
+# (\x0b, \x0c, \x1c-\x1f, ...) make a line a corrupt record, reported with its number.
+_BLANK = b" \t\r"
+
+
+def _is_blank(line: bytes) -> bool:
+    return not line.strip(_BLANK)
+
+
+class _Torn(NamedTuple):
+    line: int
+    offset: int
+    size: int
+
+
+def _warn_torn(path: PathLike, torn: _Torn, *, repaired: bool, stacklevel: int) -> None:
+    warning = TornLineWarning(os.fspath(path), torn.line, torn.offset, torn.size, repaired=repaired)
+    warnings.warn(warning, stacklevel=stacklevel + 1)
 
 
 def append_jsonl(path: PathLike, message: Message, *, fsync: bool = True) -> None:
     """Append one message to a JSON Lines log, as one line.
 
-    The cost does not depend on the size of the log. An exclusive lock keeps concurrent
-    appenders' lines whole. If the log ends in a torn record (a crash mid-append), the torn
-    bytes are cut off first, with a ``TornLineWarning``, so the new record starts a clean line.
-    With ``fsync=False`` the record survives a killed process but not a power loss.
+    The cost does not depend on the size of the log: it reads the log's first bytes and last
+    line only. An exclusive lock keeps concurrent appenders' lines whole. If the log ends in a
+    torn record (a crash mid-append), the torn bytes are cut off first, with a
+    ``TornLineWarning``, so the new record starts a clean line. An append that returned is in
+    the log; one that raised left the log's records as they were. With ``fsync=False`` the
+    record survives a killed process but not a power loss. Symlinks are followed.
 
     Raises:
         FormatError: the message cannot be written back losslessly; the log is left untouched.
+        NotALogError: the file holds something other than a JSON Lines log of messages (a
+            conversation saved by ``save``, another text file); it is left untouched.
+        NotARegularFileError: ``path`` names a FIFO, a device or a folder.
+        OSError: naming the file, when the record cannot be written whole (a full disk); the
+            partial record is removed again.
     """
     record = dumps_message(message) + b"\n"
-    fd = os.open(os.fspath(path), os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
+    fd = _open_regular(path, os.O_RDWR | os.O_CREAT | os.O_APPEND)
     try:
         with _locked(fd):
-            _mend_torn_tail(fd, path)
-            os.write(fd, record)
-            if fsync:
-                os.fsync(fd)
+            length = _prepare_for_append(fd, path)
+            _append_or_restore(fd, record, length, path, fsync=fsync)
     finally:
         os.close(fd)
 
 
-def read_jsonl(path: PathLike, *, repair: bool = False, strict: bool = False) -> list[Message]:
-    """Read every message of a JSON Lines log.
-
-    Blank lines are skipped. A torn last line (no final newline, and not a whole record) is
-    skipped with a ``TornLineWarning``; ``repair=True`` also truncates it from the file. Every
-    complete line must be a valid message: a corrupt one anywhere raises ``FormatError`` naming
-    its line. Nothing is ever skipped silently.
-    """
-    data = Path(path).read_bytes()
-    lines, torn = _split_records(data)
-    if torn is not None:
-        line_number, offset = torn
-        warnings.warn(
-            f"{path}:{line_number}: skipping a torn last line ({len(data) - offset} bytes), "
-            "as a crash mid-append leaves it" + ("; truncated it" if repair else ""),
-            TornLineWarning,
-            stacklevel=2,
-        )
-        if repair:
-            with open(path, "r+b") as handle:
-                handle.truncate(offset)
-                handle.flush()
-                os.fsync(handle.fileno())
-    messages = _parse_records(lines, str(path))
-    if strict:
-        problems = check(messages)
-        if problems:
-            raise FormatError(problems, source=str(path))
-    return messages
-
-
-def _split_records(data: bytes) -> tuple[list[tuple[int, bytes]], tuple[int, int] | None]:
-    """The complete, non-blank records with their line numbers, and where a torn tail starts."""
-    raw_lines = data.split(b"\n")
-    tail = raw_lines.pop()  # after the final newline: empty for a whole log
-    records = [(number, line.rstrip(b"\r")) for number, line in enumerate(raw_lines, 1) if line.strip()]
-    torn = None
-    if tail.strip():
-        number = len(raw_lines) + 1
-        try:
-            loads_message(tail)
-        except FormatError:
-            torn = (number, len(data) - len(tail))
-        else:
-            records.append((number, tail))  # a whole record that lost only its newline
-    return records, torn
-
-
-def _parse_records(records: list[tuple[int, bytes]], source: str) -> list[Message]:
-    if not records:
-        return []
-    # Fast path: one validation over all records as one array. Any failure, or a line that
-    # held more than one value, falls back to line by line for exact line numbers.
+def _append_or_restore(fd: int, record: bytes, length: int, path: PathLike, *, fsync: bool) -> None:
+    """Append ``record``; on any failure cut the log back to ``length`` and raise."""
     try:
-        messages = loads(b"[" + b",".join(line for _, line in records) + b"]")
-    except FormatError:
-        messages = []
-    if len(messages) == len(records):
-        return messages
-    parsed: list[Message] = []
-    for number, line in records:
-        try:
-            parsed.append(loads_message(line))
-        except FormatError as error:
-            raise error.at_line(number, source=source) from None
-    return parsed
+        _write_all(fd, record)
+        if fsync:
+            os.fsync(fd)
+    except BaseException as error:
+        with suppress(OSError):  # the first error is the one to report
+            os.ftruncate(fd, length)
+            if fsync:
+                os.fsync(fd)
+        if isinstance(error, OSError):
+            raise _named(error, path) from error
+        raise
 
 
-def _mend_torn_tail(fd: int, path: PathLike) -> None:
+def _prepare_for_append(fd: int, path: PathLike) -> int:
+    """Check that the file is a log, mend a torn tail, and return the length to append at."""
     size = os.fstat(fd).st_size
     if size == 0:
-        return
+        return 0
+    first = os.pread(fd, 4096, 0).lstrip(b" \t\r\n")[:1]
+    if first != b"{":
+        found = "only whitespace" if not first else f"{first.decode('latin-1')!r}"
+        hint = ", as a conversation saved by save() does" if first == b"[" else ""
+        _refuse(path, f"it starts with {found}{hint}, not with a message object")
     if os.pread(fd, 1, size - 1) == b"\n":
-        return
-    # Find the start of the last line; it is short compared with the log, so read backwards.
+        _require_message_line(fd, path, size)
+        return size
     start = _last_line_start(fd, size)
     tail = os.pread(fd, size - start, start)
-    try:
-        loads_message(tail)
-    except FormatError:
-        warnings.warn(
-            f"{path}: cutting off a torn last record ({size - start} bytes) before appending",
-            TornLineWarning,
-            stacklevel=3,
-        )
-        os.ftruncate(fd, start)
-    else:
+    if _is_whole_record(tail):
         os.write(fd, b"\n")  # a whole record that lost only its newline
+        return size  # (a failed append cuts the newline off again)
+    if start > 0:
+        _require_message_line(fd, path, start)
+    warning = TornLineWarning(os.fspath(path), None, start, size - start, repaired=True)
+    warnings.warn(warning, stacklevel=3)
+    os.ftruncate(fd, start)
+    return start
 
 
-def _last_line_start(fd: int, size: int) -> int:
-    end = size
+def _require_message_line(fd: int, path: PathLike, end: int) -> None:
+    """Refuse the file unless its last non-blank line before ``end`` (just past a newline) is a message."""
     while end > 0:
-        begin = max(0, end - 65536)
+        start = _last_line_start(fd, end - 1)
+        line = os.pread(fd, end - 1 - start, start)
+        if not _is_blank(line):
+            try:
+                loads_message(line)
+            except FormatError as error:
+                _refuse(path, f"its last complete line is not a message ({error.problems[0]})")
+            return
+        end = start
+
+
+def _refuse(path: PathLike, why: str) -> None:
+    problem = Problem("", f"not a JSON Lines log of messages: {why}; the file was not changed")
+    raise NotALogError([problem], source=os.fspath(path))
+
+
+def _last_line_start(fd: int, end: int) -> int:
+    """Where the line holding the bytes just before ``end`` starts; reads backwards in growing steps."""
+    step = 4096
+    while end > 0:
+        begin = max(0, end - step)
         chunk = os.pread(fd, end - begin, begin)
         newline = chunk.rfind(b"\n")
         if newline != -1:
             return begin + newline + 1
         end = begin
+        step = min(step * 2, 1 << 20)
     return 0
+
+
+def _is_whole_record(line: bytes) -> bool:
+    try:
+        loads_message(line)
+    except FormatError:
+        return False
+    return True
+
+
+def read_jsonl(path: PathLike, *, repair: bool = False, strict: bool = False) -> list[Message]:
+    """Read every message of a JSON Lines log.
+
+    Each line is one message, checked as such. Blank lines (only spaces, tabs and a carriage
+    return) are skipped; any other line must be a valid message, and a corrupt one anywhere
+    raises ``FormatError`` naming its line. A torn last line (no final newline, and not a whole
+    record) is skipped with a ``TornLineWarning``; ``repair=True`` also truncates it from the
+    file, under the lock that ``append_jsonl`` takes, and only when every other line reads.
+    ``strict=True`` also refuses duplicate keys in a line and the semantic problems ``check``
+    finds. Nothing is ever skipped silently.
+
+    Raises:
+        FormatError: naming the file and the line.
+        NotARegularFileError: ``path`` names a FIFO, a device or a folder.
+        OSError: the file cannot be read (or, with ``repair=True``, written).
+    """
+    if not repair:
+        return _read_log(path, _read_regular(path), strict=strict, repair_fd=None)
+    fd = _open_regular(path, os.O_RDWR)
+    try:
+        with _locked(fd):
+            return _read_log(path, _read_all(fd), strict=strict, repair_fd=fd)
+    finally:
+        os.close(fd)
+
+
+def _read_log(path: PathLike, data: bytes, *, strict: bool, repair_fd: int | None) -> list[Message]:
+    source = os.fspath(path)
+    records, torn = _split_records(data)
+    try:
+        messages = _parse_records(records, source)
+        if strict:
+            _check_strictly(records, messages, source)
+    except FormatError:
+        if torn is not None:
+            _warn_torn(path, torn, repaired=False, stacklevel=3)
+        raise  # nothing truncated: a corrupt log is left as it is for a person to look at
+    if torn is not None:
+        if repair_fd is not None:
+            os.ftruncate(repair_fd, torn.offset)
+            os.fsync(repair_fd)
+        _warn_torn(path, torn, repaired=repair_fd is not None, stacklevel=3)
+    return messages
+
+
+def _split_records(data: bytes) -> tuple[list[tuple[int, bytes]], _Torn | None]:
+    """The complete, non-blank records with their line numbers, and the torn tail if any."""
+    raw_lines = data.split(b"\n")
+    tail = raw_lines.pop()  # after the final newline: empty for a whole log
+    records = [(number, line) for number, line in enumerate(raw_lines, 1) if not _is_blank(line)]
+    torn = None
+    if not _is_blank(tail):
+        number = len(raw_lines) + 1
+        if _is_whole_record(tail):
+            records.append((number, tail))  # a whole record that lost only its newline
+        else:
+            torn = _Torn(number, len(data) - len(tail), len(tail))
+    return records, torn
+
+
+def _parse_records(records: list[tuple[int, bytes]], source: str) -> list[Message]:
+    # Fast path: one validation of all lines as one array. It is safe because every line is
+    # first checked to hold exactly one JSON object (orjson refuses anything after the value),
+    # so no line can close or open another's value. Anything else (a corrupt line, a number
+    # orjson does not take) goes line by line, which also gives the exact line number.
+    # Measured on 20,000 messages: 110 ms, against 190 ms line by line (docs/reliability.md).
+    if records and all(_one_object(line) for _, line in records):
+        try:
+            messages = loads(b"[" + b",".join(line for _, line in records) + b"]")
+        except FormatError:
+            pass
+        else:
+            if len(messages) == len(records):
+                return messages
+    return [_parse_line(number, line, source) for number, line in records]
+
+
+def _one_object(line: bytes) -> bool:
+    try:
+        return isinstance(orjson.loads(line), dict)
+    except orjson.JSONDecodeError:
+        return False
+
+
+def _parse_line(number: int, line: bytes, source: str) -> Message:
+    try:
+        return loads_message(line)
+    except FormatError as error:
+        raise error.at_line(number, source=source) from None
+
+
+def _strict_line(line: bytes) -> None:
+    """The per-line part of ``strict``: refuse a record with a repeated key.
+
+    The one place a log line's strictness is decided, so that it can follow the codec's
+    definition of strict (``loads_message(line, strict=True)``) when that lands.
+    """
+    _reject_duplicate_keys(line)
+
+
+def _check_strictly(records: list[tuple[int, bytes]], messages: list[Message], source: str) -> None:
+    for number, line in records:
+        try:
+            _strict_line(line)
+        except FormatError as error:
+            raise error.at_line(number, source=source) from None
+    problems = check(messages)
+    if problems:
+        raise FormatError(problems, source=source)
+
+
+def iter_jsonl(path: PathLike) -> Iterator[Message]:
+    """Yield the messages of a JSON Lines log one at a time, reading the file as it goes.
+
+    The lazy twin of ``read_jsonl``: memory stays that of one line, whatever the log's size.
+    The same rules: blank lines are skipped, a corrupt line raises ``FormatError`` naming its
+    line (after the messages before it were yielded), a torn last line is skipped with a
+    ``TornLineWarning``. The file is opened when iteration starts. It does not repair, and it
+    has no ``strict`` (duplicate ids need the whole log): use ``read_jsonl`` for those.
+
+    Raises:
+        FormatError: naming the file and the line.
+        NotARegularFileError: ``path`` names a FIFO, a device or a folder.
+        OSError: the file cannot be read.
+    """
+    fd = _open_regular(path, os.O_RDONLY)
+    with os.fdopen(fd, "rb") as handle:
+        yield from _iter_records(handle, path)
+
+
+def _iter_records(handle: BinaryIO, path: PathLike) -> Iterator[Message]:
+    source = os.fspath(path)
+    offset = 0
+    for number, line in enumerate(handle, 1):
+        start, offset = offset, offset + len(line)
+        if line.endswith(b"\n"):
+            if not _is_blank(line[:-1]):
+                yield _parse_line(number, line[:-1], source)
+        elif not _is_blank(line):  # the last line, without its newline
+            try:
+                message = loads_message(line)
+            except FormatError:
+                _warn_torn(path, _Torn(number, start, len(line)), repaired=False, stacklevel=3)
+                return
+            yield message
 
 
 @contextmanager

@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import errno
+import fcntl
 import os
 import signal
 import stat
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -18,13 +22,16 @@ import pytest
 from orion_messages import (
     FormatError,
     Message,
+    NotALogError,
     ToolCall,
     append_jsonl,
+    iter_jsonl,
     load,
     loads,
     read_jsonl,
     save,
     save_jsonl,
+    storage,
 )
 from orion_messages.storage import TornLineWarning
 
@@ -178,14 +185,18 @@ def test_a_save_killed_midway_leaves_the_previous_file_whole(tmp_path: Path) -> 
     assert os.listdir(tmp_path) == ["chat.json"], leftovers
 
 
-def test_save_keeps_a_live_saves_temporary_file(tmp_path: Path) -> None:
+def test_save_removes_abandoned_temporaries_and_keeps_locked_ones(tmp_path: Path) -> None:
+    # A live save holds an flock on its temporary file; one whose lock is free was abandoned.
     path = tmp_path / "chat.json"
-    live = tmp_path / f".chat.json.{os.getppid()}-0123456789ab.tmp"  # a running process's
-    stranger = tmp_path / ".chat.json.notes.tmp"  # not ours
-    live.write_bytes(b"")
-    stranger.write_bytes(b"")
-    save(path, _chat(1))
-    assert sorted(os.listdir(tmp_path)) == sorted([".chat.json.notes.tmp", live.name, "chat.json"])
+    abandoned = tmp_path / ".chat.json.0123456789abcdef.tmp"
+    live = tmp_path / ".chat.json.fedcba9876543210.tmp"
+    stranger = tmp_path / ".chat.json.notes.tmp"  # not named as ours
+    for file in (abandoned, live, stranger):
+        file.write_bytes(b"x")
+    with open(live, "rb") as holder:
+        fcntl.flock(holder.fileno(), fcntl.LOCK_EX)
+        save(path, _chat(1))
+        assert sorted(os.listdir(tmp_path)) == sorted([stranger.name, live.name, "chat.json"])
 
 
 def test_save_keeps_the_permissions_of_the_file_it_replaces(tmp_path: Path) -> None:
@@ -273,8 +284,18 @@ def test_a_torn_last_line_is_skipped_with_a_warning(tmp_path: Path) -> None:
     log = tmp_path / "log.jsonl"
     whole = _record(first) + _record(second)
     log.write_bytes(whole + _record(third)[:25])
-    with pytest.warns(TornLineWarning, match=r"log\.jsonl:3: skipping a torn last line \(25 bytes\)"):
+    expected = rf"log\.jsonl:3: skipping a torn last line \(25 bytes at byte offset {len(whole)}\)"
+    with pytest.warns(TornLineWarning, match=expected) as caught:
         assert read_jsonl(log) == [first, second]
+    warning = caught[0].message
+    assert isinstance(warning, TornLineWarning)
+    assert (warning.path, warning.line, warning.offset, warning.size, warning.repaired) == (
+        str(log),
+        3,
+        len(whole),
+        25,
+        False,
+    )
     assert log.read_bytes() == whole + _record(third)[:25]  # reading alone changes nothing
 
 
@@ -307,13 +328,16 @@ def test_a_corrupt_complete_line_raises_with_its_line_number(tmp_path: Path, dam
     assert str(caught.value).startswith(f"{log}: line 3")
 
 
-def test_a_corrupt_line_is_reported_even_with_repair(tmp_path: Path) -> None:
+def test_a_corrupt_line_is_reported_even_with_repair_and_nothing_is_truncated(tmp_path: Path) -> None:
     first, second = _chat(2)
     log = tmp_path / "log.jsonl"
     log.write_bytes(b"garbage\n" + _record(first) + _record(second)[:10])
-    with pytest.warns(TornLineWarning), pytest.raises(FormatError) as caught:
+    before = log.read_bytes()
+    with pytest.warns(TornLineWarning) as caught, pytest.raises(FormatError) as error:
         read_jsonl(log, repair=True)
-    assert caught.value.problems[0].line == 1
+    assert error.value.problems[0].line == 1
+    assert log.read_bytes() == before  # a corrupt middle line: the file is left for a person
+    assert [w.message.repaired for w in caught] == [False]  # type: ignore[union-attr]
 
 
 def test_two_records_on_one_line_are_corrupt(tmp_path: Path) -> None:
@@ -329,8 +353,16 @@ def test_append_after_a_torn_tail_starts_a_clean_line(tmp_path: Path) -> None:
     first, second, third = _chat(3)
     log = tmp_path / "log.jsonl"
     log.write_bytes(_record(first) + _record(second)[:30])
-    with pytest.warns(TornLineWarning, match="cutting off a torn last record"):
+    with pytest.warns(TornLineWarning, match="truncated it") as caught:
         append_jsonl(log, third)
+    warning = caught[0].message
+    assert isinstance(warning, TornLineWarning)
+    assert (warning.line, warning.offset, warning.size, warning.repaired) == (
+        None,
+        len(_record(first)),
+        30,
+        True,
+    )
     assert log.read_bytes() == _record(first) + _record(third)
     assert _no_warnings(lambda: read_jsonl(log)) == [first, third]
 
@@ -353,10 +385,10 @@ def test_append_of_an_unwritable_message_leaves_the_log_untouched(tmp_path: Path
 
 
 def test_append_does_not_read_the_log(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    # The cost of an append must not grow with the log: it reads at most the last byte.
+    # The cost of an append must not grow with the log: it reads the first bytes (to see that it
+    # is a log) and the last line (to see that it ends in a message), not the rest.
     log = tmp_path / "log.jsonl"
-    for message in _chat(50):
-        append_jsonl(log, message, fsync=False)
+    save_jsonl(log, _chat(3000))
     reads: list[int] = []
     real_pread = os.pread
 
@@ -365,11 +397,12 @@ def test_append_does_not_read_the_log(tmp_path: Path, monkeypatch: pytest.Monkey
         return real_pread(fd, length, offset)
 
     monkeypatch.setattr(os, "pread", pread)
-    monkeypatch.setattr(Path, "read_bytes", None)  # reading the whole log is not allowed
-    append_jsonl(log, _chat(1, start=51)[0], fsync=False)
+    monkeypatch.setattr(os, "read", None)  # reading the whole log is not allowed
+    append_jsonl(log, _chat(1, start=3001)[0], fsync=False)
     monkeypatch.undo()
-    assert reads == [1]
-    assert len(read_jsonl(log)) == 51
+    assert os.path.getsize(log) > 200_000
+    assert sum(reads) < 3 * 4096 + len(_record(_chat(1, start=3000)[0]))
+    assert len(read_jsonl(log)) == 3001
 
 
 def test_read_jsonl_strict_reports_semantic_problems(tmp_path: Path) -> None:
@@ -406,3 +439,399 @@ def test_save_jsonl_refusal_leaves_the_old_log_whole(tmp_path: Path) -> None:
         save_jsonl(log, [Message.user("msg-2", "bad \udc80 surrogate", timestamp=2)])
     assert log.read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["log.jsonl"]
+
+
+# --- Every line is one record (issue 9) ---------------------------------------------------------
+
+
+def test_two_corrupt_lines_are_never_glued_into_messages(tmp_path: Path) -> None:
+    # A line holding "{…},{…" and the next holding "…}" must not read as two messages whose
+    # text gained a comma: each line is one JSON object, checked as such.
+    first, second = _chat(2)
+    glued_record = _record(second).rstrip(b"\n")
+    cut = glued_record.index(b"message 2") + len(b"mess")
+    log = tmp_path / "log.jsonl"
+    log.write_bytes(_record(first).rstrip(b"\n") + b"," + glued_record[:cut] + b"\n" + glued_record[cut:] + b"\n")
+    with pytest.raises(FormatError) as caught:
+        read_jsonl(log)
+    assert caught.value.problems[0].line == 1
+    with pytest.raises(FormatError) as caught:
+        list(iter_jsonl(log))
+    assert caught.value.problems[0].line == 1
+
+
+@pytest.mark.parametrize("odd", [b"\x0b", b"\x0c", b" \x0b\x0c\t", b"\x1c", b"\x1f", b"\xc2\xa0", b"\xc2\x85"])
+def test_a_line_of_other_whitespace_is_a_problem_with_its_line_number(tmp_path: Path, odd: bytes) -> None:
+    # JSON's whitespace (space, tab, CR) makes a blank line; anything else is a corrupt record.
+    first, second = _chat(2)
+    log = tmp_path / "log.jsonl"
+    log.write_bytes(_record(first) + b" \t\r\n" + odd + b"\n" + _record(second))
+    for reader in (read_jsonl, lambda p: list(iter_jsonl(p))):
+        with pytest.raises(FormatError) as caught:
+            reader(log)
+        assert caught.value.problems[0].line == 3
+
+
+def test_a_last_line_of_other_whitespace_is_reported_as_torn(tmp_path: Path) -> None:
+    first = _chat(1)[0]
+    log = tmp_path / "log.jsonl"
+    log.write_bytes(_record(first) + b"\x0c")
+    with pytest.warns(TornLineWarning, match=r":2: skipping a torn last line \(1 bytes"):
+        assert read_jsonl(log) == [first]
+
+
+def test_read_jsonl_strict_refuses_a_repeated_key_in_a_line(tmp_path: Path) -> None:
+    first = _chat(1)[0]
+    log = tmp_path / "log.jsonl"
+    log.write_bytes(_record(first) + b'{"id":"m2","role":"user","content":"a","content":"b","timestamp":2}\n')
+    assert [m.content for m in read_jsonl(log)] == ["message 1 ✓", "b"]  # lenient: the last wins
+    with pytest.raises(FormatError) as caught:
+        read_jsonl(log, strict=True)
+    assert caught.value.problems[0].line == 2
+    assert 'duplicate key "content"' in str(caught.value)
+
+
+# --- Appends that fail, and files that are not logs ---------------------------------------------
+
+
+def _failing_writes(monkeypatch: pytest.MonkeyPatch, error: int, after: int) -> None:
+    """Let writes put ``after`` more bytes on disk, partially, then fail with ``error``."""
+    real_write = os.write
+    budget = [after]
+
+    def write(fd: int, data: bytes) -> int:
+        if budget[0] <= 0:
+            raise OSError(error, os.strerror(error))
+        written = real_write(fd, bytes(data)[: budget[0]])
+        budget[0] -= written
+        return written
+
+    monkeypatch.setattr(os, "write", write)
+
+
+def test_a_short_append_raises_naming_the_file_and_leaves_the_log_as_it_was(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    log = tmp_path / "log.jsonl"
+    for message in _chat(3):
+        append_jsonl(log, message, fsync=False)
+    before = log.read_bytes()
+    _failing_writes(monkeypatch, errno.ENOSPC, after=500)
+    with pytest.raises(OSError) as caught:
+        append_jsonl(log, Message.user("big", "x" * 100_000, timestamp=1))
+    monkeypatch.undo()
+    assert caught.value.errno == errno.ENOSPC
+    assert caught.value.filename == str(log)
+    assert log.read_bytes() == before
+    assert _no_warnings(lambda: read_jsonl(log)) == _chat(3)
+
+
+def test_a_failed_sync_of_an_append_cuts_the_record_off_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    log = tmp_path / "log.jsonl"
+    append_jsonl(log, _chat(1)[0], fsync=False)
+    before = log.read_bytes()
+
+    def refuse(fd: int) -> None:
+        raise OSError(errno.EIO, "Input/output error")
+
+    monkeypatch.setattr(os, "fsync", refuse)
+    with pytest.raises(OSError) as caught:
+        append_jsonl(log, _chat(1, start=2)[0])
+    monkeypatch.undo()
+    assert (caught.value.errno, caught.value.filename) == (errno.EIO, str(log))
+    assert log.read_bytes() == before
+
+
+def test_a_failed_append_after_a_lost_newline_restores_the_log(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    log = tmp_path / "log.jsonl"
+    log.write_bytes(_record(_chat(1)[0]).rstrip(b"\n"))
+    before = log.read_bytes()
+    _failing_writes(monkeypatch, errno.ENOSPC, after=10)  # the newline, then part of the record
+    with pytest.raises(OSError, match="No space"):
+        append_jsonl(log, _chat(1, start=2)[0], fsync=False)
+    monkeypatch.undo()
+    assert log.read_bytes() == before
+
+
+def test_a_failed_write_of_a_save_names_the_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "chat.json"
+    save(path, _chat(2))
+    before = path.read_bytes()
+    _failing_writes(monkeypatch, errno.ENOSPC, after=100)
+    with pytest.raises(OSError) as caught:
+        save(path, _chat(300))
+    monkeypatch.undo()
+    assert (caught.value.errno, caught.value.filename) == (errno.ENOSPC, str(path))
+    assert path.read_bytes() == before
+    assert os.listdir(tmp_path) == ["chat.json"]
+
+
+def _text_file(path: Path) -> bytes:
+    data = b"# notes\nkeep this line\nand this last one"
+    path.write_bytes(data)
+    return data
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        pytest.param(lambda p: save(p, _chat(2)), id="saved-conversation"),
+        pytest.param(lambda p: save(p, _chat(2), indent=2), id="saved-pretty-conversation"),
+        pytest.param(lambda p: p.write_bytes(b'{\n  "settings": true\n}\n'), id="pretty-json-object"),
+        pytest.param(lambda p: p.write_bytes(b'{"settings": true}\n'), id="json-object-line"),
+        pytest.param(lambda p: p.write_bytes(b"   \n\n"), id="only-whitespace"),
+        pytest.param(_text_file, id="text-file"),
+    ],
+)
+def test_append_refuses_a_file_that_is_not_a_log(tmp_path: Path, content: Callable[[Path], object]) -> None:
+    path = tmp_path / "chat.json"
+    content(path)
+    before = path.read_bytes()
+    with _no_torn_warning(), pytest.raises(NotALogError) as caught:
+        append_jsonl(path, _chat(1)[0])
+    assert isinstance(caught.value, FormatError)
+    assert caught.value.source == str(path)
+    assert "not a JSON Lines log of messages" in str(caught.value)
+    assert path.read_bytes() == before
+
+
+def test_append_through_a_symlink_to_a_text_file_refuses_and_keeps_it(tmp_path: Path) -> None:
+    notes = tmp_path / "notes.txt"
+    before = _text_file(notes)
+    link = tmp_path / "log.jsonl"
+    link.symlink_to(notes)
+    with _no_torn_warning(), pytest.raises(NotALogError):
+        append_jsonl(link, _chat(1)[0])
+    assert notes.read_bytes() == before
+
+
+def test_append_accepts_a_log_with_blank_lines_and_one_torn_first_line(tmp_path: Path) -> None:
+    first, second = _chat(2)
+    log = tmp_path / "log.jsonl"
+    log.write_bytes(b"\n \n" + _record(first) + b"\r\n\n")
+    append_jsonl(log, second, fsync=False)
+    assert read_jsonl(log) == [first, second]
+    torn = tmp_path / "torn.jsonl"
+    torn.write_bytes(_record(first)[:20])  # killed during the very first append
+    with pytest.warns(TornLineWarning):
+        append_jsonl(torn, second, fsync=False)
+    assert torn.read_bytes() == _record(second)
+
+
+@contextmanager
+def _no_torn_warning() -> Iterator[None]:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", TornLineWarning)
+        yield
+
+
+# --- repair takes the append lock ----------------------------------------------------------------
+
+
+def test_repair_waits_for_the_append_lock(tmp_path: Path) -> None:
+    first, second = _chat(2)
+    log = tmp_path / "log.jsonl"
+    log.write_bytes(_record(first) + _record(second)[:10])
+    result: list[object] = []
+
+    def repair() -> None:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", TornLineWarning)
+            result.append(read_jsonl(log, repair=True))
+
+    with open(log, "rb") as holder:
+        fcntl.flock(holder.fileno(), fcntl.LOCK_EX)  # as an appender holds it
+        worker = threading.Thread(target=repair)
+        worker.start()
+        worker.join(0.5)
+        assert worker.is_alive(), "repair did not wait for the lock"
+        assert log.read_bytes() == _record(first) + _record(second)[:10]
+        fcntl.flock(holder.fileno(), fcntl.LOCK_UN)
+        worker.join(30)
+    assert result == [[first]]
+    assert log.read_bytes() == _record(first)
+
+
+# --- Special files --------------------------------------------------------------------------------
+
+_SPECIAL_FILES = textwrap.dedent(
+    """
+    import os, sys, warnings
+    from orion_messages import Message, NotARegularFileError, append_jsonl, iter_jsonl, load, read_jsonl, save
+    from orion_messages.storage import _require_regular_file
+
+    fifo, zero, folder = sys.argv[1:4]
+    calls = {
+        "load": lambda p: load(p),
+        "read_jsonl": lambda p: read_jsonl(p),
+        "read_jsonl-repair": lambda p: read_jsonl(p, repair=True),
+        "iter_jsonl": lambda p: list(iter_jsonl(p)),
+        "append_jsonl": lambda p: append_jsonl(p, Message.user("m", "x", timestamp=1)),
+        "save": lambda p: save(p, []),
+        "_require_regular_file": _require_regular_file,
+    }
+    for path, kind in ((fifo, "a FIFO"), (zero, "a character device"), (folder, "a folder")):
+        for name, call in calls.items():
+            try:
+                call(path)
+            except NotARegularFileError as error:
+                assert isinstance(error, OSError)
+                assert (error.filename, error.kind) == (path, kind), (name, error.filename, error.kind)
+                assert str(error) == f"{path}: {kind}, not a regular file", str(error)
+            else:
+                raise AssertionError(f"{name} accepted {path}")
+    print("ok")
+    """
+)
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs are POSIX")
+def test_special_files_are_refused_not_read(tmp_path: Path) -> None:
+    # In a child process with a timeout: before the check, reading a FIFO waited forever and
+    # /dev/zero ran out of memory.
+    fifo = tmp_path / "x.jsonl"
+    os.mkfifo(fifo)
+    zero = tmp_path / "z.json"
+    zero.symlink_to("/dev/zero")
+    folder = tmp_path / "folder.json"
+    folder.mkdir()
+    done = subprocess.run(
+        [sys.executable, "-c", _SPECIAL_FILES, str(fifo), str(zero), str(folder)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert (done.returncode, done.stdout.strip()) == (0, "ok"), done.stderr[-2000:]
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode) and zero.is_symlink()
+
+
+# --- The saver: permissions, symlinks, hard links, ownership, long names --------------------------
+
+
+@pytest.mark.parametrize("forced_named", [False, True], ids=["as-this-system-saves", "named-temporary"])
+def test_the_temporary_file_is_never_readable_by_others_over_a_private_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, forced_named: bool
+) -> None:
+    if forced_named:
+        monkeypatch.setattr(storage, "_UNNAMED_FILES", False)
+    path = tmp_path / "secret.json"
+    save(path, _chat(1))
+    os.chmod(path, 0o600)
+    modes: list[int] = []
+    real_write = os.write
+
+    def write(fd: int, data: bytes) -> int:
+        modes.append(stat.S_IMODE(os.fstat(fd).st_mode))  # the temporary file as data lands in it
+        return real_write(fd, data)
+
+    monkeypatch.setattr(os, "write", write)
+    old = os.umask(0o022)
+    try:
+        save(path, _chat(50))
+    finally:
+        os.umask(old)
+    monkeypatch.undo()
+    assert modes, "save wrote nothing through os.write"
+    assert all(mode & 0o077 == 0 for mode in modes), [oct(m) for m in modes]
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+
+
+def test_save_through_a_symlink_replaces_the_file_it_points_to(tmp_path: Path) -> None:
+    real = tmp_path / "data" / "chat.json"
+    real.parent.mkdir()
+    save(real, _chat(1))
+    link = tmp_path / "chat.json"
+    link.symlink_to(os.path.join("data", "chat.json"))  # relative, as users make them
+    save(link, _chat(3))
+    assert link.is_symlink()
+    assert os.readlink(link) == os.path.join("data", "chat.json")
+    assert load(real) == _chat(3)
+    assert sorted(os.listdir(real.parent)) == ["chat.json"]  # the temporary file went beside it
+    dangling = tmp_path / "new.json"
+    dangling.symlink_to("data/new.json")
+    save_jsonl(dangling, _chat(2))
+    assert dangling.is_symlink() and read_jsonl(real.parent / "new.json") == _chat(2)
+
+
+def test_save_breaks_hard_links(tmp_path: Path) -> None:
+    path = tmp_path / "chat.json"
+    save(path, _chat(1))
+    other = tmp_path / "other.json"
+    os.link(path, other)
+    save(path, _chat(2))
+    assert load(path) == _chat(2)
+    assert load(other) == _chat(1)  # documented: the other name keeps the previous content
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="only root can give files away")
+def test_save_as_root_keeps_the_owner_and_group(tmp_path: Path) -> None:
+    path = tmp_path / "chat.json"
+    save(path, _chat(1))
+    os.chown(path, 4242, 4343)
+    os.chmod(path, 0o640)
+    save(path, _chat(2))
+    status = os.stat(path)
+    assert (status.st_uid, status.st_gid, stat.S_IMODE(status.st_mode)) == (4242, 4343, 0o640)
+
+
+@pytest.mark.parametrize("length", [231, 240, 255])
+def test_a_file_with_a_long_name_can_be_saved(tmp_path: Path, length: int) -> None:
+    path = tmp_path / ("c" * (length - len(".json")) + ".json")
+    save(path, _chat(1))
+    save(path, _chat(2))
+    assert load(path) == _chat(2)
+    assert os.listdir(tmp_path) == [path.name]
+    wide = tmp_path / ("é" * 125 + ".json")  # 255 bytes in UTF-8
+    save_jsonl(wide, _chat(1))
+    assert read_jsonl(wide) == _chat(1)
+
+
+_STALLED_SAVE = textwrap.dedent(
+    """
+    import os, sys, time
+    from orion_messages import Message, save, storage
+
+    path, ready, go = sys.argv[1:4]
+    storage._UNNAMED_FILES = False  # a named temporary file, visible to the other saver
+    os.getpid = lambda: 4_000_000  # a process id from another PID namespace: not alive here
+    real_fsync = os.fsync
+
+    def stall(fd):
+        open(ready, "w").close()
+        while not os.path.exists(go):
+            time.sleep(0.02)
+        real_fsync(fd)
+
+    os.fsync = stall
+    save(path, [Message.user("from-the-other-namespace", "x", timestamp=1)])
+    """
+)
+
+
+def test_a_save_in_another_pid_namespace_keeps_its_temporary_file(tmp_path: Path) -> None:
+    path = tmp_path / "chat.json"
+    save(path, _chat(1))
+    ready, go = tmp_path.parent / f"{tmp_path.name}.ready", tmp_path.parent / f"{tmp_path.name}.go"
+    child = subprocess.Popen([sys.executable, "-c", _STALLED_SAVE, str(path), str(ready), str(go)])
+    try:
+        for _ in range(600):
+            if ready.exists() or child.poll() is not None:
+                break
+            time.sleep(0.05)
+        assert ready.exists(), "the other saver never reached its write"
+        (temporary,) = [name for name in os.listdir(tmp_path) if name != "chat.json"]
+        save(path, _chat(2))  # sweeps leftovers: must not take the other's live file
+        assert temporary in os.listdir(tmp_path)
+        go.touch()
+        assert child.wait(60) == 0, "the other save failed"
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+    assert [m.id for m in load(path)] == ["from-the-other-namespace"]
+    assert os.listdir(tmp_path) == ["chat.json"]
