@@ -118,12 +118,12 @@ def test_a_save_killed_at_random_moments_leaves_one_whole_version(
         index = images.index(data)
         seen.add(index)
         assert load(target) == versions[index]
-        # A killed save leaves at most its own temporary file, .conversation.json.<pid>-<hex>.tmp;
-        # any save that completes removes those of writers that are gone.
+        # A killed save leaves at most its own temporary file, .conversation.json.<hex>.tmp; any
+        # save that completes removes those of writers that are gone (their locks are free).
         now = set(_leftovers(tmp_path, target))
-        mine = {name for name in now if name.startswith(f".conversation.json.{pid}-")}
+        mine = now - litter
         assert len(mine) <= 1, mine
-        assert all(name.endswith(".tmp") for name in mine)
+        assert all(name.startswith(".conversation.json.") and name.endswith(".tmp") for name in now)
         assert now - mine <= (set() if completed else litter), (now, litter, completed)
         caught_mid_save += len(mine)
         litter = now

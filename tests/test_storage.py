@@ -451,7 +451,9 @@ def test_two_corrupt_lines_are_never_glued_into_messages(tmp_path: Path) -> None
     glued_record = _record(second).rstrip(b"\n")
     cut = glued_record.index(b"message 2") + len(b"mess")
     log = tmp_path / "log.jsonl"
-    log.write_bytes(_record(first).rstrip(b"\n") + b"," + glued_record[:cut] + b"\n" + glued_record[cut:] + b"\n")
+    log.write_bytes(
+        _record(first).rstrip(b"\n") + b"," + glued_record[:cut] + b"\n" + glued_record[cut:] + b"\n"
+    )
     with pytest.raises(FormatError) as caught:
         read_jsonl(log)
     assert caught.value.problems[0].line == 1
@@ -460,7 +462,9 @@ def test_two_corrupt_lines_are_never_glued_into_messages(tmp_path: Path) -> None
     assert caught.value.problems[0].line == 1
 
 
-@pytest.mark.parametrize("odd", [b"\x0b", b"\x0c", b" \x0b\x0c\t", b"\x1c", b"\x1f", b"\xc2\xa0", b"\xc2\x85"])
+@pytest.mark.parametrize(
+    "odd", [b"\x0b", b"\x0c", b" \x0b\x0c\t", b"\x1c", b"\x1f", b"\xc2\xa0", b"\xc2\x85"]
+)
 def test_a_line_of_other_whitespace_is_a_problem_with_its_line_number(tmp_path: Path, odd: bytes) -> None:
     # JSON's whitespace (space, tab, CR) makes a blank line; anything else is a corrupt record.
     first, second = _chat(2)
@@ -517,7 +521,7 @@ def test_a_short_append_raises_naming_the_file_and_leaves_the_log_as_it_was(
         append_jsonl(log, message, fsync=False)
     before = log.read_bytes()
     _failing_writes(monkeypatch, errno.ENOSPC, after=500)
-    with pytest.raises(OSError) as caught:
+    with pytest.raises(OSError, match="No space left") as caught:
         append_jsonl(log, Message.user("big", "x" * 100_000, timestamp=1))
     monkeypatch.undo()
     assert caught.value.errno == errno.ENOSPC
@@ -537,7 +541,7 @@ def test_a_failed_sync_of_an_append_cuts_the_record_off_again(
         raise OSError(errno.EIO, "Input/output error")
 
     monkeypatch.setattr(os, "fsync", refuse)
-    with pytest.raises(OSError) as caught:
+    with pytest.raises(OSError, match="Input/output error") as caught:
         append_jsonl(log, _chat(1, start=2)[0])
     monkeypatch.undo()
     assert (caught.value.errno, caught.value.filename) == (errno.EIO, str(log))
@@ -562,7 +566,7 @@ def test_a_failed_write_of_a_save_names_the_file(tmp_path: Path, monkeypatch: py
     save(path, _chat(2))
     before = path.read_bytes()
     _failing_writes(monkeypatch, errno.ENOSPC, after=100)
-    with pytest.raises(OSError) as caught:
+    with pytest.raises(OSError, match="No space left") as caught:
         save(path, _chat(300))
     monkeypatch.undo()
     assert (caught.value.errno, caught.value.filename) == (errno.ENOSPC, str(path))
@@ -707,7 +711,8 @@ def test_special_files_are_refused_not_read(tmp_path: Path) -> None:
         check=False,
     )
     assert (done.returncode, done.stdout.strip()) == (0, "ok"), done.stderr[-2000:]
-    assert stat.S_ISFIFO(os.lstat(fifo).st_mode) and zero.is_symlink()
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+    assert zero.is_symlink()
 
 
 # --- The saver: permissions, symlinks, hard links, ownership, long names --------------------------
@@ -755,7 +760,8 @@ def test_save_through_a_symlink_replaces_the_file_it_points_to(tmp_path: Path) -
     dangling = tmp_path / "new.json"
     dangling.symlink_to("data/new.json")
     save_jsonl(dangling, _chat(2))
-    assert dangling.is_symlink() and read_jsonl(real.parent / "new.json") == _chat(2)
+    assert dangling.is_symlink()
+    assert read_jsonl(real.parent / "new.json") == _chat(2)
 
 
 def test_save_breaks_hard_links(tmp_path: Path) -> None:
