@@ -13,7 +13,9 @@ import os
 import random
 import select
 import signal
+import subprocess
 import sys
+import textwrap
 import time
 import warnings
 from collections.abc import Callable, Iterator
@@ -260,3 +262,128 @@ def test_an_append_waits_for_another_holder_of_the_log_lock(tmp_path: Path) -> N
             assert os.WEXITSTATUS(status) == 0
     os.close(read_end)
     assert [m.id for m in read_jsonl(log)] == ["msg-1"]
+
+
+def test_repair_and_appends_at_once_lose_no_append_that_returned(tmp_path: Path) -> None:
+    # A repairing reader truncates a torn tail; it must do so under the append lock, or an
+    # append that returned between its read and its truncate is cut off with the torn bytes.
+    log = tmp_path / "log.jsonl"
+    log.write_bytes(b"")
+    started, done = tmp_path / "started", tmp_path / "done"
+    read_end, write_end = os.pipe()
+
+    def appender() -> None:
+        deadline = time.monotonic() + 30
+        while not started.exists() and time.monotonic() < deadline:
+            time.sleep(0.001)
+        count = 0
+        while not done.exists() and count < 20_000:
+            append_jsonl(log, Message.user(f"msg-{count}", "x" * 2000, timestamp=count), fsync=False)
+            count += 1
+        os.write(write_end, str(count).encode())
+
+    def repairer() -> None:
+        warnings.simplefilter("ignore", TornLineWarning)
+        started.touch()
+        for _ in range(40):
+            with open(log, "ab") as handle:  # a crash mid-append, as another appender leaves it
+                fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+                handle.write(b'{"id":"torn","role":"us')
+                handle.flush()
+                fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+            read_jsonl(log, repair=True)
+        done.touch()
+
+    with _forked(appender) as first, _forked(repairer) as second:
+        for pid in (first, second):
+            _, status = os.waitpid(pid, 0)
+            assert os.WIFEXITED(status)
+            assert os.WEXITSTATUS(status) == 0
+    os.close(write_end)
+    count = int(_read_all(read_end))
+    os.close(read_end)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TornLineWarning)
+        ids = [m.id for m in read_jsonl(log)]
+    assert ids == [f"msg-{i}" for i in range(count)]
+
+
+_FULL_DISK = textwrap.dedent(
+    """
+    import errno, os, resource, signal, sys, warnings
+    from orion_messages import Message, append_jsonl, read_jsonl
+
+    folder, method = sys.argv[1:3]
+    log = os.path.join(folder, "log.jsonl")
+    for n in range(3):
+        append_jsonl(log, Message.user(f"msg-{n}", "small", timestamp=n))
+    before = open(log, "rb").read()
+    room = 40_000  # the 100 KB record below fits partly
+    if method == "rlimit":
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # then a write past the limit fails with EFBIG
+        hard = resource.getrlimit(resource.RLIMIT_FSIZE)[1]
+        resource.setrlimit(resource.RLIMIT_FSIZE, (len(before) + room, hard))
+    else:  # a small tmpfs: fill it, then free some room
+        filler = os.path.join(folder, "filler")
+        fd = os.open(filler, os.O_WRONLY | os.O_CREAT)
+        try:
+            while True:
+                os.write(fd, b"f" * 65536)
+        except OSError as error:
+            assert error.errno == errno.ENOSPC, error
+        os.ftruncate(fd, os.fstat(fd).st_size - room)
+        os.close(fd)
+    try:
+        append_jsonl(log, Message.user("big", "x" * 100_000, timestamp=9))
+    except OSError as error:
+        assert error.errno in (errno.ENOSPC, errno.EFBIG), error
+        assert error.filename == log, error.filename
+    else:
+        raise AssertionError("an append that did not fit returned")
+    assert open(log, "rb").read() == before, "the log changed"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert [m.id for m in read_jsonl(log)] == ["msg-0", "msg-1", "msg-2"]
+    if method == "rlimit":
+        resource.setrlimit(resource.RLIMIT_FSIZE, (hard, hard))
+    else:
+        os.unlink(filler)
+    append_jsonl(log, Message.user("msg-3", "x" * 100_000, timestamp=9))
+    assert [m.id for m in read_jsonl(log)] == ["msg-0", "msg-1", "msg-2", "msg-3"]
+    print("ok")
+    """
+)
+
+
+@contextmanager
+def _small_disk(folder: Path, wanted: str) -> Iterator[str]:
+    """A 1 MB tmpfs at ``folder`` (the most real full disk) where wanted and the process may mount
+    one; else the folder as it is, filled up to an ``RLIMIT_FSIZE`` limit instead. Never skips."""
+    folder.mkdir()
+    mounted = (
+        wanted == "tmpfs"
+        and sys.platform.startswith("linux")
+        and os.geteuid() == 0
+        and subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(folder)], capture_output=True, check=False
+        ).returncode
+        == 0
+    )
+    try:
+        yield "tmpfs" if mounted else "rlimit"
+    finally:
+        if mounted:
+            subprocess.run(["umount", str(folder)], check=True)
+
+
+@pytest.mark.parametrize("wanted", ["tmpfs", "rlimit"])
+def test_an_append_on_a_full_disk_raises_and_leaves_the_log_as_it_was(tmp_path: Path, wanted: str) -> None:
+    with _small_disk(tmp_path / "disk", wanted) as method:
+        done = subprocess.run(
+            [sys.executable, "-c", _FULL_DISK, str(tmp_path / "disk"), method],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+    assert (done.returncode, done.stdout.strip()) == (0, "ok"), (method, done.stderr[-3000:])

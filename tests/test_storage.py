@@ -9,15 +9,19 @@ import signal
 import stat
 import subprocess
 import sys
+import tempfile
 import textwrap
 import threading
 import time
+import tracemalloc
 import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from orion_messages import (
     FormatError,
@@ -25,6 +29,7 @@ from orion_messages import (
     NotALogError,
     ToolCall,
     append_jsonl,
+    dumps_message,
     iter_jsonl,
     load,
     loads,
@@ -841,3 +846,67 @@ def test_a_save_in_another_pid_namespace_keeps_its_temporary_file(tmp_path: Path
             child.wait()
     assert [m.id for m in load(path)] == ["from-the-other-namespace"]
     assert os.listdir(tmp_path) == ["chat.json"]
+
+
+# --- iter_jsonl: the lazy twin --------------------------------------------------------------------
+
+
+def test_iter_jsonl_holds_one_line_at_a_time(tmp_path: Path) -> None:
+    # A 67 MB log: the peak of Python allocations while iterating stays a small fraction of it.
+    log = tmp_path / "big.jsonl"
+    with open(log, "wb") as handle:
+        for n in range(10_000):
+            handle.write(dumps_message(Message.user(f"msg-{n}", f"{n}:" + "x" * 6700, timestamp=n)) + b"\n")
+    size = os.path.getsize(log)
+    assert size > 67_000_000
+    tracemalloc.start()
+    try:
+        count = sum(1 for _ in iter_jsonl(log))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert count == 10_000
+    assert peak < size / 100, (peak, size)
+
+
+_LINES = {
+    "record": lambda n: _record(Message.user(f"msg-{n}", f"text {n}", timestamp=n)),
+    "blank": lambda n: b" \t\r\n",
+    "empty": lambda n: b"\n",
+    "corrupt": lambda n: b'{"id":"x"}\n',
+    "odd-space": lambda n: b"\x0c\n",
+    "crlf": lambda n: _record(Message.user(f"msg-{n}", "crlf", timestamp=n)).replace(b"\n", b"\r\n"),
+}
+
+
+def _outcome(read: Callable[[], list[Message]]) -> tuple[object, list[tuple[object, ...]]]:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            result: object = read()
+        except FormatError as error:
+            result = ("error", error.problems, error.source)
+    torn = [
+        (w.message.path, w.message.line, w.message.offset, w.message.size, w.message.repaired)
+        for w in caught
+        if isinstance(w.message, TornLineWarning)
+    ]
+    assert len(torn) == len(caught), [str(w.message) for w in caught]
+    return result, torn
+
+
+@given(
+    kinds=st.lists(st.sampled_from(sorted(_LINES)), max_size=8),
+    cut=st.integers(min_value=0, max_value=60),
+)
+def test_iter_jsonl_reads_what_read_jsonl_reads(kinds: list[str], cut: int) -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        log = Path(folder) / "log.jsonl"
+        data = b"".join(_LINES[kind](n) for n, kind in enumerate(kinds))
+        log.write_bytes(data[: max(0, len(data) - cut)])
+        lazy = _outcome(lambda: list(iter_jsonl(log)))
+        whole = _outcome(lambda: read_jsonl(log))
+        if isinstance(whole[0], list):
+            assert lazy == whole
+        else:  # a corrupt line: the lazy reader raises the same error (it stops there, no warning)
+            assert lazy[0] == whole[0]
