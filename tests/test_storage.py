@@ -869,7 +869,7 @@ def test_iter_jsonl_holds_one_line_at_a_time(tmp_path: Path) -> None:
     assert peak < size / 100, (peak, size)
 
 
-_LINES = {
+_LINES: dict[str, Callable[[int], bytes]] = {
     "record": lambda n: _record(Message.user(f"msg-{n}", f"text {n}", timestamp=n)),
     "blank": lambda n: b" \t\r\n",
     "empty": lambda n: b"\n",
@@ -886,7 +886,7 @@ def _outcome(read: Callable[[], list[Message]]) -> tuple[object, list[tuple[obje
             result: object = read()
         except FormatError as error:
             result = ("error", error.problems, error.source)
-    torn = [
+    torn: list[tuple[object, ...]] = [
         (w.message.path, w.message.line, w.message.offset, w.message.size, w.message.repaired)
         for w in caught
         if isinstance(w.message, TornLineWarning)
