@@ -25,7 +25,16 @@ from typing import Any
 
 import pytest
 
-from orion_messages import FormatError, Problem, dumps, loads, loads_message, read_jsonl
+from orion_messages import (
+    FormatError,
+    NotALogError,
+    Problem,
+    append_jsonl,
+    dumps,
+    loads,
+    loads_message,
+    read_jsonl,
+)
 from orion_messages.storage import TornLineWarning
 
 from .conftest import FIXTURES
@@ -920,3 +929,22 @@ def test_the_deepest_arguments_the_models_accept_load_back() -> None:
     assert loads(dumps([message])) == [message]
     with pytest.raises(ValueError, match=f"at most {_MAX_DEPTH} levels"):
         ToolCall(id="c", name="n", arguments=_nested_lists(_MAX_DEPTH + 1))
+
+
+# --- Files that are not logs, as append targets (fixtures/hostile/append-target-*). -------------
+
+APPEND_TARGETS = sorted((FIXTURES / "hostile").glob("append-target-*"))
+
+
+@pytest.mark.parametrize("path", APPEND_TARGETS, ids=[p.name for p in APPEND_TARGETS])
+def test_appending_to_a_file_that_is_not_a_log_is_refused_and_changes_nothing(
+    path: Path, tmp_path: Path
+) -> None:
+    target = tmp_path / path.name
+    target.write_bytes(path.read_bytes())
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # refused outright: not mended as a torn tail
+        with pytest.raises(NotALogError) as caught:
+            append_jsonl(target, loads_message(_compact(USER)))
+    assert caught.value.source == str(target)
+    assert target.read_bytes() == path.read_bytes()
