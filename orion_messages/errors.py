@@ -131,8 +131,9 @@ class NotALogError(FormatError):
     """``append_jsonl`` refused a file that is not a JSON Lines log of messages; the file is untouched.
 
     A file is a log when it is empty, or when its first byte other than JSON whitespace is ``{``
-    and its last complete non-blank line (or, failing that, its unterminated last line) is a
-    valid message. A conversation saved by ``save`` (a JSON array) or any other text file is not.
+    and its last non-blank line is a valid message (with or without its newline) or a torn record
+    after one. A conversation saved by ``save`` (a JSON array) or any other text file is not; see
+    ``docs/reliability.md``.
     """
 
 
