@@ -434,33 +434,34 @@ def append_jsonl(path: PathLike, message: Message, *, fsync: bool = True) -> Non
     fd = _open_regular(path, os.O_RDWR | os.O_CREAT | os.O_APPEND)
     try:
         with _locked(fd):
-            length = _prepare_for_append(fd, path)
-            _append_or_restore(fd, record, length, path, fsync=fsync)
+            length, newline = _prepare_for_append(fd, path)
+            _append_or_restore(fd, newline + record, length, fsync=fsync)
+    except OSError as error:
+        raise _named(error, path) from error
     finally:
         os.close(fd)
 
 
-def _append_or_restore(fd: int, record: bytes, length: int, path: PathLike, *, fsync: bool) -> None:
+def _append_or_restore(fd: int, record: bytes, length: int, *, fsync: bool) -> None:
     """Append ``record``; on any failure cut the log back to ``length`` and raise."""
     try:
         _write_all(fd, record)
         if fsync:
             os.fsync(fd)
-    except BaseException as error:
+    except BaseException:
         with suppress(OSError):  # the first error is the one to report
             os.ftruncate(fd, length)
             if fsync:
                 os.fsync(fd)
-        if isinstance(error, OSError):
-            raise _named(error, path) from error
         raise
 
 
-def _prepare_for_append(fd: int, path: PathLike) -> int:
-    """Check that the file is a log, mend a torn tail, and return the length to append at."""
+def _prepare_for_append(fd: int, path: PathLike) -> tuple[int, bytes]:
+    """Check that the file is a log and mend a torn tail; return the log's length to restore on
+    failure, and the newline to write first if its last record lost one."""
     size = os.fstat(fd).st_size
     if size == 0:
-        return 0
+        return 0, b""
     first = os.pread(fd, 4096, 0).lstrip(b" \t\r\n")[:1]
     if first != b"{":
         found = "only whitespace" if not first else f"{first.decode('latin-1')!r}"
@@ -468,18 +469,17 @@ def _prepare_for_append(fd: int, path: PathLike) -> int:
         _refuse(path, f"it starts with {found}{hint}, not with a message object")
     if os.pread(fd, 1, size - 1) == b"\n":
         _require_message_line(fd, path, size)
-        return size
+        return size, b""
     start = _last_line_start(fd, size)
     tail = os.pread(fd, size - start, start)
     if _is_whole_record(tail):
-        os.write(fd, b"\n")  # a whole record that lost only its newline
-        return size  # (a failed append cuts the newline off again)
+        return size, b"\n"  # a whole record that lost only its newline
     if start > 0:
         _require_message_line(fd, path, start)
     warning = TornLineWarning(os.fspath(path), None, start, size - start, repaired=True)
     warnings.warn(warning, stacklevel=3)
     os.ftruncate(fd, start)
-    return start
+    return start, b""
 
 
 def _require_message_line(fd: int, path: PathLike, end: int) -> None:
