@@ -178,12 +178,9 @@ def _write_temporary(target: Path, data: bytes, previous: os.stat_result | None)
     The descriptor holds an exclusive ``flock`` on the file until the caller closes it: that lock,
     not a process id, is what tells another save's sweep that the file is live.
     """
-    if _UNNAMED_FILES:
-        written = _write_unnamed(target, data, previous)
-        if written is not None:
-            return written
     try:
-        return _write_named(target, data, previous)
+        written = _write_unnamed(target, data, previous) if _UNNAMED_FILES else None
+        return written if written is not None else _write_named(target, data, previous)
     except OSError as error:
         raise _named(error, target) from error
 

@@ -566,10 +566,14 @@ def test_a_failed_append_after_a_lost_newline_restores_the_log(
     assert log.read_bytes() == before
 
 
-def test_a_failed_write_of_a_save_names_the_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("unnamed", [True, False], ids=["unnamed-first", "named-temporary"])
+def test_a_failed_write_of_a_save_names_the_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, unnamed: bool
+) -> None:
     path = tmp_path / "chat.json"
     save(path, _chat(2))
     before = path.read_bytes()
+    monkeypatch.setattr(storage, "_UNNAMED_FILES", unnamed)
     _failing_writes(monkeypatch, errno.ENOSPC, after=100)
     with pytest.raises(OSError, match="No space left") as caught:
         save(path, _chat(300))
