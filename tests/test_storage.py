@@ -727,15 +727,14 @@ def test_special_files_are_refused_not_read(tmp_path: Path) -> None:
 # --- The saver: permissions, symlinks, hard links, ownership, long names --------------------------
 
 
-@pytest.mark.parametrize("forced_named", [False, True], ids=["as-this-system-saves", "named-temporary"])
+@pytest.mark.parametrize("unnamed", [True, False], ids=["unnamed-first", "named-temporary"])
 def test_the_temporary_file_is_never_readable_by_others_over_a_private_file(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, forced_named: bool
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, unnamed: bool
 ) -> None:
-    if forced_named:
-        monkeypatch.setattr(storage, "_UNNAMED_FILES", False)
     path = tmp_path / "secret.json"
     save(path, _chat(1))
     os.chmod(path, 0o600)
+    monkeypatch.setattr(storage, "_UNNAMED_FILES", unnamed)
     modes: list[int] = []
     real_write = os.write
 
