@@ -3,6 +3,9 @@
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -22,6 +25,9 @@ from orion_messages import (
     get_template,
     template_from_name,
 )
+from orion_messages.wire import loads_message
+
+from .conftest import FIXTURES
 
 T0 = 1781512345678
 
@@ -207,3 +213,99 @@ def test_tool_schema_is_strict_and_frozen() -> None:
         ToolSchema(name=1, description="", parameters=None)  # type: ignore[arg-type]
     with pytest.raises(ValidationError):
         ToolSchema(name="a", description="", parameters={"x": float("nan")})
+
+
+# --- Golden fixtures (fixtures/templates/): every template, every role, written by hand ---
+
+GOLDENS = FIXTURES / "templates"
+INPUTS = json.loads((GOLDENS / "inputs.json").read_text(encoding="utf-8"))
+MESSAGES = {name: loads_message(json.dumps(value)) for name, value in INPUTS["messages"].items()}
+
+
+def golden(name: str) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((GOLDENS / f"{name}.json").read_text(encoding="utf-8"))
+    assert data["template"] == name
+    return data
+
+
+def tools_named(name: str) -> list[ToolSchema]:
+    return [ToolSchema.model_validate(tool) for tool in INPUTS["tools"][name]]
+
+
+@pytest.mark.parametrize("name", list(TEMPLATES))
+def test_system_block_goldens(name: str) -> None:
+    expected = golden(name)["system"]
+    cases = INPUTS["system_cases"]
+    assert set(expected) == {f"{case['system_prompt']}+{case['tools']}" for case in cases}
+    for key, text in expected.items():
+        prompt, tools = key.split("+")
+        rendered = TEMPLATES[name].format_system(INPUTS["system_prompts"][prompt], tools_named(tools))
+        assert rendered == text, key
+
+
+@pytest.mark.parametrize("name", list(TEMPLATES))
+def test_message_goldens(name: str) -> None:
+    expected = golden(name)["messages"]
+    assert set(expected) == set(MESSAGES)
+    for key, text in expected.items():
+        assert TEMPLATES[name].format_message(MESSAGES[key]) == text, key
+
+
+@pytest.mark.parametrize("name", list(TEMPLATES))
+def test_assistant_prefix_goldens(name: str) -> None:
+    assert TEMPLATES[name].assistant_prefix() == golden(name)["assistant_prefix"]
+
+
+@pytest.mark.parametrize("name", list(TEMPLATES))
+def test_whole_prompt_goldens(name: str) -> None:
+    expected = golden(name)["prompts"]
+    cases = INPUTS["prompt_cases"]
+    assert set(expected) == {f"{c['system_prompt']}+{c['tools']}+{c['conversation']}" for c in cases}
+    for key, text in expected.items():
+        prompt, tools, conversation = key.split("+")
+        messages = [MESSAGES[message] for message in INPUTS["conversations"][conversation]]
+        rendered = TEMPLATES[name].format(INPUTS["system_prompts"][prompt], messages, tools_named(tools))
+        assert rendered == text, key
+
+
+def _load(name: str) -> Any:
+    return json.loads((GOLDENS / name).read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("case", _load("tools-block.json")["cases"], ids=lambda case: case["label"][:40])
+def test_tools_block_goldens(case: dict[str, Any]) -> None:
+    tools = [ToolSchema.model_validate(tool) for tool in case["tools"]]
+    block = case["expected"]
+    assert TEMPLATES["chatml"].format_system("", tools) == "<|im_start|>system\n" + block + "<|im_end|>\n"
+    # Every template puts the block directly after the system prompt.
+    for template in TEMPLATES.values():
+        assert "Be brief." + block in template.format_system("Be brief.", tools), template.name
+    assert TEMPLATES["alpaca"].format_system("S", tools) == "S" + block + "\n\n"
+
+
+@pytest.mark.parametrize(("name", "expected"), _load("names.json")["cases"])
+def test_name_goldens(name: str, expected: str | None) -> None:
+    template = template_from_name(name)
+    assert (template.name if template else None) == expected
+    if expected is None:
+        with pytest.raises(UnknownTemplateError):
+            get_template(name)
+    else:
+        assert get_template(name) is template
+
+
+@pytest.mark.parametrize("case", _load("detection.json")["cases"], ids=lambda case: case["label"][:50])
+def test_detection_goldens(case: dict[str, Any]) -> None:
+    assert detect_template(case["template"]).name == case["expected"]
+
+
+def test_word_count_goldens() -> None:
+    counts = _load("word-counts.json")
+    assert set(counts["empty_system_block"]) == set(TEMPLATES) == set(counts["assistant_prefix"])
+    for name, template in TEMPLATES.items():
+        assert count_words(template.format_system("")) == counts["empty_system_block"][name], name
+        assert count_words(template.assistant_prefix()) == counts["assistant_prefix"][name], name
+    for text, expected in counts["count_words"]:
+        assert count_words(text) == expected, repr(text)
+    for text, expected in counts["estimate_text_tokens"]:
+        assert estimate_text_tokens(text) == expected, repr(text)
