@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import pytest
@@ -25,6 +26,7 @@ from orion_messages import (
     get_template,
     template_from_name,
 )
+from orion_messages._pretty_json import pretty_json
 from orion_messages.wire import loads_message
 
 from .conftest import FIXTURES
@@ -309,3 +311,90 @@ def test_word_count_goldens() -> None:
         assert count_words(text) == expected, repr(text)
     for text, expected in counts["estimate_text_tokens"]:
         assert estimate_text_tokens(text) == expected, repr(text)
+
+
+# --- Properties the fact sheet states ---
+
+JSON_WITHOUT_FLOATS = st.recursive(
+    st.none() | st.booleans() | st.integers(min_value=-(2**63), max_value=2**64 - 1) | st.text(max_size=8),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=6), children, max_size=4)
+    ),
+    max_leaves=16,
+)
+
+
+@given(JSON_WITHOUT_FLOATS)
+def test_pretty_printing_is_pythons_indent_2_sorted_layout_without_floats(value: Any) -> None:
+    expected = json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True)
+    assert pretty_json(value) == expected
+
+
+PLAIN = re.compile(r"-?[0-9]+\.[0-9]+")
+SCIENTIFIC = re.compile(r"-?[0-9](\.[0-9]+)?e[+-][0-9]+")
+
+
+def _significant_digits(text: str) -> str:
+    mantissa = text.lstrip("-").split("e")[0].replace(".", "")
+    return mantissa.lstrip("0").rstrip("0")
+
+
+@given(st.floats(allow_nan=False, allow_infinity=False))
+def test_floats_use_repr_digits_in_serde_jsons_layout(value: float) -> None:
+    text = pretty_json(value)
+    assert float(text) == value
+    assert text.startswith("-") == repr(value).startswith("-")
+    if value == 0.0:
+        assert text in ("0.0", "-0.0")
+    elif 1e-5 <= abs(value) < 1e16:
+        assert PLAIN.fullmatch(text), text
+    else:
+        assert SCIENTIFIC.fullmatch(text), text
+    if value != 0.0:
+        assert _significant_digits(text) == _significant_digits(repr(value))
+
+
+WORDY = st.text(
+    alphabet=st.sampled_from(["a", "b", "<", "/", " ", "\n", "\u3000", "\x1f", "\u00a0"]), max_size=12
+)
+
+
+@pytest.mark.parametrize("name", list(TEMPLATES))
+@given(
+    system_prompt=WORDY,
+    first=WORDY,
+    rest=st.lists(
+        st.tuples(st.sampled_from(["user", "assistant", "tool_call", "tool_result", "system"]), WORDY),
+        max_size=6,
+    ),
+    with_tools=st.booleans(),
+)
+def test_the_counted_pieces_never_count_fewer_words_than_the_prompt(
+    name: str, system_prompt: str, first: str, rest: list[tuple[str, str]], with_tools: bool
+) -> None:
+    # Section 6: kept turns begin with a user message; the prompt built from them is the counted
+    # text with some characters removed. For chatml, phi3 and alpaca the two counts are equal.
+    template = TEMPLATES[name]
+    tools = [ToolSchema(name="now", description="Time.", parameters={"type": "object"})] if with_tools else []
+    messages = [user(first)] + [
+        Message(id=f"m{index}", role=role, content=content, timestamp=T0)
+        for index, (role, content) in enumerate(rest)
+    ]
+    counted = count_words(template.format_system(system_prompt, tools)) + count_words(
+        template.assistant_prefix()
+    )
+    counted += sum(count_words(template.format_message(message)) for message in messages)
+    in_prompt = count_words(template.format(system_prompt, messages, tools))
+    if name in ("chatml", "phi3", "alpaca"):
+        assert in_prompt == counted
+    else:
+        assert in_prompt <= counted
+
+
+def test_tool_schema_ignores_unknown_keys_and_takes_any_json_value() -> None:
+    tool = ToolSchema.model_validate({"name": "a", "description": "b", "parameters": [1, "x"], "label": "A"})
+    assert tool.parameters == [1, "x"]
+    assert not hasattr(tool, "label")
+    assert ToolSchema(name="a", description="b", parameters=None).parameters is None
+    with pytest.raises(ValidationError):
+        ToolSchema.model_validate({"name": "a", "description": "b"})
