@@ -12,7 +12,6 @@ from __future__ import annotations
 import importlib
 import inspect
 import os
-import re
 import typing
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeAlias
@@ -58,8 +57,8 @@ def estimate_text_tokens(text: str) -> int:
 
 # Python's str.split() also splits at U+001C..U+001F (file, group, record and unit separators);
 # Rust's split_whitespace, which orion-core counts words with, does not.
-_PYTHON_ONLY_SPACE = re.compile("[\x1c-\x1f]")
-_NOT_SPACE = str.maketrans(dict.fromkeys(range(28, 32), "x"))
+_PYTHON_ONLY_SPACE = ("\x1c", "\x1d", "\x1e", "\x1f")
+_NOT_SPACE = str.maketrans(dict.fromkeys(range(0x1C, 0x20), "x"))
 
 
 def count_words(text: str) -> int:
@@ -68,7 +67,8 @@ def count_words(text: str) -> int:
     Whitespace is Unicode's White_Space set. This is the counter orion-core's own tests plan
     with, and the CLI's ``--counter words``.
     """
-    if _PYTHON_ONLY_SPACE.search(text):
+    # Four substring tests cost far less than one regex search on the usual text without them.
+    if any(separator in text for separator in _PYTHON_ONLY_SPACE):
         text = text.translate(_NOT_SPACE)
     return len(text.split())
 

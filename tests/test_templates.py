@@ -398,3 +398,13 @@ def test_tool_schema_ignores_unknown_keys_and_takes_any_json_value() -> None:
     assert ToolSchema(name="a", description="b", parameters=None).parameters is None
     with pytest.raises(ValidationError):
         ToolSchema.model_validate({"name": "a", "description": "b"})
+
+
+DOCS = FIXTURES.parent / "docs" / "templates.md"
+
+
+@pytest.mark.parametrize("index", range(7))
+def test_the_docs_examples_run(index: int) -> None:
+    blocks = re.findall(r"```python\n(.*?)```", DOCS.read_text(encoding="utf-8"), re.DOTALL)
+    assert len(blocks) == 7, "update the count above when adding or removing an example"
+    exec(compile(blocks[index], f"docs/templates.md (example {index + 1})", "exec"), {})
