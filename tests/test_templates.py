@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
@@ -408,3 +409,38 @@ def test_the_docs_examples_run(index: int) -> None:
     blocks = re.findall(r"```python\n(.*?)```", DOCS.read_text(encoding="utf-8"), re.DOTALL)
     assert len(blocks) == 7, "update the count above when adding or removing an example"
     exec(compile(blocks[index], f"docs/templates.md (example {index + 1})", "exec"), {})
+
+
+def test_templates_of_one_class_are_equal_and_a_custom_template_needs_three_operations() -> None:
+    chatml = TEMPLATES["chatml"]
+    assert type(chatml)() == chatml
+    assert hash(type(chatml)()) == hash(chatml)
+    assert chatml != TEMPLATES["phi3"]
+    assert len(set(TEMPLATES.values())) == 10
+
+    class Plain(ChatTemplate):
+        name = "plain"
+        display_name = "Plain"
+
+        def format_system(self, system_prompt: str, tools: Sequence[ToolSchema] = ()) -> str:
+            return system_prompt + "\n"
+
+        def format_message(self, message: Message) -> str:
+            return "" if message.role == "system" else f"{message.role}: {message.content}\n"
+
+        def assistant_prefix(self) -> str:
+            return "assistant:"
+
+    assert Plain().format("S", [user("hi")]) == "S\nuser: hi\nassistant:"
+
+
+def test_a_role_set_without_validation_still_renders() -> None:
+    # model_copy(update=...) skips validation and leaves the role a plain str.
+    raw = assistant("x").model_copy(update={"role": "system"})
+    assert all(template.format_message(raw) == "" for template in TEMPLATES.values())
+    assert TEMPLATES["chatml"].format("", [raw]) == "<|im_start|>system\n<|im_end|>\n<|im_start|>assistant\n"
+
+
+def test_tools_must_be_tool_schemas() -> None:
+    with pytest.raises(TypeError, match=r"tools\[0\]: expected a ToolSchema, found a dict"):
+        TEMPLATES["chatml"].format_system("", [{"name": "a", "description": "", "parameters": {}}])  # type: ignore[list-item]
