@@ -15,6 +15,7 @@ from typing import Literal
 __all__ = [
     "ContextOverflowError",
     "FormatError",
+    "MissingExtraError",
     "NotALogError",
     "NotARegularFileError",
     "OrionMessagesError",
@@ -22,6 +23,7 @@ __all__ = [
     "OverflowReason",
     "Problem",
     "TornLineWarning",
+    "UnknownTemplateError",
 ]
 
 
@@ -177,4 +179,30 @@ class TornLineWarning(OrionMessagesWarning):
         super().__init__(
             f"{where}: skipping a torn last line ({size} bytes at byte offset {offset}), "
             "as a crash mid-append leaves it" + ("; truncated it" if repaired else "")
+        )
+
+
+class UnknownTemplateError(OrionMessagesError, ValueError):
+    """A chat template name orion-core does not know.
+
+    ``name`` is the name as given; ``suggestion`` is a known name close to it, if any.
+    """
+
+    def __init__(self, message: str, *, name: str, suggestion: str | None = None) -> None:
+        self.name = name
+        """The name as given."""
+        self.suggestion = suggestion
+        """A known name or alias close to ``name``, or ``None``."""
+        super().__init__(message)
+
+
+class MissingExtraError(OrionMessagesError, ImportError):
+    """An optional feature whose package is not installed; the message says which extra to install."""
+
+    def __init__(self, feature: str, package: str, extra: str) -> None:
+        self.extra = extra
+        """The orion-messages extra that installs what is missing, such as ``"huggingface"``."""
+        super().__init__(
+            f'{feature} needs the "{package}" package: pip install "orion-messages[{extra}]"',
+            name=package,
         )
