@@ -5,6 +5,10 @@ orion-core writes, a conversation with orion-core's agent operations, atomic per
 orion-core's agent events. JSON Schema export lives in ``orion_messages.schema``.
 """
 
+import warnings
+from typing import TYPE_CHECKING
+
+from ._version import __version__
 from .checks import check
 from .conversation import Conversation
 from .errors import (
@@ -12,11 +16,12 @@ from .errors import (
     FormatError,
     OrionMessagesError,
     OrionMessagesWarning,
+    OverflowReason,
     Problem,
     TornLineWarning,
 )
 from .events import AgentEvent, dump_event, iter_events, parse_event, record_events
-from .models import Message, Role, ToolCall, ToolResult
+from .models import Message, Role, ToolCall, ToolResult, now_ms
 from .pruning import (
     SUMMARY_PREFIX,
     ContextConfig,
@@ -34,10 +39,7 @@ from .storage import append_jsonl, load, read_jsonl, save, save_jsonl
 from .turns import Turns, split_turns
 from .wire import dumps, dumps_message, loads, loads_message
 
-__version__ = "0.1.0"
-
 __all__ = [
-    "SUMMARY_PREFIX",
     "AgentEvent",
     "ContextConfig",
     "ContextOverflowError",
@@ -46,21 +48,23 @@ __all__ = [
     "Message",
     "OrionMessagesError",
     "OrionMessagesWarning",
+    "OverflowReason",
     "Problem",
     "PrunePlan",
     "PruneResult",
     "PruneStrategy",
     "Role",
-    "ToolCall",
+    "SUMMARY_PREFIX",
     "TokenCounter",
+    "ToolCall",
     "ToolResult",
     "TornLineWarning",
     "Turns",
     "__version__",
     "append_jsonl",
     "check",
-    "dumps",
     "dump_event",
+    "dumps",
     "dumps_message",
     "estimate_tokens",
     "is_summary",
@@ -68,6 +72,7 @@ __all__ = [
     "load",
     "loads",
     "loads_message",
+    "now_ms",
     "parse_event",
     "plan_prune",
     "prune",
@@ -78,3 +83,32 @@ __all__ = [
     "split_turns",
     "tokenizer_counter",
 ]
+
+# Renamed public names, kept as deprecated aliases for one release. Add one line per rename:
+#     "old_name": ("new_name", "0.2.0"),
+# ``new_name`` must be in ``__all__``; the second item says in which release the old name went,
+# and the CHANGELOG's Deprecated section lists the alias. Type checkers do not see the aliases
+# (see ``__getattr__`` below), so a typed code base finds every old name at once.
+_DEPRECATED: dict[str, tuple[str, str]] = {}
+
+
+def _deprecated_alias(name: str) -> object:
+    """The object a deprecated ``name`` now goes by, with a ``DeprecationWarning`` saying so."""
+    try:
+        new_name, since = _DEPRECATED[name]
+    except KeyError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+    warnings.warn(
+        f"orion_messages.{name} is deprecated since {since} and will be removed in the next "
+        f"release; use orion_messages.{new_name}",
+        DeprecationWarning,
+        stacklevel=3,
+    )
+    return globals()[new_name]
+
+
+if not TYPE_CHECKING:  # only at run time: type checkers report the old names as missing
+
+    def __getattr__(name: str) -> object:
+        """Deprecated aliases of renamed names (``_DEPRECATED``), with a ``DeprecationWarning``."""
+        return _deprecated_alias(name)
