@@ -64,6 +64,7 @@ _SUFFIXES: dict[str, Literal["json", "jsonl"]] = {".json": "json", ".jsonl": "js
 _PROGRESS_MIN_FILES = 20
 _PROGRESS_MIN_BYTES = 8 << 20
 _READ_CHUNK = 1 << 20
+_PROGRESS_EVERY_RECORDS = 2048
 _MAX_PROBLEMS_PER_FILE = 1000
 _MAX_PROBLEMS_ON_STDERR = 20
 
@@ -392,7 +393,7 @@ def _read(name: str, progress: _Progress) -> _Input:
 def _read_file(name: str, progress: _Progress) -> bytes:
     """A regular file's bytes; folders, FIFOs and devices are refused without being read."""
     try:  # O_NONBLOCK: opening a FIFO must not wait for a writer
-        fd = os.open(name, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_BINARY", 0))
+        fd = os.open(name, os.O_RDONLY | _O_NONBLOCK | getattr(os, "O_BINARY", 0))
     except FileNotFoundError:
         raise _Unreadable(name, "no such file") from None
     except IsADirectoryError:  # pragma: no cover - Linux opens folders read-only; fstat reports it
@@ -405,7 +406,8 @@ def _read_file(name: str, progress: _Progress) -> bytes:
             raise _Unreadable(name, _FOLDER)
         if not stat.S_ISREG(mode):
             raise _Unreadable(name, f"not a regular file ({_file_type(mode)}); use - for standard input")
-        os.set_blocking(fd, True)
+        if _O_NONBLOCK:
+            os.set_blocking(fd, True)
         return _read_stream(fd, os.fstat(fd).st_size, name, progress)
     except OSError as error:
         raise _Unreadable(name, f"cannot read it: {error.strerror or error}") from None
@@ -414,6 +416,7 @@ def _read_file(name: str, progress: _Progress) -> bytes:
 
 
 _FOLDER = "is a folder; expected a .json conversation or a .jsonl log"
+_O_NONBLOCK = getattr(os, "O_NONBLOCK", 0)  # not on Windows, which has no FIFOs in folders
 
 
 def _read_stream(fd: int, size: int | None, label: str, progress: _Progress) -> bytes:
@@ -477,15 +480,20 @@ class _Parsed:
             self.omitted_warnings += dropped
 
 
-def _parse(read: _Input, *, strict: bool) -> _Parsed:
+def _parse(read: _Input, *, strict: bool, progress: _Progress | None = None) -> _Parsed:
     """Parse an input once. Keys repeated in one object are always errors (serde refuses them);
     ``strict`` makes semantic problems (and a torn last line) errors too, as the library's
     ``strict=True`` does; otherwise they are warnings."""
     parsed = _Parsed(read.name, read.kind)
+    large = progress is not None and len(read.data) >= _PROGRESS_MIN_BYTES
     if read.kind == "json":
+        if large and progress is not None:  # one call: a status line, not a bar
+            progress.show(len(read.data), None, f"parsing {read.name}", unit="B")
         _parse_conversation(read.data, parsed, strict=strict)
     else:
-        _parse_records(read.data, parsed, strict=strict)
+        _parse_records(read.data, parsed, strict=strict, progress=progress if large else None)
+    if progress is not None:
+        progress.clear()
     return parsed
 
 
@@ -510,7 +518,7 @@ def _parse_conversation(data: bytes, parsed: _Parsed, *, strict: bool) -> None:
     parsed.add(semantic, error=False)
 
 
-def _parse_records(data: bytes, parsed: _Parsed, *, strict: bool) -> None:
+def _parse_records(data: bytes, parsed: _Parsed, *, strict: bool, progress: _Progress | None) -> None:
     """Every line of a log or event stream; a bad line is reported with its number."""
     # TODO(merge): read logs with storage's lazy iter_jsonl once it lands; this loop follows its
     # rules (blank lines skipped, a torn last line a warning, an error with --strict).
@@ -519,7 +527,11 @@ def _parse_records(data: bytes, parsed: _Parsed, *, strict: bool) -> None:
     records = [(number, line.rstrip(b"\r")) for number, line in enumerate(lines, 1) if line.strip()]
     if tail.strip():
         records.append((len(lines) + 1, tail))
-    for number, record in records:
+    done = 0
+    for index, (number, record) in enumerate(records):
+        done += len(record) + 1
+        if progress is not None and index % _PROGRESS_EVERY_RECORDS == 0:
+            progress.show(done, len(data), f"checking {parsed.name}", unit="B")
         try:
             if parsed.kind == "events":
                 parse_event(record)
@@ -560,7 +572,7 @@ def _messages(name: str) -> tuple[str, Kind, list[Message]]:
         raise _Fatal(f"error: {unreadable}") from None
     if read.kind == "events":
         raise _Fatal(f"error: {read.name}: an agent event stream, not a conversation (validate checks it)")
-    parsed = _parse(read, strict=False)
+    parsed = _parse(read, strict=False, progress=_Progress(sys.stderr))
     if not parsed.valid:
         lines = [_problem_line(read.name, problem) for problem in parsed.errors[:_MAX_PROBLEMS_ON_STDERR]]
         more = len(parsed.errors) + parsed.omitted - _MAX_PROBLEMS_ON_STDERR
@@ -660,7 +672,7 @@ def _check_one(name: str, progress: _Progress, *, strict: bool) -> _Parsed:
         read = _read(name, progress)
     except _Unreadable as unreadable:  # one invalid file, not the end of the run
         return _Parsed(name, _kind_by_name(name) or "json", errors=[Problem("", unreadable.reason)])
-    return _parse(read, strict=strict)
+    return _parse(read, strict=strict, progress=progress)
 
 
 def _print_problems(report: _Parsed) -> None:

@@ -905,3 +905,21 @@ def test_reading_a_large_file_shows_byte_progress_on_a_terminal_only(
         assert shown.count("\r[") >= size // 256
         assert shown.rsplit("\r", 2)[-2].strip() == ""  # erased at the end
     assert capsys.readouterr().out.startswith(str(hand))
+
+
+def test_checking_a_large_log_shows_progress_by_records(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: CaptureFixture
+) -> None:
+    from orion_messages import cli
+
+    log = tmp_path / "big.jsonl"
+    log.write_text("".join(json.dumps(dict(HAND[1], id=f"m{i}")) + "\n" for i in range(50)), encoding="utf-8")
+    monkeypatch.setattr(cli, "_PROGRESS_MIN_BYTES", 1)
+    monkeypatch.setattr(cli, "_PROGRESS_EVERY_RECORDS", 10)
+    stderr = _Terminal()
+    monkeypatch.setattr(sys, "stderr", stderr)
+    assert main(["validate", str(log)]) == 0
+    assert (
+        stderr.getvalue().count("checking") == 5
+    )  # records 1, 11, 21, 31, 41 (the label is cut to the width)
+    assert capsys.readouterr().out.strip() == "checked 1 file (50 messages in the valid ones): all valid"
