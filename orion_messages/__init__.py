@@ -5,7 +5,7 @@ orion-core writes, a conversation with orion-core's agent operations, atomic per
 orion-core's agent events. JSON Schema export lives in ``orion_messages.schema``.
 """
 
-import warnings
+import warnings as _warnings
 from typing import TYPE_CHECKING
 
 from ._version import __version__
@@ -98,7 +98,7 @@ def _deprecated_alias(name: str) -> object:
         new_name, since = _DEPRECATED[name]
     except KeyError:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
-    warnings.warn(
+    _warnings.warn(
         f"orion_messages.{name} is deprecated since {since} and will be removed in the next "
         f"release; use orion_messages.{new_name}",
         DeprecationWarning,
