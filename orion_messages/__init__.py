@@ -5,6 +5,10 @@ orion-core writes, a conversation with orion-core's agent operations, atomic per
 orion-core's agent events. JSON Schema export lives in ``orion_messages.schema``.
 """
 
+import warnings as _warnings
+from typing import TYPE_CHECKING
+
+from ._version import __version__
 from .checks import check
 from .conversation import Conversation
 from .errors import (
@@ -15,12 +19,13 @@ from .errors import (
     NotARegularFileError,
     OrionMessagesError,
     OrionMessagesWarning,
+    OverflowReason,
     Problem,
     TornLineWarning,
     UnknownTemplateError,
 )
 from .events import AgentEvent, dump_event, iter_events, parse_event, record_events
-from .models import Message, Role, ToolCall, ToolResult
+from .models import Message, Role, ToolCall, ToolResult, now_ms
 from .pruning import (
     SUMMARY_PREFIX,
     ContextConfig,
@@ -48,58 +53,55 @@ from .text_counters import (
 from .turns import Turns, split_turns
 from .wire import dumps, dumps_message, loads, loads_message
 
-__version__ = "0.1.0"
-
 __all__ = [
-    "TEMPLATES",
-    "ChatTemplate",
-    "MissingExtraError",
-    "TextCounter",
-    "ToolSchema",
-    "UnknownTemplateError",
-    "callable_counter",
-    "count_words",
-    "detect_template",
-    "estimate_text_tokens",
-    "get_template",
-    "huggingface_counter",
-    "sentencepiece_counter",
-    "template_from_name",
-    "tiktoken_counter",
-    "SUMMARY_PREFIX",
     "AgentEvent",
+    "ChatTemplate",
     "ContextConfig",
     "ContextOverflowError",
     "Conversation",
     "FormatError",
     "Message",
+    "MissingExtraError",
     "NotALogError",
     "NotARegularFileError",
     "OrionMessagesError",
     "OrionMessagesWarning",
+    "OverflowReason",
     "Problem",
     "PrunePlan",
     "PruneResult",
     "PruneStrategy",
     "Role",
-    "ToolCall",
+    "SUMMARY_PREFIX",
+    "TEMPLATES",
+    "TextCounter",
     "TokenCounter",
+    "ToolCall",
     "ToolResult",
+    "ToolSchema",
     "TornLineWarning",
     "Turns",
+    "UnknownTemplateError",
     "__version__",
     "append_jsonl",
+    "callable_counter",
     "check",
-    "dumps",
+    "count_words",
+    "detect_template",
     "dump_event",
+    "dumps",
     "dumps_message",
+    "estimate_text_tokens",
     "estimate_tokens",
+    "get_template",
+    "huggingface_counter",
     "is_summary",
     "iter_events",
     "iter_jsonl",
     "load",
     "loads",
     "loads_message",
+    "now_ms",
     "parse_event",
     "plan_prune",
     "prune",
@@ -107,6 +109,38 @@ __all__ = [
     "record_events",
     "save",
     "save_jsonl",
+    "sentencepiece_counter",
     "split_turns",
+    "template_from_name",
+    "tiktoken_counter",
     "tokenizer_counter",
 ]
+
+# Renamed public names, kept as deprecated aliases for one release. Add one line per rename:
+#     "old_name": ("new_name", "0.2.0"),
+# ``new_name`` must be in ``__all__``; the second item says in which release the old name went,
+# and the CHANGELOG's Deprecated section lists the alias. Type checkers do not see the aliases
+# (see ``__getattr__`` below), so a typed code base finds every old name at once.
+_DEPRECATED: dict[str, tuple[str, str]] = {}
+
+
+def _deprecated_alias(name: str) -> object:
+    """The object a deprecated ``name`` now goes by, with a ``DeprecationWarning`` saying so."""
+    try:
+        new_name, since = _DEPRECATED[name]
+    except KeyError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+    _warnings.warn(
+        f"orion_messages.{name} is deprecated since {since} and will be removed in the next "
+        f"release; use orion_messages.{new_name}",
+        DeprecationWarning,
+        stacklevel=3,
+    )
+    return globals()[new_name]
+
+
+if not TYPE_CHECKING:  # only at run time: type checkers report the old names as missing
+
+    def __getattr__(name: str) -> object:
+        """Deprecated aliases of renamed names (``_DEPRECATED``), with a ``DeprecationWarning``."""
+        return _deprecated_alias(name)

@@ -2,10 +2,12 @@
 
 Run ``orion-messages --help`` (or ``python -m orion_messages --help``). Every command reads
 conversation files (``.json``, a JSON array of messages, as orion-core saves it) and JSON Lines
-logs (``.jsonl``, one message a line, as ``append_jsonl`` writes it). Exit status: 0 when all is
-well, 1 when an input is invalid or an operation is refused, 2 on a usage error. Problems are
-printed one per line as ``FILE: [i].field: message`` (``FILE:LINE: ...`` where a line is known);
-a missing file or a file that is not JSON is one clear line on stderr, never a traceback.
+logs (``.jsonl``, one message a line, as ``append_jsonl`` writes it); ``-`` is standard input for
+every input and standard output for every output. Exit status: 0 when all is well, 1 when an
+input is invalid or an operation is refused, 2 on a usage error, 130 when interrupted. Problems
+are printed one per line as ``FILE: [i].field: message`` (``FILE:LINE: ...`` where a line is
+known); everything taken from the data is escaped. A user error is one clear line on stderr,
+never a traceback.
 """
 
 from __future__ import annotations
@@ -13,25 +15,28 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
+import stat
 import sys
-import warnings
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import suppress
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, Literal, TextIO
 
-import orjson
-
+from ._version import __version__
 from .checks import check
-from .errors import FormatError, Problem
+from .errors import ContextOverflowError, FormatError, Problem
+from .events import parse_event
 from .models import Message, Role
-from .storage import TornLineWarning, load, read_jsonl, save, save_jsonl
+from .pruning import ContextConfig, TokenCounter, estimate_tokens, prune
+from .schema import conversation_schema, render, write_schemas
+from .storage import _split_records, save, save_jsonl
 from .turns import split_turns
-from .wire import loads
+from .wire import _reject_duplicate_keys, dumps, dumps_message, loads, loads_message
 
 __all__ = ["main"]
 
@@ -41,13 +46,26 @@ PROG = "orion-messages"
 EXIT_OK = 0
 """Exit status: everything checked is valid, or the command did what was asked."""
 EXIT_INVALID = 1
-"""Exit status: an input is invalid or missing, or an operation was refused."""
+"""Exit status: an input is invalid, missing or unreadable, or an operation was refused."""
 EXIT_USAGE = 2
 """Exit status: the command line itself is wrong."""
+EXIT_INTERRUPTED = 130
+"""Exit status: interrupted with Ctrl-C."""
 
-_LOG_SUFFIXES = frozenset({".jsonl", ".ndjson"})
-_CONVERSATION_SUFFIXES = frozenset({".json"})
+STDIO = "-"
+"""The name that means standard input (for an input) or standard output (for an output)."""
+
+Kind = Literal["json", "jsonl", "events"]
+"""What a file holds: a conversation (JSON array), a JSON Lines log of messages, or agent events."""
+
+# The one table from file name to format; everything else is refused (or, when walking a
+# folder, skipped).
+_SUFFIXES: dict[str, Literal["json", "jsonl"]] = {".json": "json", ".jsonl": "jsonl", ".ndjson": "jsonl"}
 _PROGRESS_MIN_FILES = 20
+_PROGRESS_MIN_BYTES = 8 << 20
+_READ_CHUNK = 1 << 20
+_PROGRESS_EVERY_RECORDS = 2048
+_MAX_PROBLEMS_PER_FILE = 1000
 _MAX_PROBLEMS_ON_STDERR = 20
 
 
@@ -82,11 +100,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _status(stop.code)
     except KeyboardInterrupt:
         _err("interrupted")
-        return 130
+        return EXIT_INTERRUPTED
     except BrokenPipeError:  # e.g. piped into `head`: stop quietly
         with suppress(OSError, ValueError, AttributeError):
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_INVALID
+    except OSError as error:  # anything the checks above did not foresee: still one line
+        _err(f"error: {error.filename or ''}: {error.strerror or error}")
+        return EXIT_INVALID
+    except MemoryError:
+        _err("error: out of memory")
         return EXIT_INVALID
 
 
@@ -99,70 +123,88 @@ def _status(code: object) -> int:
     return EXIT_INVALID
 
 
+def _printable(text: str) -> str:
+    """``text`` with every character a terminal would act on escaped as ``repr`` does (``\\x1b``, ``\\n``)."""
+    if text.isprintable():
+        return text
+    return "".join(char if char.isprintable() else repr(char)[1:-1] for char in text)
+
+
+def _out(line: str) -> None:
+    """Print one line of human output; data in it cannot reach the terminal raw."""
+    print(_printable(line))
+
+
 def _err(line: str) -> None:
-    print(f"{PROG}: {line}", file=sys.stderr)
+    print(_printable(f"{PROG}: {line}"), file=sys.stderr)
+
+
+# --------------------------------------------------------------------------------------------
+# The command line
 
 
 def _parser() -> argparse.ArgumentParser:
-    from . import __version__
-
     parser = argparse.ArgumentParser(
         prog=PROG,
         description="Validate, summarize, prune and convert orion-core conversations "
-        "(.json arrays of messages and .jsonl logs).",
-        epilog="Exit status: 0 valid or done, 1 invalid input or refused, 2 usage error.",
+        "(.json arrays of messages and .jsonl logs). '-' is standard input or output.",
+        epilog="Exit status: 0 valid or done, 1 invalid input or refused, 2 usage error, 130 interrupted.",
     )
     parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    _add_validate(commands)
+    _add_stats(commands)
+    _add_prune(commands)
+    _add_schema(commands)
+    _add_convert(commands)
+    return parser
 
+
+def _add_validate(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     validate = commands.add_parser(
         "validate",
         help="check conversation files and logs against orion-core's format",
-        description="Check .json conversations and .jsonl logs (folders are searched recursively). "
-        "Each problem is one line, FILE: [i].field: message. Semantic problems (duplicate ids, "
-        "results without a call, ...) are warnings unless --strict makes them errors, along with "
-        "duplicate keys and a torn last line in a log.",
+        description="Check .json conversations, .jsonl logs and agent event streams (folders are "
+        "searched recursively; '-' reads standard input). Each problem is one line, FILE: [i].field: "
+        "message. Semantic problems (duplicate ids, results without a call, ...) are warnings; "
+        "--strict makes them errors, along with keys repeated in one object and a torn last line.",
     )
-    validate.add_argument("paths", nargs="+", metavar="PATH", help="a file, or a folder to search")
+    validate.add_argument("paths", nargs="+", metavar="PATH", help="a file, a folder to search, or -")
     validate.add_argument(
-        "--strict", action="store_true", help="treat semantic problems and duplicate keys as errors"
+        "--strict", action="store_true", help="semantic problems, duplicate keys and torn lines are errors"
     )
     _add_format(validate)
     validate.add_argument("-q", "--quiet", action="store_true", help="print problems only, no summary")
     validate.set_defaults(run=_validate)
 
+
+def _add_stats(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     stats = commands.add_parser(
         "stats",
         help="summarize one conversation: roles, turns, pinned, pending, tokens, time span",
         description="Count messages per role and in all, turns, tool calls, pinned and pending "
         "messages, estimate tokens, and show the first and last timestamp (UTC).",
     )
-    stats.add_argument("path", metavar="PATH", help="a .json conversation or a .jsonl log")
+    stats.add_argument("path", metavar="PATH", help="a .json conversation, a .jsonl log, or - (stdin)")
     _add_format(stats)
     stats.set_defaults(run=_stats)
 
+
+def _add_prune(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     prune = commands.add_parser(
         "prune",
         help="plan orion-core's turn-aware pruning and write the pruned conversation",
         description="Plan pruning as orion-core does (sliding window over whole turns; pinned "
-        "messages keep their turn) and print the plan. With -o, write the pruned conversation. "
-        "A budget that cannot hold the latest turn or the pinned turns is refused (exit 1).",
+        "messages keep their turn) and print a summary (--verbose: every turn). With -o, write "
+        "the pruned conversation (-o - writes it to stdout and the summary to stderr). A budget "
+        "that cannot hold the latest turn or the pinned turns is refused (exit 1).",
     )
-    prune.add_argument("path", metavar="PATH", help="a .json conversation or a .jsonl log")
-    prune.add_argument(
-        "--max-context-tokens",
-        type=_count,
-        required=True,
-        metavar="N",
-        help="the model's whole context window",
-    )
-    prune.add_argument(
-        "--max-response-tokens",
-        type=_count,
-        required=True,
-        metavar="M",
-        help="tokens kept free for the reply",
-    )
+    prune.add_argument("path", metavar="PATH", help="a .json conversation, a .jsonl log, or - (stdin)")
+    for flag, metavar, text in (
+        ("--max-context-tokens", "N", "the model's whole context window"),
+        ("--max-response-tokens", "M", "tokens kept free for the reply"),
+    ):
+        prune.add_argument(flag, type=_count, required=True, metavar=metavar, help=text)
     prune.add_argument(
         "--reserved-tokens",
         type=_count,
@@ -170,34 +212,39 @@ def _parser() -> argparse.ArgumentParser:
         metavar="R",
         help="tokens for the system prompt and tools sent outside the messages (default 0)",
     )
-    prune.add_argument(
-        "-o", "--output", metavar="OUT", help="write the pruned conversation here (.json or .jsonl)"
-    )
+    prune.add_argument("-o", "--output", metavar="OUT", help="write the pruned conversation here, or -")
+    _add_to(prune, "format of OUT (default: by its extension; for -, the input's format)")
+    prune.add_argument("-v", "--verbose", action="store_true", help="print every kept and dropped turn")
     _add_format(prune)
-    prune.set_defaults(run=_prune)
+    prune.set_defaults(run=_prune, parser=prune)
 
+
+def _add_schema(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     schema = commands.add_parser(
         "schema",
         help="print the JSON Schema of a conversation, or write every schema to a folder",
-        description="Without --out, print the JSON Schema of a conversation file to stdout. "
-        "With --out DIR, write every schema file there.",
+        description="Without --out (or with --out -), print the JSON Schema of a conversation file "
+        "to stdout. With --out DIR, write every schema file there.",
     )
     schema.add_argument("--out", metavar="DIR", help="write every schema file into this folder")
     schema.set_defaults(run=_schema)
 
+
+def _add_convert(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     convert = commands.add_parser(
         "convert",
         help="convert between a JSON array (.json) and JSON Lines (.jsonl)",
         description="Read IN and write OUT, each format chosen by its extension (.json: a JSON "
-        "array, as orion-core saves it; .jsonl: one message a line). Writes atomically.",
+        "array, as orion-core saves it; .jsonl: one message a line) or by --to. Writes files "
+        "atomically; '-' is standard input or output.",
     )
-    convert.add_argument("input", metavar="IN", help="a .json conversation or a .jsonl log")
-    convert.add_argument("output", metavar="OUT", help="the file to write, .json or .jsonl")
+    convert.add_argument("input", metavar="IN", help="a .json conversation, a .jsonl log, or -")
+    convert.add_argument("output", metavar="OUT", help="the file to write (.json or .jsonl), or -")
+    _add_to(convert, "format of OUT (default: by its extension; required for -)")
     convert.add_argument(
         "--pretty", action="store_true", help="indent JSON output (serde's pretty form); .json only"
     )
     convert.set_defaults(run=_convert, parser=convert)
-    return parser
 
 
 def _add_format(parser: argparse.ArgumentParser) -> None:
@@ -207,6 +254,10 @@ def _add_format(parser: argparse.ArgumentParser) -> None:
         default="text",
         help="text for people (default), json for machines",
     )
+
+
+def _add_to(parser: argparse.ArgumentParser, text: str) -> None:
+    parser.add_argument("--to", choices=("json", "jsonl"), help=text)
 
 
 def _count(text: str) -> int:
@@ -220,153 +271,31 @@ def _count(text: str) -> int:
 
 
 # --------------------------------------------------------------------------------------------
-# Reading files
-
-
-def _is_log(path: Path) -> bool:
-    return path.suffix.lower() in _LOG_SUFFIXES
-
-
-def _problem_line(source: str, problem: Problem, *, warning: bool = False) -> str:
-    """``FILE: [i].field: message``, ``FILE:LINE: ...`` or ``FILE:LINE:COLUMN: ...``."""
-    head = source
-    if problem.line is not None:
-        head += f":{problem.line}"
-        if problem.column is not None:
-            head += f":{problem.column}"
-    parts = [head]
-    if problem.location:
-        parts.append(problem.location)
-    if warning:
-        parts.append("warning")
-    parts.append(problem.message)
-    return ": ".join(parts)
-
-
-def _torn_line_problem(source: str, message: str) -> Problem:
-    # TornLineWarning says "PATH:LINE: what"; keep the line number as the problem's line.
-    rest = message.removeprefix(f"{source}:")
-    number, _, text = rest.partition(": ")
-    if rest != message and number.isdigit() and text:
-        return Problem("", text, int(number))
-    return Problem("", rest.lstrip(": ") if rest != message else message)
-
-
-@dataclass
-class _Read:
-    """A file read: its messages, or the problems that stopped it, and the warnings on the way."""
-
-    messages: list[Message] | None
-    errors: list[Problem] = field(default_factory=list)
-    warnings: list[Problem] = field(default_factory=list)
-
-
-def _read(path: Path, *, strict: bool = False) -> _Read:
-    """Read a conversation or a log; problems are returned, never raised (except for a missing file)."""
-    source = str(path)
-    caught: list[warnings.WarningMessage] = []
-    try:
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always", TornLineWarning)
-            messages = read_jsonl(path, strict=strict) if _is_log(path) else load(path, strict=strict)
-    except FormatError as error:
-        return _Read(None, errors=error.problems)
-    except UnicodeDecodeError as error:  # pragma: no cover - the loaders report bad UTF-8 themselves
-        return _Read(None, errors=[Problem("", f"not UTF-8 text: {error.reason}")])
-    torn = [
-        _torn_line_problem(source, str(w.message)) for w in caught if issubclass(w.category, TornLineWarning)
-    ]
-    for other in caught:
-        if not issubclass(other.category, TornLineWarning):
-            warnings.warn_explicit(other.message, other.category, other.filename, other.lineno)
-    if strict and torn:
-        return _Read(None, errors=torn)
-    return _Read(messages, warnings=torn)
-
-
-def _read_or_fail(raw: str) -> list[Message]:
-    """Read one input for stats, prune or convert; any problem is a fatal, clear error."""
-    path = _existing_file(raw)
-    try:
-        result = _read(path)
-    except OSError as error:
-        raise _Fatal(f"error: {raw}: cannot read it: {error.strerror or error}") from None
-    if result.messages is None:
-        if _looks_like_events(path):
-            raise _Fatal(f"error: {raw}: an agent event stream, not a conversation (validate checks it)")
-        lines = [_problem_line(raw, problem) for problem in result.errors[:_MAX_PROBLEMS_ON_STDERR]]
-        if len(result.errors) > _MAX_PROBLEMS_ON_STDERR:
-            lines.append(f"{raw}: ... and {len(result.errors) - _MAX_PROBLEMS_ON_STDERR} more problems")
-        lines[0] = f"error: {lines[0]}"
-        raise _Fatal(*lines)
-    for problem in result.warnings:
-        _err(f"warning: {_problem_line(raw, problem)}")
-    return result.messages
-
-
-def _existing_file(raw: str) -> Path:
-    path = Path(raw)
-    if path.is_dir():
-        raise _Fatal(f"error: {raw}: is a folder; expected a .json conversation or a .jsonl log")
-    if not path.exists():
-        raise _Fatal(f"error: {raw}: no such file")
-    if not os.access(path, os.R_OK):
-        raise _Fatal(f"error: {raw}: cannot read it (permission denied)")
-    return path
-
-
-def _collect(raws: Sequence[str]) -> list[Path]:
-    """The files named, and the ``.json``/``.jsonl`` files under the folders named, each once."""
-    found: list[Path] = []
-    for raw in raws:
-        path = Path(raw)
-        if path.is_dir():
-            inside = list(_walk(path))
-            if not inside:
-                raise _Fatal(f"error: {raw}: no .json or .jsonl files in this folder")
-            found.extend(inside)
-        elif path.exists():
-            found.append(path)
-        else:
-            raise _Fatal(f"error: {raw}: no such file or folder")
-    unique: dict[Path, Path] = {}
-    for path in found:
-        unique.setdefault(path.resolve(), path)
-    return list(unique.values())
-
-
-def _walk(folder: Path) -> Iterator[Path]:
-    """Conversation files and logs under ``folder``, sorted, hidden files and folders skipped."""
-    suffixes = _CONVERSATION_SUFFIXES | {".jsonl"}
-    for root, folders, files in os.walk(folder):
-        folders[:] = sorted(name for name in folders if not name.startswith("."))
-        for name in sorted(files):
-            if not name.startswith(".") and Path(name).suffix.lower() in suffixes:
-                yield Path(root, name)
-
-
-# --------------------------------------------------------------------------------------------
-# validate
+# Progress on a terminal
 
 
 class _Progress:
-    """A one-line progress bar on stderr, drawn with ``\\r``, only on a terminal and for many files."""
+    """A one-line progress bar on stderr, drawn with ``\\r``; only when stderr is a terminal."""
 
-    def __init__(self, total: int, stream: TextIO) -> None:
-        self._total = total
+    def __init__(self, stream: TextIO) -> None:
         self._stream = stream
         self._shown = 0
-        self.enabled = total > _PROGRESS_MIN_FILES and _isatty(stream)
+        self.enabled = _isatty(stream)
 
-    def show(self, done: int, label: str) -> None:
-        """Redraw the bar: ``done`` of the files checked, ``label`` the one being checked."""
+    def show(self, done: int, total: int | None, label: str, unit: str = "") -> None:
+        """Redraw the bar: ``done`` of ``total`` (files, or bytes with ``unit="B"``), and a label."""
         if not self.enabled:
             return
         columns = shutil.get_terminal_size((80, 24)).columns
-        width = 24
-        filled = width * done // self._total if self._total else width
-        line = f"[{'#' * filled}{'.' * (width - filled)}] {done}/{self._total} {label}"
-        line = line[: max(10, columns - 1)]
+        count = f"{_size(done)}" if unit == "B" else f"{done:,}"
+        if total:
+            width = 24
+            filled = width * min(done, total) // total
+            total_text = _size(total) if unit == "B" else f"{total:,}"
+            line = f"[{'#' * filled}{'.' * (width - filled)}] {count}/{total_text} {label}"
+        else:
+            line = f"{count} {label}"
+        line = _printable(line)[: max(10, columns - 1)]
         self._stream.write("\r" + line.ljust(self._shown))
         self._stream.flush()
         self._shown = len(line)
@@ -386,133 +315,381 @@ def _isatty(stream: TextIO) -> bool:
         return False
 
 
+def _size(count: int) -> str:
+    return f"{count / (1 << 20):.1f} MB" if count >= 1 << 20 else f"{count / 1024:.0f} KB"
+
+
+# --------------------------------------------------------------------------------------------
+# Reading inputs: each file read once, as bytes; '-' is standard input
+
+
 @dataclass
-class _FileReport:
-    """What ``validate`` found in one file."""
+class _Input:
+    """One input read whole: its name as the user gave it, its bytes and its format."""
 
-    path: str
-    format: str
-    messages: int | None
-    errors: list[Problem]
-    warnings: list[Problem]
-
-    @property
-    def valid(self) -> bool:
-        """No errors (warnings allowed)."""
-        return not self.errors
+    name: str
+    data: bytes
+    kind: Kind
 
 
-def _looks_like_events(path: Path) -> bool:
-    """A JSON Lines file whose first record has a ``type`` and no ``role``: an agent event stream."""
-    if not _is_log(path):
+def _kind_by_name(name: str) -> Literal["json", "jsonl"] | None:
+    return _SUFFIXES.get(Path(name).suffix.lower())
+
+
+def _kind(name: str, data: bytes) -> Kind:
+    """The format: by the file's extension, or by the content for standard input.
+
+    A JSON Lines file whose first record has a ``type`` and no ``role`` is an agent event stream.
+    The first record's shape decides, so numbers no parser can hold (``1e400``, 310 digits) in it
+    do not hide what it is.
+    """
+    kind = _kind_by_name(name) if name != STDIO else None
+    if kind is None:
+        kind = "json" if _ARRAY_START.match(data) else "jsonl"
+    if kind == "jsonl" and _first_record_is_event(data):
+        return "events"
+    return kind
+
+
+_ARRAY_START = re.compile(rb"[ \t\r\n]*\[")
+
+
+def _first_record_is_event(data: bytes) -> bool:
+    start = 0
+    while start < len(data):
+        end = data.find(b"\n", start)
+        end = len(data) if end == -1 else end
+        first = data[start:end]
+        if first.strip():
+            break
+        start = end + 1
+    else:
         return False
-    try:
-        with path.open("rb") as handle:
-            first = next((line for line in handle if line.strip()), b"")
-        record = orjson.loads(first)
-    except (OSError, orjson.JSONDecodeError):
+    try:  # numbers stay text: only the record's keys matter here
+        record = json.loads(first, parse_int=str, parse_float=str, parse_constant=str)
+    except (ValueError, RecursionError):
         return False
     return isinstance(record, dict) and "type" in record and "role" not in record
 
 
-def _check_events(path: Path) -> _FileReport:
-    """Every line of an agent event stream, each bad line reported with its number."""
-    from .events import parse_event
+class _Unreadable(Exception):
+    """An input that cannot be read: missing, a folder, a special file, no permission."""
 
-    try:
-        data = path.read_bytes()
+    def __init__(self, name: str, reason: str) -> None:
+        super().__init__(f"{name}: {reason}")
+        self.name = name
+        self.reason = reason
+
+
+def _read(name: str, progress: _Progress) -> _Input:
+    """Read one input whole (a regular file, or standard input for ``-``) and tell its format."""
+    if name == STDIO:
+        data = _read_stream(sys.stdin.buffer.fileno(), None, "<stdin>", progress)
+        return _Input("<stdin>", data, _kind(name, data))
+    data = _read_file(name, progress)
+    return _Input(name, data, _kind(name, data))
+
+
+def _read_file(name: str, progress: _Progress) -> bytes:
+    """A regular file's bytes; folders, FIFOs and devices are refused without being read."""
+    try:  # O_NONBLOCK: opening a FIFO must not wait for a writer
+        fd = os.open(name, os.O_RDONLY | _O_NONBLOCK | getattr(os, "O_BINARY", 0))
+    except FileNotFoundError:
+        raise _Unreadable(name, "no such file") from None
+    except IsADirectoryError:  # pragma: no cover - Linux opens folders read-only; fstat reports it
+        raise _Unreadable(name, _FOLDER) from None
     except OSError as error:
-        reason = error.strerror or str(error)
-        return _FileReport(str(path), "events", None, [Problem("", f"cannot read the file: {reason}")], [])
-    errors: list[Problem] = []
-    count = 0
-    for number, raw in enumerate(data.split(b"\n"), 1):
-        line = raw.rstrip(b"\r")
-        if not line.strip():
-            continue
-        try:
-            parse_event(line)
-        except FormatError as error:
-            errors.extend(error.at_line(number).problems)
+        raise _Unreadable(name, f"cannot read it: {error.strerror or error}") from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise _Unreadable(name, _FOLDER)
+        if not stat.S_ISREG(mode):
+            raise _Unreadable(name, f"not a regular file ({_file_type(mode)}); use - for standard input")
+        if _O_NONBLOCK:
+            os.set_blocking(fd, True)
+        return _read_stream(fd, os.fstat(fd).st_size, name, progress)
+    except OSError as error:
+        raise _Unreadable(name, f"cannot read it: {error.strerror or error}") from None
+    finally:
+        os.close(fd)
+
+
+_FOLDER = "is a folder; expected a .json conversation or a .jsonl log"
+_O_NONBLOCK = getattr(os, "O_NONBLOCK", 0)  # not on Windows, which has no FIFOs in folders
+
+
+def _read_stream(fd: int, size: int | None, label: str, progress: _Progress) -> bytes:
+    chunks: list[bytes] = []
+    done = 0
+    show = size is None or size >= _PROGRESS_MIN_BYTES
+    while chunk := os.read(fd, _READ_CHUNK):
+        chunks.append(chunk)
+        done += len(chunk)
+        if show:
+            progress.show(done, size, f"reading {label}", unit="B")
+    if show:
+        progress.clear()
+    return b"".join(chunks)
+
+
+def _file_type(mode: int) -> str:
+    for test, name in (
+        (stat.S_ISFIFO, "a named pipe"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+    ):
+        if test(mode):
+            return name
+    return "a special file"
+
+
+# --------------------------------------------------------------------------------------------
+# Parsing: one pass over the bytes; strict = duplicate keys and semantic problems are errors
+
+
+@dataclass
+class _Parsed:
+    """What one input holds: its messages (or event count), errors and warnings."""
+
+    name: str
+    kind: Kind
+    messages: list[Message] = field(default_factory=list)
+    events: int = 0
+    errors: list[Problem] = field(default_factory=list)
+    warnings: list[Problem] = field(default_factory=list)
+    omitted: int = 0
+    """Errors past the first ``_MAX_PROBLEMS_PER_FILE``, counted but not kept."""
+    omitted_warnings: int = 0
+
+    @property
+    def valid(self) -> bool:
+        """No errors (warnings allowed)."""
+        return not self.errors and not self.omitted
+
+    def add(self, problems: Sequence[Problem], *, error: bool = True) -> None:
+        """Keep the first problems; count the rest (a hostile file cannot fill the memory)."""
+        target = self.errors if error else self.warnings
+        room = max(0, _MAX_PROBLEMS_PER_FILE - len(target))
+        target.extend(problems[:room])
+        dropped = max(0, len(problems) - room)
+        if error:
+            self.omitted += dropped
         else:
-            count += 1
-    return _FileReport(str(path), "events", None if errors else count, errors, [])
+            self.omitted_warnings += dropped
 
 
-def _check_file(path: Path, *, strict: bool) -> _FileReport:
-    if _looks_like_events(path):
-        return _check_events(path)
-    kind = "jsonl" if _is_log(path) else "json"
+def _parse(read: _Input, *, strict: bool, progress: _Progress | None = None) -> _Parsed:
+    """Parse an input once. Keys repeated in one object are always errors (serde refuses them);
+    ``strict`` makes semantic problems (and a torn last line) errors too, as the library's
+    ``strict=True`` does; otherwise they are warnings."""
+    parsed = _Parsed(read.name, read.kind)
+    large = progress is not None and len(read.data) >= _PROGRESS_MIN_BYTES
+    if read.kind == "json":
+        if large and progress is not None:  # one call: a status line, not a bar
+            progress.show(len(read.data), None, f"parsing {read.name}", unit="B")
+        _parse_conversation(read.data, parsed, strict=strict)
+    else:
+        _parse_records(read.data, parsed, strict=strict, progress=progress if large else None)
+    if progress is not None:
+        progress.clear()
+    return parsed
+
+
+def _parse_conversation(data: bytes, parsed: _Parsed, *, strict: bool) -> None:
+    try:  # a valid file is parsed once, in strict mode
+        parsed.messages = loads(data, strict=True)
+        return
+    except FormatError as error:
+        if strict:
+            parsed.add(error.problems)
+            return
+        problems = error.problems
+    # Not strict: parse leniently to tell semantic problems (warnings) from the rest (errors).
     try:
-        result = _read(path, strict=strict)
-    except OSError as error:
-        reason = error.strerror or str(error)
-        return _FileReport(str(path), kind, None, [Problem("", f"cannot read the file: {reason}")], [])
-    if result.messages is None:
-        return _FileReport(str(path), kind, None, result.errors, result.warnings)
-    if strict:  # strict loading made duplicate keys and semantic problems errors already
-        return _FileReport(str(path), kind, len(result.messages), [], result.warnings)
-    semantic = check(result.messages)
-    duplicates = [] if kind == "jsonl" else _duplicate_keys(path, semantic)
-    return _FileReport(str(path), kind, len(result.messages), duplicates, [*result.warnings, *semantic])
+        parsed.messages = loads(data)
+    except FormatError as error:
+        parsed.add(error.problems)
+        return
+    semantic = check(parsed.messages)
+    known = set(semantic)
+    parsed.add([problem for problem in problems if problem not in known])
+    parsed.add(semantic, error=False)
 
 
-def _duplicate_keys(path: Path, semantic: Sequence[Problem]) -> list[Problem]:
-    """Keys repeated in one object: orion-core (serde) refuses them, so they are errors even here.
+def _parse_records(data: bytes, parsed: _Parsed, *, strict: bool, progress: _Progress | None) -> None:
+    """Every line of a log or event stream; a bad line is reported with its number."""
+    # The log's rules are storage's: which lines are blank, and what a torn last line is.
+    records, torn = _split_records(data)
+    if torn is not None and parsed.kind == "jsonl":
+        what = f"skipping a torn last line ({torn.size} bytes), as a crash mid-append leaves it"
+        parsed.add([Problem("", what, torn.line)], error=strict)
+    elif torn is not None:
+        records.append((torn.line, data[torn.offset :]))  # an event stream has no torn-tail rule
+    done = 0
+    for index, (number, record) in enumerate(records):
+        done += len(record) + 1
+        if progress is not None and index % _PROGRESS_EVERY_RECORDS == 0:
+            progress.show(done, len(data), f"checking {parsed.name}", unit="B")
+        try:
+            if parsed.kind == "events":
+                parse_event(record)
+                parsed.events += 1
+            else:
+                parsed.messages.append(loads_message(record))
+        except FormatError as error:
+            parsed.add(error.at_line(number).problems)
+            continue
+        parsed.add(_duplicate_keys(record, number))
+    if parsed.kind == "jsonl" and parsed.valid:
+        parsed.add(check(parsed.messages), error=strict)
 
-    ``loads`` keeps the last value unless ``strict``; strict loading reports duplicate keys first
-    and otherwise the semantic problems, which are already known here.
+
+def _duplicate_keys(record: bytes, line: int) -> list[Problem]:
+    """Keys repeated in one object of one record, placed on its line.
+
+    TODO(merge): the codec branch makes this check one pass inside the parsers; use its public
+    strict entry point for a single record then.
     """
     try:
-        loads(path.read_bytes(), strict=True)
+        _reject_duplicate_keys(record)
     except FormatError as error:
-        known = set(semantic)
-        return [problem for problem in error.problems if problem not in known]
-    except OSError:  # pragma: no cover - it was read a moment ago
-        return []
+        return error.at_line(line).problems
     return []
 
 
-def _validate(args: argparse.Namespace) -> int:
-    files = _collect(args.paths)
-    progress = _Progress(len(files), sys.stderr)
-    reports: list[_FileReport] = []
-    as_text = args.format == "text"
+def _messages(name: str) -> tuple[str, Kind, list[Message]]:
+    """Read one input for stats, prune or convert; any problem is a fatal, clear error."""
     try:
-        for done, path in enumerate(files):
-            progress.show(done, str(path))
-            report = _check_file(path, strict=args.strict)
+        read = _read(name, _Progress(sys.stderr))
+    except _Unreadable as unreadable:
+        raise _Fatal(f"error: {unreadable}") from None
+    if read.kind == "events":
+        raise _Fatal(f"error: {read.name}: an agent event stream, not a conversation (validate checks it)")
+    parsed = _parse(read, strict=False, progress=_Progress(sys.stderr))
+    if not parsed.valid:
+        lines = [_problem_line(read.name, problem) for problem in parsed.errors[:_MAX_PROBLEMS_ON_STDERR]]
+        more = len(parsed.errors) + parsed.omitted - _MAX_PROBLEMS_ON_STDERR
+        if more > 0:
+            lines.append(f"{read.name}: ... and {more:,} more problems")
+        lines[0] = f"error: {lines[0]}"
+        raise _Fatal(*lines)
+    for problem in parsed.warnings:
+        if not problem.location:  # a torn line; semantic problems are for validate to show
+            _err(f"warning: {_problem_line(read.name, problem)}")
+    return read.name, read.kind, parsed.messages
+
+
+def _problem_line(source: str, problem: Problem, *, warning: bool = False) -> str:
+    """``FILE: [i].field: message``, ``FILE:LINE: ...`` or ``FILE:LINE:COLUMN: ...``."""
+    head = source
+    if problem.line is not None:
+        head += f":{problem.line}"
+        if problem.column is not None:
+            head += f":{problem.column}"
+    parts = [head]
+    if problem.location:
+        parts.append(problem.location)
+    if warning:
+        parts.append("warning")
+    parts.append(problem.message)
+    return ": ".join(parts)
+
+
+# --------------------------------------------------------------------------------------------
+# validate
+
+
+def _collect(raws: Sequence[str]) -> list[str]:
+    """The inputs named, and the conversation files under the folders named, each once."""
+    found: list[str] = []
+    for raw in raws:
+        if raw != STDIO and os.path.isdir(raw):
+            inside = list(_walk(Path(raw)))
+            if not inside:
+                raise _Fatal(f"error: {raw}: no .json or .jsonl files in this folder")
+            found.extend(inside)
+        elif raw == STDIO or os.path.lexists(raw):
+            found.append(raw)
+        else:
+            raise _Fatal(f"error: {raw}: no such file or folder")
+    unique: dict[str, str] = {}
+    for name in found:
+        unique.setdefault(name if name == STDIO else os.path.realpath(name), name)
+    return list(unique.values())
+
+
+def _walk(folder: Path) -> Iterator[str]:
+    """Regular conversation files and logs under ``folder``, sorted; hidden ones and special files skipped."""
+    for root, folders, files in os.walk(folder):
+        folders[:] = sorted(name for name in folders if not name.startswith("."))
+        for name in sorted(files):
+            path = os.path.join(root, name)
+            if not name.startswith(".") and _kind_by_name(name) and _is_regular(path):
+                yield path
+
+
+def _is_regular(path: str) -> bool:
+    """A regular file, or a symlink to one (a FIFO or a device would hang or never end)."""
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        return False
+
+
+def _validate(args: argparse.Namespace) -> int:
+    names = _collect(args.paths)
+    progress = _Progress(sys.stderr)
+    as_text = args.format == "text"
+    reports: list[_Parsed] = []
+    try:
+        for done, name in enumerate(names):
+            if len(names) > _PROGRESS_MIN_FILES:
+                progress.show(done, len(names), name)
+            report = _check_one(name, progress, strict=args.strict)
             reports.append(report)
-            if as_text and (report.errors or report.warnings):
+            if as_text and (report.errors or report.warnings or report.omitted or report.omitted_warnings):
                 progress.clear()
-                for problem in report.errors:
-                    print(_problem_line(report.path, problem))
-                for problem in report.warnings:
-                    print(_problem_line(report.path, problem, warning=True))
+                _print_problems(report)
     finally:
         progress.clear()
-    invalid = sum(not report.valid for report in reports)
     if as_text:
         if not args.quiet:
-            print(_validate_summary(reports))
+            _out(_validate_summary(reports))
     else:
         print(json.dumps(_validate_json(reports, strict=args.strict), indent=2, ensure_ascii=False))
-    return EXIT_INVALID if invalid else EXIT_OK
+    return EXIT_OK if all(report.valid for report in reports) else EXIT_INVALID
+
+
+def _check_one(name: str, progress: _Progress, *, strict: bool) -> _Parsed:
+    try:
+        read = _read(name, progress)
+    except _Unreadable as unreadable:  # one invalid file, not the end of the run
+        return _Parsed(name, _kind_by_name(name) or "json", errors=[Problem("", unreadable.reason)])
+    return _parse(read, strict=strict, progress=progress)
+
+
+def _print_problems(report: _Parsed) -> None:
+    for problem in report.errors:
+        _out(_problem_line(report.name, problem))
+    for problem in report.warnings:
+        _out(_problem_line(report.name, problem, warning=True))
+    if report.omitted or report.omitted_warnings:
+        _out(f"{report.name}: ... and {report.omitted + report.omitted_warnings:,} more problems")
 
 
 def _plural(count: int, word: str) -> str:
     return f"{count:,} {word}" + ("" if count == 1 else "s")
 
 
-def _validate_summary(reports: Sequence[_FileReport]) -> str:
+def _validate_summary(reports: Sequence[_Parsed]) -> str:
     invalid = sum(not report.valid for report in reports)
-    messages = sum(report.messages or 0 for report in reports)
-    errors = sum(len(report.errors) for report in reports)
+    messages = sum(len(report.messages) for report in reports if report.valid)
+    events = sum(report.events for report in reports if report.valid)
+    errors = sum(len(report.errors) + report.omitted for report in reports)
     warned = sum(len(report.warnings) for report in reports)
-    events = sum(report.messages or 0 for report in reports if report.format == "events")
-    counted = f"{_plural(messages - events, 'message')}" + (
-        f" and {_plural(events, 'event')}" if events else ""
-    )
+    counted = _plural(messages, "message") + (f" and {_plural(events, 'event')}" if events else "")
     head = f"checked {_plural(len(reports), 'file')} ({counted} in the valid ones)"
     verdict = f"{invalid:,} invalid ({_plural(errors, 'error')})" if invalid else "all valid"
     tail = f", {_plural(warned, 'warning')}" if warned else ""
@@ -528,18 +705,19 @@ def _problem_json(problem: Problem) -> dict[str, Any]:
     }
 
 
-def _validate_json(reports: Sequence[_FileReport], *, strict: bool) -> dict[str, Any]:
+def _validate_json(reports: Sequence[_Parsed], *, strict: bool) -> dict[str, Any]:
     return {
         "valid": all(report.valid for report in reports),
         "strict": strict,
         "files": [
             {
-                "path": report.path,
-                "format": report.format,
+                "path": report.name,
+                "format": report.kind,
                 "valid": report.valid,
-                "messages": report.messages,
+                "messages": None if not report.valid else report.events or len(report.messages),
                 "errors": [_problem_json(p) for p in report.errors],
                 "warnings": [_problem_json(p) for p in report.warnings],
+                "omitted": report.omitted,
             }
             for report in reports
         ],
@@ -547,7 +725,7 @@ def _validate_json(reports: Sequence[_FileReport], *, strict: bool) -> dict[str,
             "files": len(reports),
             "valid": sum(report.valid for report in reports),
             "invalid": sum(not report.valid for report in reports),
-            "errors": sum(len(report.errors) for report in reports),
+            "errors": sum(len(report.errors) + report.omitted for report in reports),
             "warnings": sum(len(report.warnings) for report in reports),
         },
     }
@@ -567,8 +745,6 @@ def _iso(timestamp: int) -> str | None:
 
 
 def _summary(path: str, messages: Sequence[Message]) -> dict[str, Any]:
-    from .pruning import TokenCounter, estimate_tokens
-
     roles = Counter(message.role for message in messages)
     turns = split_turns(messages)
     calls = sum(len(message.tool_calls) for message in messages)
@@ -595,7 +771,8 @@ def _summary(path: str, messages: Sequence[Message]) -> dict[str, Any]:
 
 
 def _stats(args: argparse.Namespace) -> int:
-    summary = _summary(args.path, _read_or_fail(args.path))
+    name, _, messages = _messages(args.path)
+    summary = _summary(name, messages)
     if args.format == "json":
         print(json.dumps(summary, indent=2, ensure_ascii=False))
         return EXIT_OK
@@ -611,10 +788,10 @@ def _stats(args: argparse.Namespace) -> int:
         ("first", _when(summary["first_timestamp"], summary["first"])),
         ("last", _when(summary["last_timestamp"], summary["last"])),
     ]  # fmt: skip
-    print(args.path)
-    width = max(len(name) for name, _ in rows)
-    for name, value in rows:
-        print(f"  {name.ljust(width)}  {value}")
+    _out(name)
+    width = max(len(row) for row, _ in rows)
+    for row, value in rows:
+        _out(f"  {row.ljust(width)}  {value}")
     return EXIT_OK
 
 
@@ -629,77 +806,94 @@ def _when(timestamp: int | None, iso: str | None) -> str:
 
 
 def _span(indexes: range) -> str:
-    if len(indexes) == 0:
-        return "none"
-    if len(indexes) == 1:
-        return f"[{indexes.start}]"
-    return f"[{indexes.start}..{indexes.stop - 1}]"
+    """A range of message indexes, printed one way everywhere: ``[3:5]`` (half-open, a Python slice)."""
+    return f"[{indexes.start}:{indexes.stop}]"
+
+
+def _span_json(indexes: range) -> dict[str, int]:
+    return {"start": indexes.start, "stop": indexes.stop}
 
 
 def _prune(args: argparse.Namespace) -> int:
-    from .pruning import ContextConfig, ContextOverflowError, prune
-
-    messages = _read_or_fail(args.path)
-    try:
-        config = ContextConfig(
-            max_context_tokens=args.max_context_tokens,
-            max_response_tokens=args.max_response_tokens,
-            reserved_tokens=args.reserved_tokens,
-        )
-    except ValueError as error:  # pragma: no cover - the argument parser already checked the numbers
-        raise _Fatal(f"error: {error}", code=EXIT_USAGE) from None
+    name, kind, messages = _messages(args.path)
+    target_kind = _output_kind(args, default=kind) if args.output else None
+    config = ContextConfig(
+        max_context_tokens=args.max_context_tokens,
+        max_response_tokens=args.max_response_tokens,
+        reserved_tokens=args.reserved_tokens,
+    )
     try:
         result = prune(messages, config)
     except ContextOverflowError as error:
-        raise _Fatal(f"error: cannot prune {args.path}: {error}") from None
-    if args.output:
-        _write(Path(args.output), result.messages, pretty=False)
+        if args.format == "json":
+            print(json.dumps(_refusal_json(name, error), indent=2, ensure_ascii=False))
+            return EXIT_INVALID
+        raise _Fatal(f"error: cannot prune {name}: {error}") from None
+    if args.output and target_kind is not None:
+        _write(args.output, result.messages, target_kind, pretty=False)
     plan = result.plan
     report = {
-        "path": args.path,
+        "path": name,
+        "refused": False,
         "output": args.output,
         "messages": len(messages),
         "turns": len(plan.kept) + len(plan.dropped),
         "budget": plan.budget,
-        "preamble": [plan.preamble.start, plan.preamble.stop],
+        "preamble": _span_json(plan.preamble),
         "preamble_tokens": plan.preamble_tokens,
-        "kept": [[turn.start, turn.stop] for turn in plan.kept],
-        "dropped": [[turn.start, turn.stop] for turn in plan.dropped],
+        "kept": [_span_json(turn) for turn in plan.kept],
+        "dropped": [_span_json(turn) for turn in plan.dropped],
         "kept_messages": plan.kept_count,
         "dropped_messages": plan.dropped_count,
         "kept_tokens": plan.kept_tokens,
         "dropped_tokens": plan.dropped_tokens,
     }
+    to_stdout = args.output == STDIO
     if args.format == "json":
-        print(json.dumps(report, indent=2, ensure_ascii=False))
+        print(json.dumps(report, indent=2, ensure_ascii=False), file=sys.stderr if to_stdout else sys.stdout)
     else:
-        _print_plan(report)
+        _print_plan(report, verbose=args.verbose, emit=_err_plain if to_stdout else _out)
     return EXIT_OK
 
 
-def _print_plan(report: dict[str, Any]) -> None:
-    kept = [range(*pair) for pair in report["kept"]]
-    dropped = [range(*pair) for pair in report["dropped"]]
-    preamble = range(*report["preamble"])
-    print(f"{report['path']}: {_plural(report['messages'], 'message')} in {_plural(report['turns'], 'turn')}")
-    print(f"  budget    {report['budget']:,} tokens for messages")
-    print(
-        f"  kept      {_plural(len(kept), 'turn')}, {_plural(report['kept_messages'], 'message')}, {report['kept_tokens']:,} tokens"
-    )
-    print(
-        f"  dropped   {_plural(len(dropped), 'turn')}, {_plural(report['dropped_messages'], 'message')}, {report['dropped_tokens']:,} tokens"
-    )
+def _refusal_json(name: str, error: ContextOverflowError) -> dict[str, Any]:
+    return {
+        "path": name,
+        "refused": True,
+        "reason": error.reason,
+        "tokens": error.tokens,
+        "budget": error.budget,
+        "turn": None if error.turn is None else _span_json(error.turn),
+        "message": str(error),
+    }
+
+
+def _err_plain(line: str) -> None:
+    print(_printable(line), file=sys.stderr)
+
+
+def _print_plan(report: dict[str, Any], *, verbose: bool, emit: Callable[[str], None]) -> None:
+    kept = [range(turn["start"], turn["stop"]) for turn in report["kept"]]
+    dropped = [range(turn["start"], turn["stop"]) for turn in report["dropped"]]
+    preamble = range(report["preamble"]["start"], report["preamble"]["stop"])
+    emit(f"{report['path']}: {_plural(report['messages'], 'message')} in {_plural(report['turns'], 'turn')}")
+    emit(f"  budget    {report['budget']:,} tokens for messages")
+    for label, turns, count, tokens in (
+        ("kept", kept, report["kept_messages"], report["kept_tokens"]),
+        ("dropped", dropped, report["dropped_messages"], report["dropped_tokens"]),
+    ):
+        emit(f"  {label:<8}  {_plural(len(turns), 'turn')}, {_plural(count, 'message')}, {tokens:,} tokens")
     if len(preamble):
-        print(
-            f"  preamble  {_span(preamble)} kept, {report['preamble_tokens']:,} tokens (before the first user message)"
-        )
-    for name, turns in (("kept", kept), ("dropped", dropped)):
-        if turns:
-            print(f"  {name} turns: " + ", ".join(_span(turn) for turn in turns))
-    if report["output"]:
-        print(f"wrote {_plural(report['kept_messages'], 'message')} to {report['output']}")
+        emit(f"  preamble  {_span(preamble)} kept, {report['preamble_tokens']:,} tokens (before the first user message)")  # fmt: skip
+    if verbose:
+        for label, turns in (("kept", kept), ("dropped", dropped)):
+            emit(f"  {label} turns: " + (", ".join(_span(turn) for turn in turns) or "none"))
+    if report["output"] == STDIO:
+        emit(f"wrote {_plural(report['kept_messages'], 'message')} to standard output")
+    elif report["output"]:
+        emit(f"wrote {_plural(report['kept_messages'], 'message')} to {report['output']}")
     else:
-        print("(a plan only: pass -o OUT to write the pruned conversation)")
+        emit("(a plan only: pass -o OUT to write the pruned conversation, --verbose for every turn)")
 
 
 # --------------------------------------------------------------------------------------------
@@ -707,10 +901,9 @@ def _print_plan(report: dict[str, Any]) -> None:
 
 
 def _schema(args: argparse.Namespace) -> int:
-    from .schema import conversation_schema, render, write_schemas
-
-    if args.out is None:
-        sys.stdout.write(render(conversation_schema()).decode("utf-8"))
+    if args.out is None or args.out == STDIO:
+        sys.stdout.buffer.write(render(conversation_schema()))
+        sys.stdout.flush()
         return EXIT_OK
     out = Path(args.out)
     if out.exists() and not out.is_dir():
@@ -720,41 +913,67 @@ def _schema(args: argparse.Namespace) -> int:
     except OSError as error:
         raise _Fatal(f"error: {args.out}: cannot write: {error.strerror or error}") from None
     for path in written:
-        print(path)
+        _out(str(path))
     return EXIT_OK
 
 
 # --------------------------------------------------------------------------------------------
-# convert
+# convert and writing
+
+
+def _output_kind(args: argparse.Namespace, *, default: Kind | None = None) -> Literal["json", "jsonl"]:
+    """The format to write ``args.output`` in: ``--to``, else its extension, else ``default`` for ``-``."""
+    parser: argparse.ArgumentParser = args.parser
+    if args.to is not None:
+        return "jsonl" if args.to == "jsonl" else "json"
+    if args.output == STDIO:
+        if default is None or default == "events":
+            parser.error("writing to standard output: say which format with --to json or --to jsonl")
+        return "jsonl" if default == "jsonl" else "json"
+    kind = _kind_by_name(args.output)
+    if kind is None:
+        parser.error(f"cannot tell the format of {_printable(args.output)} from its extension: use .json or .jsonl, or --to")  # fmt: skip
+    return kind
 
 
 def _convert(args: argparse.Namespace) -> int:
     parser: argparse.ArgumentParser = args.parser
-    source, target = Path(args.input), Path(args.output)
-    known = _LOG_SUFFIXES | _CONVERSATION_SUFFIXES
-    for path in (source, target):
-        if path.suffix.lower() not in known:
-            parser.error(f"cannot tell the format of {path} from its extension: use .json or .jsonl")
-    if args.pretty and _is_log(target):
+    if args.input != STDIO and _kind_by_name(args.input) is None:
+        parser.error(f"cannot tell the format of {_printable(args.input)} from its extension: use .json or .jsonl")  # fmt: skip
+    target = _output_kind(args)
+    if args.pretty and target == "jsonl":
         parser.error("--pretty is for .json output; a JSON Lines record is one line")
-    messages = _read_or_fail(args.input)
-    _write(target, messages, pretty=args.pretty)
-    print(f"wrote {_plural(len(messages), 'message')} to {target}")
+    _, _, messages = _messages(args.input)
+    _write(args.output, messages, target, pretty=args.pretty)
+    if args.output != STDIO:
+        _out(f"wrote {_plural(len(messages), 'message')} to {args.output}")
     return EXIT_OK
 
 
-def _write(path: Path, messages: Sequence[Message], *, pretty: bool) -> None:
-    """Write ``messages`` atomically, as a JSON array or as JSON Lines by the extension."""
-    if path.is_dir():
-        raise _Fatal(f"error: {path}: is a folder")
-    if not path.parent.is_dir():
-        raise _Fatal(f"error: {path.parent}: no such folder")
+def _write(output: str, messages: Sequence[Message], kind: Literal["json", "jsonl"], *, pretty: bool) -> None:
+    """Write ``messages`` to standard output, or atomically to a file, as a JSON array or JSON Lines."""
     try:
-        if _is_log(path):
+        if output == STDIO:
+            if kind == "jsonl":
+                data = b"".join(dumps_message(message) + b"\n" for message in messages)
+            else:
+                data = dumps(messages, indent=2 if pretty else None) + b"\n"
+            sys.stdout.flush()
+            sys.stdout.buffer.write(data)
+            sys.stdout.buffer.flush()
+            return
+        path = Path(output)
+        if path.is_dir():
+            raise _Fatal(f"error: {output}: is a folder")
+        if not path.parent.is_dir():
+            raise _Fatal(f"error: {path.parent}: no such folder")
+        if kind == "jsonl":
             save_jsonl(path, messages)
         else:
             save(path, messages, indent=2 if pretty else None)
     except FormatError as error:
-        raise _Fatal(f"error: {path}: {error}") from None
+        raise _Fatal(f"error: {output}: {error}") from None
+    except BrokenPipeError:
+        raise
     except OSError as error:
-        raise _Fatal(f"error: {path}: cannot write: {error.strerror or error}") from None
+        raise _Fatal(f"error: {output}: cannot write: {error.strerror or error}") from None

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import subprocess
 import sys
 from importlib.metadata import version
@@ -468,8 +469,8 @@ def test_prune_plan_and_output_by_hand(hand: Path, tmp_path: Path, capsys: Captu
     argv = ["prune", str(hand), "--max-context-tokens", "60", "--max-response-tokens", "20", "-o", str(out)]
     assert main([*argv, "--format", "json"]) == 0
     plan = json.loads(capsys.readouterr().out)
-    assert plan["kept"] == [[5, 7], [7, 10]]
-    assert plan["dropped"] == [[1, 5]]
+    assert plan["kept"] == [{"start": 5, "stop": 7}, {"start": 7, "stop": 10}]
+    assert plan["dropped"] == [{"start": 1, "stop": 5}]
     assert (plan["kept_tokens"], plan["dropped_tokens"], plan["budget"]) == (27, 40, 40)
     assert (plan["kept_messages"], plan["dropped_messages"]) == (6, 4)
     written = json.loads(out.read_text(encoding="utf-8"))
@@ -655,3 +656,272 @@ def test_module_entry_point_missing_file_has_no_traceback(tmp_path: Path) -> Non
     assert result.returncode == 1
     assert result.stdout == ""
     assert _lines(result.stderr) == [f"orion-messages: error: {tmp_path / 'gone.json'}: no such file"]
+
+
+def _pipe(*args: str, stdin: bytes, cwd: Path | None = None) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(
+        [sys.executable, "-m", "orion_messages", *args],
+        input=stdin,
+        capture_output=True,
+        timeout=120,
+        check=False,
+        cwd=cwd,
+    )
+
+
+# --- '-' is standard input and standard output ---------------------------------------------------
+
+
+def test_stats_reads_a_pipe(hand: Path) -> None:
+    result = _pipe("stats", "-", "--format", "json", stdin=hand.read_bytes())
+    assert result.returncode == 0, result.stderr
+    stats = json.loads(result.stdout)
+    assert (stats["messages"], stats["turns"], stats["path"]) == (10, 3, "<stdin>")
+
+
+def test_a_log_on_standard_input_is_told_by_its_content(hand: Path) -> None:
+    log = b"".join(json.dumps(message).encode() + b"\n" for message in HAND)
+    result = _pipe("stats", "-", "--format", "json", stdin=log)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["messages"] == 10
+    result = _pipe("validate", "-", stdin=b'{"type":"agent_start"}\n{"type":"turn_start"}\n')
+    assert (
+        result.stdout.decode().strip()
+        == "checked 1 file (0 messages and 2 events in the valid ones): all valid"
+    )
+
+
+def test_prune_dash_output_writes_standard_output_not_a_file(hand: Path, tmp_path: Path) -> None:
+    argv = ["prune", str(hand), "--max-context-tokens", "60", "--max-response-tokens", "20", "-o", "-"]
+    result = subprocess.run(
+        [sys.executable, "-m", "orion_messages", *argv],
+        capture_output=True,
+        cwd=tmp_path,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert not (tmp_path / "-").exists()
+    assert json.loads(result.stdout) == [HAND[i] for i in (0, 5, 6, 7, 8, 9)]  # the input's format
+    assert b"wrote 6 messages to standard output" in result.stderr  # the summary moves to stderr
+
+
+def test_convert_from_and_to_standard_streams(hand: Path, tmp_path: Path) -> None:
+    result = _pipe("convert", "-", "-", "--to", "jsonl", stdin=hand.read_bytes(), cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert [json.loads(line) for line in result.stdout.splitlines()] == HAND
+    back = _pipe("convert", "-", "-", "--to", "json", "--pretty", stdin=result.stdout, cwd=tmp_path)
+    assert json.loads(back.stdout) == HAND
+    assert back.stdout.startswith(b"[\n  {\n")
+    assert sorted(tmp_path.iterdir()) == [hand]
+
+
+def test_convert_to_standard_output_needs_a_format(hand: Path, capsys: CaptureFixture) -> None:
+    assert main(["convert", str(hand), "-"]) == 2
+    assert "--to json or --to jsonl" in capsys.readouterr().err
+
+
+# --- reading once, special files ----------------------------------------------------------------
+
+
+def test_validate_parses_a_valid_file_once(hand: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from orion_messages import cli, storage
+
+    calls: list[bool] = []
+    real = cli.loads  # type: ignore[attr-defined]
+
+    def counting(data: Any, *, strict: bool = False) -> Any:
+        calls.append(strict)
+        return real(data, strict=strict)
+
+    monkeypatch.setattr(cli, "loads", counting)
+    monkeypatch.setattr(storage, "loads", counting)  # a CLI that reads through load() counts too
+    assert main(["validate", str(hand)]) == 0
+    assert calls == [True]
+
+
+def test_validate_skips_fifos_and_devices_in_a_folder(tmp_path: Path) -> None:
+    _write(tmp_path / "good.json", HAND)
+    os.mkfifo(tmp_path / "x.json")
+    (tmp_path / "z.json").symlink_to("/dev/zero")
+    result = _run("validate", str(tmp_path))  # before: hung on the FIFO, or read /dev/zero forever
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "checked 1 file (10 messages in the valid ones): all valid"
+
+
+@pytest.mark.parametrize("command", ["validate", "stats"])
+def test_a_special_file_named_is_refused_in_one_line(command: str, tmp_path: Path) -> None:
+    fifo = tmp_path / "x.json"
+    os.mkfifo(fifo)
+    for special, what in ((fifo, "a named pipe"), (Path("/dev/zero"), "a character device")):
+        result = _run(command, str(special))
+        assert result.returncode == 1
+        shown = result.stdout + result.stderr
+        assert f"{special}: not a regular file ({what}); use - for standard input" in shown
+        assert "Traceback" not in shown
+
+
+def test_a_folder_named_for_stats_is_one_line(tmp_path: Path, capsys: CaptureFixture) -> None:
+    assert main(["stats", str(tmp_path)]) == 1
+    assert _lines(capsys.readouterr().err) == [
+        f"orion-messages: error: {tmp_path}: is a folder; expected a .json conversation or a .jsonl log"
+    ]
+
+
+# --- events told by shape; one strict ------------------------------------------------------------
+
+_BIG = "1" + "0" * 310
+
+
+@pytest.mark.parametrize("number", [_BIG, "1e400"])
+def test_an_event_stream_is_told_by_its_first_records_shape(
+    number: str, tmp_path: Path, capsys: CaptureFixture
+) -> None:
+    path = tmp_path / "events.jsonl"
+    first = '{"type":"tool_exec_start","tool_call_id":"c1","tool_name":"t","args":{"n":' + number + "}}"
+    path.write_text(first + '\n{"type":"turn_start"}\n', encoding="utf-8")
+    main(["validate", str(path), "--format", "json"])
+    report = json.loads(capsys.readouterr().out)
+    assert report["files"][0]["format"] == "events"  # before: read as a message log
+    assert all("role" not in problem["message"] for problem in report["files"][0]["errors"])
+
+
+def test_the_310_digit_event_is_valid(tmp_path: Path, capsys: CaptureFixture) -> None:
+    path = tmp_path / "events.jsonl"
+    path.write_text(
+        '{"type":"tool_exec_start","tool_call_id":"c1","tool_name":"t","args":{"n":' + _BIG + "}}\n",
+        encoding="utf-8",
+    )
+    assert main(["validate", str(path)]) == 0
+    assert capsys.readouterr().out.strip().endswith("all valid")
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        ("log.jsonl", '{"id":"msg-1","role":"user","content":"a","content":"b","timestamp":1}\n'),
+        ("events.jsonl", '{"type":"agent_start"}\n{"type":"turn_start","type":"turn_start"}\n'),
+    ],
+)
+def test_duplicate_keys_are_errors_in_logs_and_event_streams(
+    name: str, text: str, tmp_path: Path, capsys: CaptureFixture
+) -> None:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    line = text.count("\n")
+    for strict in ([], ["--strict"]):
+        assert main(["validate", str(path), *strict]) == 1
+        out = _lines(capsys.readouterr().out)
+        assert out[0].startswith(f"{path}:{line}:")
+        assert "duplicate key" in out[0]
+
+
+# --- escaping what comes from the data ----------------------------------------------------------
+
+_HOSTILE = "a\x1b[2J\x07\rchecked 9 files: all valid\n\u202e"
+
+
+def test_validate_escapes_ids_and_file_names(tmp_path: Path, capsys: CaptureFixture) -> None:
+    folder = tmp_path / "x\x1b]0;t\x07"
+    folder.mkdir()
+    _write(folder / "bad\r\x1b[1A.json", [dict(HAND[1], id=_HOSTILE), dict(HAND[5], id=_HOSTILE)])
+    key = json.dumps(_HOSTILE)
+    record = f'{{"id":"m","role":"user","content":"a","timestamp":1,{key}:1,{key}:2}}\n'
+    (folder / "keys.jsonl").write_text(record, encoding="utf-8")
+    assert main(["validate", str(tmp_path)]) == 1
+    out = capsys.readouterr().out
+    assert not any(char in out for char in "\x1b\x07\r\u202e"), out
+    assert out.count("\n") == len(out.splitlines())  # every line break is ours
+    assert out.count("\\x1b[2J\\x07\\rchecked 9 files") >= 2  # the id, and the key
+
+
+def test_stats_and_prune_escape_the_file_name(tmp_path: Path, capsys: CaptureFixture) -> None:
+    path = _write(tmp_path / "c\x1b[2J.json", HAND)
+    assert main(["stats", str(path)]) == 0
+    assert main(["prune", str(path), "--max-context-tokens", "100", "--max-response-tokens", "1"]) == 0
+    assert main(["stats", str(tmp_path / "gone\x07.json")]) == 1
+    captured = capsys.readouterr()
+    assert "\x1b" not in captured.out
+    assert "\x07" not in captured.err
+    assert "c\\x1b[2J.json" in captured.out
+
+
+# --- prune: summary, --verbose, refusals as JSON, one way to print ranges ----------------------
+
+
+def test_prune_prints_a_summary_and_the_turns_with_verbose(hand: Path, capsys: CaptureFixture) -> None:
+    argv = ["prune", str(hand), "--max-context-tokens", "60", "--max-response-tokens", "20"]
+    assert main(argv) == 0
+    summary = capsys.readouterr().out
+    assert "turns:" not in summary
+    assert "preamble  [0:1] kept, 5 tokens" in summary
+    assert main([*argv, "--verbose"]) == 0
+    verbose = capsys.readouterr().out
+    assert "  kept turns: [5:7], [7:10]" in verbose
+    assert "  dropped turns: [1:5]" in verbose
+
+
+def test_a_refused_plan_still_prints_json(hand: Path, capsys: CaptureFixture) -> None:
+    argv = [
+        "prune",
+        str(hand),
+        "--max-context-tokens",
+        "30",
+        "--max-response-tokens",
+        "20",
+        "--format",
+        "json",
+    ]
+    assert main(argv) == 1
+    captured = capsys.readouterr()
+    report = json.loads(captured.out)
+    # available 10 - preamble 5 = 5 for the latest turn [7:10], which costs 12 (worked out above)
+    assert (report["refused"], report["reason"], report["tokens"], report["budget"]) == (
+        True,
+        "latest",
+        12,
+        5,
+    )
+    assert report["turn"] == {"start": 7, "stop": 10}
+    assert captured.err == ""
+
+
+# --- progress for one large file -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("tty", [True, False])
+def test_reading_a_large_file_shows_byte_progress_on_a_terminal_only(
+    hand: Path, tty: bool, monkeypatch: pytest.MonkeyPatch, capsys: CaptureFixture
+) -> None:
+    from orion_messages import cli
+
+    monkeypatch.setattr(cli, "_PROGRESS_MIN_BYTES", 1)
+    monkeypatch.setattr(cli, "_READ_CHUNK", 256)
+    stderr = _Terminal() if tty else io.StringIO()
+    monkeypatch.setattr(sys, "stderr", stderr)
+    assert main(["stats", str(hand)]) == 0
+    shown = stderr.getvalue()
+    assert ("reading" in shown) is tty
+    if tty:
+        size = hand.stat().st_size
+        assert shown.count("\r[") >= size // 256
+        assert shown.rsplit("\r", 2)[-2].strip() == ""  # erased at the end
+    assert capsys.readouterr().out.startswith(str(hand))
+
+
+def test_checking_a_large_log_shows_progress_by_records(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: CaptureFixture
+) -> None:
+    from orion_messages import cli
+
+    log = tmp_path / "big.jsonl"
+    log.write_text("".join(json.dumps(dict(HAND[1], id=f"m{i}")) + "\n" for i in range(50)), encoding="utf-8")
+    monkeypatch.setattr(cli, "_PROGRESS_MIN_BYTES", 1)
+    monkeypatch.setattr(cli, "_PROGRESS_EVERY_RECORDS", 10)
+    stderr = _Terminal()
+    monkeypatch.setattr(sys, "stderr", stderr)
+    assert main(["validate", str(log)]) == 0
+    assert (
+        stderr.getvalue().count("checking") == 5
+    )  # records 1, 11, 21, 31, 41 (the label is cut to the width)
+    assert capsys.readouterr().out.strip() == "checked 1 file (50 messages in the valid ones): all valid"
