@@ -9,10 +9,15 @@ from .checks import check
 from .conversation import Conversation
 from .errors import (
     ContextOverflowError,
+    ConversationExists,
+    ConversationNotFound,
     FormatError,
+    MessageNotFound,
     OrionMessagesError,
     OrionMessagesWarning,
     Problem,
+    StoreError,
+    StoreVersionError,
     TornLineWarning,
 )
 from .events import AgentEvent, dump_event, iter_events, parse_event, record_events
@@ -31,6 +36,7 @@ from .pruning import (
     tokenizer_counter,
 )
 from .storage import append_jsonl, load, read_jsonl, save, save_jsonl
+from .store import AsyncConversationStore, ConversationInfo, ConversationStore, open_async_store, open_store
 from .turns import Turns, split_turns
 from .wire import dumps, dumps_message, loads, loads_message
 
@@ -56,6 +62,16 @@ __all__ = [
     "ToolResult",
     "TornLineWarning",
     "Turns",
+    "AsyncConversationStore",
+    "ConversationExists",
+    "ConversationInfo",
+    "ConversationNotFound",
+    "ConversationStore",
+    "MessageNotFound",
+    "StoreError",
+    "StoreVersionError",
+    "open_async_store",
+    "open_store",
     "__version__",
     "append_jsonl",
     "check",
