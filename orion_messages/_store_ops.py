@@ -424,6 +424,17 @@ class SyncBackend:
             finally:
                 cursor.close()
 
+    def configure(self) -> None:
+        """Apply the dialect's settings that wait for a current schema (SQLite's WAL mode)."""
+        with self._lock:
+            cursor = self._connection.cursor()
+            try:
+                for statement in self.dialect.after_upgrade:
+                    cursor.execute(statement)
+                    cursor.fetchall()
+            finally:
+                cursor.close()
+
     def close(self) -> None:
         """Close the connection."""
         with self._lock:

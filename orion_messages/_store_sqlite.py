@@ -20,7 +20,10 @@ BUSY_TIMEOUT_SECONDS = 30.0
 
 
 def connect(path: str) -> SyncBackend:
-    """Open (or create) the SQLite database at ``path`` (``:memory:`` for a private one)."""
+    """Open (or create) the SQLite database at ``path`` (``:memory:`` for a private one).
+
+    WAL mode is set by the store once the schema version is accepted (``SQLITE.after_upgrade``).
+    """
     # isolation_level=None: the driver starts no transactions of its own; the operations'
     # BEGIN IMMEDIATE / COMMIT are the only ones. check_same_thread=False: the backend's lock
     # serializes threads, and the async store runs it on its worker thread.
@@ -29,8 +32,6 @@ def connect(path: str) -> SyncBackend:
     )
     try:
         connection.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_SECONDS * 1000)}")
-        if path != ":memory:":
-            connection.execute("PRAGMA journal_mode = WAL").fetchone()
         connection.execute("PRAGMA foreign_keys = ON")
     except BaseException:
         connection.close()

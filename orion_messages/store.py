@@ -122,6 +122,7 @@ def _open_sync(url: StoreURL) -> SyncBackend:
         backend = _store_postgres.connect(url.database, url.display)
     try:
         _upgrade(backend)
+        backend.configure()
     except BaseException:
         backend.close()
         raise
