@@ -26,10 +26,12 @@ from typing import Any, TextIO
 
 import orjson
 
+from ._store_cli import read_source, validate_source, write_target
 from .checks import check
-from .errors import FormatError, Problem
+from .errors import FormatError, OrionMessagesError, Problem
 from .models import Message, Role
 from .storage import TornLineWarning, load, read_jsonl, save, save_jsonl
+from .store import is_store_url
 from .turns import split_turns
 from .wire import loads
 
@@ -286,6 +288,12 @@ def _read(path: Path, *, strict: bool = False) -> _Read:
 
 def _read_or_fail(raw: str) -> list[Message]:
     """Read one input for stats, prune or convert; any problem is a fatal, clear error."""
+    try:  # a store URL (sqlite:///chats.db?conversation=c1) reads like a file
+        stored = read_source(raw)
+    except OrionMessagesError as error:
+        raise _Fatal(f"error: {error}") from None
+    if stored is not None:
+        return stored
     path = _existing_file(raw)
     try:
         result = _read(path)
@@ -474,14 +482,22 @@ def _duplicate_keys(path: Path, semantic: Sequence[Problem]) -> list[Problem]:
 
 
 def _validate(args: argparse.Namespace) -> int:
-    files = _collect(args.paths)
+    files: list[Path | _FileReport] = [*_collect([raw for raw in args.paths if not is_store_url(raw)])]
+    try:  # each conversation of a store URL is checked like a file
+        files += [
+            _FileReport(n, "store", c, e, w)
+            for raw in args.paths
+            for n, c, e, w in validate_source(raw, strict=args.strict) or ()
+        ]
+    except OrionMessagesError as error:
+        raise _Fatal(f"error: {error}") from None
     progress = _Progress(len(files), sys.stderr)
     reports: list[_FileReport] = []
     as_text = args.format == "text"
     try:
         for done, path in enumerate(files):
-            progress.show(done, str(path))
-            report = _check_file(path, strict=args.strict)
+            progress.show(done, path.path if isinstance(path, _FileReport) else str(path))
+            report = path if isinstance(path, _FileReport) else _check_file(path, strict=args.strict)
             reports.append(report)
             if as_text and (report.errors or report.warnings):
                 progress.clear()
@@ -732,14 +748,19 @@ def _convert(args: argparse.Namespace) -> int:
     parser: argparse.ArgumentParser = args.parser
     source, target = Path(args.input), Path(args.output)
     known = _LOG_SUFFIXES | _CONVERSATION_SUFFIXES
-    for path in (source, target):
-        if path.suffix.lower() not in known:
+    for raw, path in ((args.input, source), (args.output, target)):
+        if not is_store_url(raw) and path.suffix.lower() not in known:
             parser.error(f"cannot tell the format of {path} from its extension: use .json or .jsonl")
     if args.pretty and _is_log(target):
         parser.error("--pretty is for .json output; a JSON Lines record is one line")
     messages = _read_or_fail(args.input)
-    _write(target, messages, pretty=args.pretty)
-    print(f"wrote {_plural(len(messages), 'message')} to {target}")
+    try:  # a store URL is written like a file: the conversation created, or replaced whole
+        stored = write_target(args.output, messages)
+    except OrionMessagesError as error:
+        raise _Fatal(f"error: {error}") from None
+    if not stored:
+        _write(target, messages, pretty=args.pretty)
+    print(f"wrote {_plural(len(messages), 'message')} to {args.output if stored else target}")
     return EXIT_OK
 
 
