@@ -89,8 +89,12 @@ def decode(conversation_id: str, rows: Sequence[Sequence[Any]]) -> list[Message]
     if not rows:
         return []
     # One validation of all rows as one array; on any failure, row by row to name the position.
+    texts = [row[1] for row in rows]  # UTF-8 bytes (SQLite) or str (PostgreSQL), as the dialect reads them
     with suppress(FormatError):
-        messages = loads("[" + ",".join(row[1] for row in rows) + "]")
+        if isinstance(texts[0], bytes):
+            messages = loads(b"[" + b",".join(texts) + b"]")
+        else:
+            messages = loads("[" + ",".join(texts) + "]")
         if len(messages) == len(rows):
             return messages
     out: list[Message] = []

@@ -27,7 +27,7 @@ class Dialect:
     json_in: str
     """A JSON parameter, cast where the column type needs it."""
     json_out: str
-    """How a JSON column is read back as its exact text; ``{column}`` is the column."""
+    """How a JSON column is read back as its exact text (str or UTF-8 bytes); ``{column}`` is the column."""
     for_update: str
     """The row lock a write takes on the conversation row (SQLite locks the database instead)."""
     begin_write: str
@@ -46,7 +46,8 @@ SQLITE = Dialect(
     boolean="INTEGER",
     json="TEXT",
     json_in="?",
-    json_out="{column}",
+    # As bytes: the UTF-8 text is handed to the parser as stored, with no decoding to str between.
+    json_out="CAST({column} AS BLOB)",
     for_update="",
     # IMMEDIATE takes the write lock at BEGIN, so positions are read and written under it; a
     # deferred BEGIN would fail with SQLITE_BUSY on upgrade instead of waiting its turn.

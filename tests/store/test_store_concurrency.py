@@ -23,7 +23,7 @@ APPENDS = 25  # per writer: half appends of one message, half batches of two
 
 def _write(url: str, writer: int, start: Any) -> None:
     with open_store(url) as store:
-        start.wait()  # every writer connected: they start appending together
+        start.wait()  # a barrier: every writer connected, they start appending together
         for step in range(APPENDS):
             time.sleep(
                 0.002
@@ -51,12 +51,10 @@ def test_concurrent_writers_lose_duplicate_and_reorder_nothing(store_url: str) -
     with open_store(store_url) as store:
         store.create("c")
     context = multiprocessing.get_context("fork")
-    start = context.Event()
+    start = context.Barrier(WRITERS)
     processes = [context.Process(target=_write, args=(store_url, writer, start)) for writer in range(WRITERS)]
     for process in processes:
         process.start()
-    time.sleep(0.5)
-    start.set()
     for process in processes:
         process.join(timeout=120)
     assert [process.exitcode for process in processes] == [0] * WRITERS
@@ -66,7 +64,9 @@ def test_concurrent_writers_lose_duplicate_and_reorder_nothing(store_url: str) -
     assert len(ids) == len(set(ids)) == sum(len(_expected(writer)) for writer in range(WRITERS))
     for writer in range(WRITERS):
         assert [i for i in ids if i.startswith(f"w{writer}-")] == _expected(writer)
-    assert sum(a[:2] != b[:2] for a, b in itertools.pairwise(ids)) > WRITERS  # the writers did interleave
+    assert (
+        sum(a[:2] != b[:2] for a, b in itertools.pairwise(ids)) >= WRITERS
+    )  # they interleaved (in turn: WRITERS - 1)
     for index, identifier in enumerate(ids):  # a batch is one transaction: its two rows are adjacent
         if identifier.endswith("a"):
             assert ids[index + 1] == identifier[:-1] + "b"
