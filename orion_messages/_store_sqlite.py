@@ -8,6 +8,8 @@ holds the write lock from its first statement, so positions are read and assigne
 
 from __future__ import annotations
 
+import errno
+import os
 import sqlite3
 
 from ._store_ops import SyncBackend
@@ -27,6 +29,11 @@ def connect(path: str) -> SyncBackend:
     # isolation_level=None: the driver starts no transactions of its own; the operations'
     # BEGIN IMMEDIATE / COMMIT are the only ones. check_same_thread=False: the backend's lock
     # serializes threads, and the async store runs it on its worker thread.
+    folder = os.path.dirname(os.path.abspath(path))
+    if path != ":memory:" and not os.path.isdir(
+        folder
+    ):  # sqlite3 would say only "unable to open database file"
+        raise FileNotFoundError(errno.ENOENT, "no such folder for the store's database", path)
     connection = sqlite3.connect(
         path, timeout=BUSY_TIMEOUT_SECONDS, isolation_level=None, check_same_thread=False
     )

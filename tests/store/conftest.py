@@ -10,6 +10,7 @@ import os
 import secrets
 from collections.abc import Iterator
 from pathlib import Path
+from typing import NoReturn
 
 import pytest
 
@@ -38,7 +39,7 @@ def postgres_server() -> Iterator[str]:
         server.__exit__(None, None, None)
 
 
-def _unavailable(reason: str) -> None:
+def _unavailable(reason: str) -> NoReturn:
     text = f"no PostgreSQL server: {reason}; or set {ENVIRONMENT_URL}"
     if os.environ.get("CI"):
         pytest.fail(f"{text} (CI is set: the store's PostgreSQL tests must run)", pytrace=False)

@@ -399,3 +399,21 @@ def test_opening_sqlite_uses_wal_and_a_busy_timeout(tmp_path: Path) -> None:
         connection = store._backend._connection  # type: ignore[attr-defined]
         assert connection.execute("PRAGMA journal_mode").fetchone() == ("wal",)
         assert connection.execute("PRAGMA busy_timeout").fetchone()[0] >= 1000
+
+
+def test_a_store_in_a_missing_folder_is_a_file_not_found_error_naming_it(tmp_path: Path) -> None:
+    missing = tmp_path / "nowhere" / "chats.db"
+    with pytest.raises(FileNotFoundError) as caught:
+        open_store(f"sqlite:///{missing}")
+    assert caught.value.filename == str(missing)
+
+
+def test_without_a_server_the_postgres_tests_skip_but_fail_under_ci(monkeypatch: pytest.MonkeyPatch) -> None:
+    from .conftest import _unavailable
+
+    monkeypatch.delenv("CI", raising=False)
+    with pytest.raises(pytest.skip.Exception, match="no PostgreSQL server: because"):
+        _unavailable("because")
+    monkeypatch.setenv("CI", "true")
+    with pytest.raises(pytest.fail.Exception, match="CI is set"):
+        _unavailable("because")
