@@ -89,7 +89,7 @@ def decode(conversation_id: str, rows: Sequence[Sequence[Any]]) -> list[Message]
     if not rows:
         return []
     # One validation of all rows as one array; on any failure, row by row to name the position.
-    texts = [row[1] for row in rows]  # UTF-8 bytes (SQLite) or str (PostgreSQL), as the dialect reads them
+    texts = [row[1] for row in rows]  # UTF-8 bytes as the dialects read them (str also works)
     with suppress(FormatError):
         if isinstance(texts[0], bytes):
             messages = loads(b"[" + b",".join(texts) + b"]")
@@ -398,30 +398,27 @@ def run_sync(cursor: Cursor, begin: str, steps: Steps[T]) -> T:
     return step.value
 
 
-class _Connection(Protocol):
-    def cursor(self) -> Any: ...
-    def close(self) -> None: ...
-
-
 class SyncBackend:
     """A DB-API connection running operations one at a time, each in its own transaction.
 
     A lock serializes the threads sharing it (one connection runs one transaction at a time).
     """
 
-    def __init__(self, connection: _Connection, dialect: Dialect, where: str) -> None:
+    def __init__(self, connection: Any, dialect: Dialect, where: str, **cursor_options: Any) -> None:
+        # connection: a sqlite3 or psycopg connection (their cursor() signatures differ)
         self.dialect = dialect
         self.where = where
         """The database, for messages (a path or a URL without its password)."""
         self.statements = statements(dialect)
         self._connection = connection
+        self._cursor_options = cursor_options
         self._lock = threading.Lock()
 
     def run(self, operation: Operation[T]) -> T:
         """Run ``operation`` in one transaction and return its result."""
         dialect = self.dialect
         with self._lock:
-            cursor = self._connection.cursor()
+            cursor = self._connection.cursor(**self._cursor_options)
             try:
                 begin = dialect.begin_write if operation.write else dialect.begin_read
                 return run_sync(cursor, begin, operation.steps(self.statements))

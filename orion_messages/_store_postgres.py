@@ -26,7 +26,8 @@ T = TypeVar("T")
 def connect(url: str, where: str) -> SyncBackend:
     """A sync backend on a new connection to ``url`` (a libpq URL or conninfo string)."""
     # autocommit: psycopg starts no transactions of its own; the operations' BEGIN/COMMIT are the only ones.
-    return SyncBackend(psycopg.connect(url, autocommit=True), POSTGRES, where)
+    # binary: bigint, boolean and bytea rows arrive without text parsing.
+    return SyncBackend(psycopg.connect(url, autocommit=True), POSTGRES, where, binary=True)
 
 
 async def connect_async(url: str, where: str) -> AsyncBackend:
@@ -49,7 +50,7 @@ class AsyncBackend:
     async def run(self, operation: Operation[T]) -> T:
         """Run ``operation`` in one transaction and return its result (``run_sync``, awaited)."""
         steps = operation.steps(self.statements)
-        async with self._lock, self._connection.cursor() as cursor:
+        async with self._lock, self._connection.cursor(binary=True) as cursor:
             await cursor.execute(POSTGRES.begin_write if operation.write else POSTGRES.begin_read)
             try:
                 result: Any = None

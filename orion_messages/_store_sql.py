@@ -67,7 +67,8 @@ POSTGRES = Dialect(
     boolean="BOOLEAN",
     json="JSON",
     json_in="?::json",
-    json_out="{column}::text",
+    # As UTF-8 bytes (bytea, read in binary): the text reaches the parser as stored, no str between.
+    json_out="convert_to({column}::text, 'UTF8')",
     for_update=" FOR UPDATE",
     begin_write="BEGIN",
     # One snapshot for the few statements a read runs; read-only transactions never fail to serialize.
