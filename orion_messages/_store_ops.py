@@ -426,15 +426,7 @@ class SyncBackend:
                 cursor.close()
 
     def configure(self) -> None:
-        """Apply the dialect's settings that wait for a current schema (SQLite's WAL mode)."""
-        with self._lock:
-            cursor = self._connection.cursor()
-            try:
-                for statement in self.dialect.after_upgrade:
-                    cursor.execute(statement)
-                    cursor.fetchall()
-            finally:
-                cursor.close()
+        """Settings that wait for an accepted schema version; none here (see the SQLite backend)."""
 
     def close(self) -> None:
         """Close the connection."""

@@ -35,8 +35,6 @@ class Dialect:
     schema_lock: str | None
     """Serializes schema creation and upgrades between processes, where the BEGIN does not."""
     table_exists: str
-    after_upgrade: tuple[str, ...] = ()
-    """Settings run outside a transaction once the schema is current (never on a store refused as newer)."""
 
 
 SQLITE = Dialect(
@@ -55,9 +53,6 @@ SQLITE = Dialect(
     begin_read="BEGIN",
     schema_lock=None,
     table_exists="SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
-    # WAL: readers never wait for the writer nor the writer for readers. It is written into the
-    # file's header, so it is set only after the version check has accepted the file.
-    after_upgrade=("PRAGMA journal_mode = WAL",),
 )
 
 POSTGRES = Dialect(
