@@ -417,3 +417,60 @@ def test_without_a_server_the_postgres_tests_skip_but_fail_under_ci(monkeypatch:
     monkeypatch.setenv("CI", "true")
     with pytest.raises(pytest.fail.Exception, match="CI is set"):
         _unavailable("because")
+
+
+def _comparable(value: Any) -> Any:
+    """A call's result with the clock left out (ConversationInfo times differ between two runs)."""
+    if isinstance(value, list):
+        return [_comparable(item) for item in value]
+    if hasattr(value, "message_count"):
+        return (value.id, value.title, value.metadata, value.message_count)
+    return value
+
+
+def _scenario() -> list[tuple[str, tuple[Any, ...], dict[str, Any]]]:
+    pending = Message.pending_result("p1", "call-1", "tool", timestamp=5)
+    config = ContextConfig(max_context_tokens=500, max_response_tokens=100)
+    return [
+        ("create", ("c",), {"title": "t", "metadata": {"k": [1]}}),
+        ("create", ("d",), {}),
+        ("extend", ("c", [*chat(6), pending]), {}),
+        ("append", ("c", Message.user("last", "bye", timestamp=9)), {}),
+        ("set_pinned", ("c", "m2", True), {}),
+        ("resolve", ("c", "call-1", "done"), {"is_error": True}),
+        ("count_tokens", ("c",), {}),
+        ("count_tokens", ("c",), {"count": lambda m: len(m.content)}),
+        ("load", ("c",), {"last": 3}),
+        ("load", ("c",), {"since": "m8"}),
+        ("prune", ("c", config), {"archive": True}),
+        ("load", ("c",), {}),
+        ("load_archived", ("c",), {}),
+        ("replace_messages", ("d", chat(2)), {}),
+        ("replace_messages", ("e", chat(1)), {"create": True}),
+        ("info", ("c",), {}),
+        ("conversations", (), {}),
+        ("delete", ("d",), {}),
+        ("conversations", (), {}),
+    ]
+
+
+def test_every_async_call_matches_its_sync_twin(store_url: str, sqlite_url: str) -> None:
+    sync_url = sqlite_url if store_url != sqlite_url else sqlite_url.replace("chats.db", "twin.db")
+    with opened(sync_url) as store:
+        expected = [_comparable(getattr(store, name)(*args, **kwargs)) for name, args, kwargs in _scenario()]
+
+    async def run() -> list[Any]:
+        async with await open_async_store(store_url) as store:
+            return [
+                _comparable(await getattr(store, name)(*args, **kwargs)) for name, args, kwargs in _scenario()
+            ]
+
+    assert asyncio.run(run()) == expected
+    names = {name for name, _, _ in _scenario()}
+    public = {
+        name
+        for name in vars(ConversationStore)
+        if not name.startswith("_") and name not in ("close", "where")
+    }
+    assert public == names  # the scenario calls every operation
+    assert public <= set(vars(AsyncConversationStore))
