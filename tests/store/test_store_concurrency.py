@@ -117,3 +117,26 @@ def test_a_writer_killed_mid_transaction_loses_nothing_committed(store_url: str)
         assert store.info("c").message_count == COMMITTED * BATCH
         store.append("c", Message.user("after", "the lock was released"))  # the dead writer's lock is gone
         assert store.load("c", last=1)[0].id == "after"
+
+
+def test_threads_sharing_one_store_take_turns(store_url: str) -> None:
+    import threading
+
+    with open_store(store_url) as store:
+        store.create("c")
+
+        def write(writer: int) -> None:
+            for step in range(APPENDS):
+                store.append("c", Message.user(f"t{writer}-{step}", "x", timestamp=step))
+
+        threads = [threading.Thread(target=write, args=(writer,)) for writer in range(WRITERS)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        ids = [message.id for message in store.load("c")]
+    for writer in range(WRITERS):
+        assert [i for i in ids if i.startswith(f"t{writer}-")] == [
+            f"t{writer}-{step}" for step in range(APPENDS)
+        ]
+    assert len(ids) == WRITERS * APPENDS
