@@ -13,7 +13,10 @@ from .checks import check
 from .conversation import Conversation
 from .errors import (
     ContextOverflowError,
+    ConversationExists,
+    ConversationNotFound,
     FormatError,
+    MessageNotFound,
     MissingExtraError,
     NotALogError,
     NotARegularFileError,
@@ -21,6 +24,8 @@ from .errors import (
     OrionMessagesWarning,
     OverflowReason,
     Problem,
+    StoreError,
+    StoreVersionError,
     TornLineWarning,
     UnknownTemplateError,
 )
@@ -40,6 +45,15 @@ from .pruning import (
     tokenizer_counter,
 )
 from .storage import append_jsonl, iter_jsonl, load, read_jsonl, save, save_jsonl
+from .store import (
+    AsyncConversationStore,
+    ConversationInfo,
+    ConversationStore,
+    StoreURL,
+    open_async_store,
+    open_store,
+    parse_store_url,
+)
 from .templates import TEMPLATES, ChatTemplate, ToolSchema, detect_template, get_template, template_from_name
 from .text_counters import (
     TextCounter,
@@ -55,12 +69,18 @@ from .wire import dumps, dumps_message, loads, loads_message
 
 __all__ = [
     "AgentEvent",
+    "AsyncConversationStore",
     "ChatTemplate",
     "ContextConfig",
     "ContextOverflowError",
     "Conversation",
+    "ConversationExists",
+    "ConversationInfo",
+    "ConversationNotFound",
+    "ConversationStore",
     "FormatError",
     "Message",
+    "MessageNotFound",
     "MissingExtraError",
     "NotALogError",
     "NotARegularFileError",
@@ -73,6 +93,9 @@ __all__ = [
     "PruneStrategy",
     "Role",
     "SUMMARY_PREFIX",
+    "StoreError",
+    "StoreURL",
+    "StoreVersionError",
     "TEMPLATES",
     "TextCounter",
     "TokenCounter",
@@ -102,7 +125,10 @@ __all__ = [
     "loads",
     "loads_message",
     "now_ms",
+    "open_async_store",
+    "open_store",
     "parse_event",
+    "parse_store_url",
     "plan_prune",
     "prune",
     "read_jsonl",

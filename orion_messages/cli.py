@@ -27,14 +27,16 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Literal, TextIO
 
+from ._store_cli import read_source, validate_source, write_target
 from ._version import __version__
 from .checks import check
-from .errors import ContextOverflowError, FormatError, Problem
+from .errors import ContextOverflowError, FormatError, OrionMessagesError, Problem
 from .events import parse_event
 from .models import Message, Role
 from .pruning import ContextConfig, TokenCounter, estimate_tokens, prune
 from .schema import conversation_schema, render, write_schemas
 from .storage import _split_records, save, save_jsonl
+from .store import is_store_url
 from .turns import split_turns
 from .wire import _reject_duplicate_keys, dumps, dumps_message, loads, loads_message
 
@@ -561,6 +563,12 @@ def _duplicate_keys(record: bytes, line: int) -> list[Problem]:
 
 def _messages(name: str) -> tuple[str, Kind, list[Message]]:
     """Read one input for stats, prune or convert; any problem is a fatal, clear error."""
+    try:  # a store URL (sqlite:///chats.db?conversation=c1) reads like a file
+        stored = read_source(name)
+    except OrionMessagesError as error:
+        raise _Fatal(f"error: {_printable(str(error))}") from None
+    if stored is not None:
+        return name, "json", stored
     try:
         read = _read(name, _Progress(sys.stderr))
     except _Unreadable as unreadable:
@@ -639,10 +647,11 @@ def _is_regular(path: str) -> bool:
 
 
 def _validate(args: argparse.Namespace) -> int:
-    names = _collect(args.paths)
+    files = [raw for raw in args.paths if not is_store_url(raw)]
+    names = _collect(files) if files else []
     progress = _Progress(sys.stderr)
     as_text = args.format == "text"
-    reports: list[_Parsed] = []
+    reports: list[_Parsed] = _stored_reports(args.paths, strict=args.strict)
     try:
         for done, name in enumerate(names):
             if len(names) > _PROGRESS_MIN_FILES:
@@ -660,6 +669,18 @@ def _validate(args: argparse.Namespace) -> int:
     else:
         print(json.dumps(_validate_json(reports, strict=args.strict), indent=2, ensure_ascii=False))
     return EXIT_OK if all(report.valid for report in reports) else EXIT_INVALID
+
+
+def _stored_reports(raws: Sequence[str], *, strict: bool) -> list[_Parsed]:
+    """Each conversation of each store URL among ``raws``, checked like a file."""
+    try:
+        return [
+            _Parsed(label, "json", messages or [], errors=errors, warnings=warnings)
+            for raw in raws
+            for label, messages, errors, warnings in validate_source(raw, strict=strict) or ()
+        ]
+    except OrionMessagesError as error:
+        raise _Fatal(f"error: {_printable(str(error))}") from None
 
 
 def _check_one(name: str, progress: _Progress, *, strict: bool) -> _Parsed:
@@ -938,16 +959,29 @@ def _output_kind(args: argparse.Namespace, *, default: Kind | None = None) -> Li
 
 def _convert(args: argparse.Namespace) -> int:
     parser: argparse.ArgumentParser = args.parser
-    if args.input != STDIO and _kind_by_name(args.input) is None:
+    from_store = is_store_url(args.input)
+    if args.input != STDIO and not from_store and _kind_by_name(args.input) is None:
         parser.error(f"cannot tell the format of {_printable(args.input)} from its extension: use .json or .jsonl")  # fmt: skip
-    target = _output_kind(args)
-    if args.pretty and target == "jsonl":
-        parser.error("--pretty is for .json output; a JSON Lines record is one line")
+    to_store = is_store_url(args.output)
+    target = "json" if to_store else _output_kind(args)
+    if args.pretty and (target == "jsonl" or to_store):
+        parser.error("--pretty is for .json output; a JSON Lines record or a stored row is compact")
     _, _, messages = _messages(args.input)
-    _write(args.output, messages, target, pretty=args.pretty)
+    if to_store:
+        _store_messages(args.output, messages)
+    else:
+        _write(args.output, messages, target, pretty=args.pretty)
     if args.output != STDIO:
-        _out(f"wrote {_plural(len(messages), 'message')} to {args.output}")
+        _out(f"wrote {_plural(len(messages), 'message')} to {_printable(args.output)}")
     return EXIT_OK
+
+
+def _store_messages(url: str, messages: Sequence[Message]) -> None:
+    """Write ``messages`` as the conversation a store URL names (created, or replaced whole)."""
+    try:
+        write_target(url, messages)
+    except OrionMessagesError as error:
+        raise _Fatal(f"error: {_printable(str(error))}") from None
 
 
 def _write(output: str, messages: Sequence[Message], kind: Literal["json", "jsonl"], *, pretty: bool) -> None:

@@ -14,7 +14,10 @@ from typing import Literal
 
 __all__ = [
     "ContextOverflowError",
+    "ConversationExists",
+    "ConversationNotFound",
     "FormatError",
+    "MessageNotFound",
     "MissingExtraError",
     "NotALogError",
     "NotARegularFileError",
@@ -22,6 +25,8 @@ __all__ = [
     "OrionMessagesWarning",
     "OverflowReason",
     "Problem",
+    "StoreError",
+    "StoreVersionError",
     "TornLineWarning",
     "UnknownTemplateError",
 ]
@@ -205,4 +210,55 @@ class MissingExtraError(OrionMessagesError, ImportError):
         super().__init__(
             f'{feature} needs the "{package}" package: pip install "orion-messages[{extra}]"',
             name=package,
+        )
+
+
+class StoreError(OrionMessagesError):
+    """A conversation store refused an operation (see ``orion_messages.store``).
+
+    Database failures themselves stay the driver's exceptions (``sqlite3.Error``,
+    ``psycopg.Error``); a row that is not a valid message raises ``FormatError``.
+    """
+
+
+class ConversationNotFound(StoreError, LookupError):
+    """The store holds no conversation with this id."""
+
+    def __init__(self, conversation_id: str) -> None:
+        self.conversation_id = conversation_id
+        """The id that was looked for."""
+        super().__init__(f'no conversation "{conversation_id}" in the store')
+
+
+class ConversationExists(StoreError):
+    """A conversation with this id is already in the store."""
+
+    def __init__(self, conversation_id: str) -> None:
+        self.conversation_id = conversation_id
+        """The id that is taken."""
+        super().__init__(f'a conversation "{conversation_id}" is already in the store')
+
+
+class MessageNotFound(StoreError, LookupError):
+    """The conversation holds no message with this id."""
+
+    def __init__(self, conversation_id: str, message_id: str) -> None:
+        self.conversation_id = conversation_id
+        """The conversation searched."""
+        self.message_id = message_id
+        """The message id that was looked for."""
+        super().__init__(f'conversation "{conversation_id}" holds no message "{message_id}"')
+
+
+class StoreVersionError(StoreError):
+    """The store was written by a newer orion-messages, with a schema this version cannot read."""
+
+    def __init__(self, where: str, found: int, supported: int) -> None:
+        self.found = found
+        """The store's schema version."""
+        self.supported = supported
+        """The newest schema version this orion-messages reads."""
+        super().__init__(
+            f"{where}: the store has schema version {found}, newer than {supported}, the newest this "
+            "orion-messages reads; upgrade orion-messages (the store was left untouched)"
         )

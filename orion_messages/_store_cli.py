@@ -1,0 +1,103 @@
+"""What the command line needs of the store: a store URL read, written or validated like a file.
+
+``convert``, ``stats`` and ``validate`` call these where they would read or write a path; each
+returns None (or False) for a text that is not a store URL, so the caller goes on with files.
+A store URL names its conversation with ``?conversation=ID``; ``validate`` without one checks
+every conversation in the store.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+
+from .checks import check
+from .errors import FormatError, OrionMessagesError, Problem, StoreError
+from .models import Message
+from .store import ConversationStore, StoreURL, is_store_url, open_store, parse_store_url
+
+__all__ = ["read_source", "validate_source", "write_target"]
+
+Report = tuple[str, list[Message] | None, list[Problem], list[Problem]]
+"""What ``validate`` found in one stored conversation: label, its messages (None if unreadable), errors, warnings."""
+
+
+@contextmanager
+def _opened(url: StoreURL, raw: str) -> Iterator[ConversationStore]:
+    """The store at ``raw``, every failure a ``StoreError`` or ``FormatError`` naming it."""
+    try:
+        with open_store(raw) as store:
+            yield store
+    except OrionMessagesError:
+        raise
+    except ImportError:
+        raise StoreError(
+            f"{url.display}: PostgreSQL needs psycopg: pip install 'orion-messages[postgres]'"
+        ) from None
+    except Exception as error:  # the driver's own errors (sqlite3.Error, psycopg.Error) and OSError
+        raise StoreError(f"{url.display}: {error}") from error
+
+
+def _named(raw: str) -> tuple[StoreURL, str]:
+    url = parse_store_url(raw)
+    if url.conversation is None:
+        raise StoreError(f"{url.display}: name the conversation: add ?conversation=ID to the URL")
+    return url, url.conversation
+
+
+def read_source(raw: str) -> list[Message] | None:
+    """The messages of the conversation a store URL names; None when ``raw`` is not a store URL.
+
+    Raises:
+        StoreError: the store cannot be opened, or names no conversation, or lacks it.
+        FormatError: a stored row is not a valid message.
+    """
+    if not is_store_url(raw):
+        return None
+    url, conversation = _named(raw)
+    with _opened(url, raw) as store:
+        try:
+            return store.load(conversation)
+        except StoreError as error:
+            raise StoreError(f"{url.display}: {error}") from None
+
+
+def write_target(raw: str, messages: Sequence[Message]) -> bool:
+    """Store ``messages`` as the conversation a store URL names (created, or replaced whole).
+
+    False when ``raw`` is not a store URL (nothing is written).
+    """
+    if not is_store_url(raw):
+        return False
+    url, conversation = _named(raw)
+    with _opened(url, raw) as store:
+        store.replace_messages(conversation, messages, create=True)
+    return True
+
+
+def validate_source(raw: str, *, strict: bool) -> list[Report] | None:
+    """Check the conversation a store URL names, or every conversation in the store.
+
+    One ``(label, messages or None, errors, warnings)`` per conversation; semantic problems
+    are warnings, or errors with ``strict``. None when ``raw`` is not a store URL.
+    """
+    if not is_store_url(raw):
+        return None
+    url = parse_store_url(raw)
+    reports: list[Report] = []
+    with _opened(url, raw) as store:
+        names = [url.conversation] if url.conversation is not None else [c.id for c in store.conversations()]
+        for name in names:
+            label = f"{url.display.split('?', 1)[0]}?conversation={name}"
+            try:
+                messages = store.load(name)
+            except FormatError as error:
+                problems = [Problem(p.location, f"{error.source}: {p.message}") for p in error.problems]
+                reports.append((label, None, problems, []))
+                continue
+            except StoreError as error:
+                reports.append((label, None, [Problem("", str(error))], []))
+                continue
+            semantic = check(messages)
+            reports.append((label, messages, semantic if strict else [], [] if strict else semantic))
+    return reports

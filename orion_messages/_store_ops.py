@@ -1,0 +1,434 @@
+"""The conversation store's operations, written once for both databases and for sync and async.
+
+Each operation is a generator that yields ``(sql, params, fetch)`` and is sent back the result:
+the cursor's ``rowcount`` for ``"none"``, a row or None for ``"one"``, the rows for ``"all"``,
+None for ``"many"`` (``executemany``). It holds the logic (positions, checks, decoding); a
+driver only runs one in a transaction, so the sync driver here and the async one of the
+PostgreSQL backend cannot disagree about what an operation does.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable, Generator, Iterable, Sequence
+from contextlib import suppress
+from dataclasses import dataclass
+from typing import Any, Generic, Protocol, TypeVar
+
+from ._store_sql import Dialect, Statements, statements
+from .conversation import Conversation
+from .errors import ConversationExists, ConversationNotFound, FormatError, MessageNotFound
+from .models import Message, now_ms
+from .pruning import ContextConfig, PrunePlan, TokenCounter, estimate_tokens, plan_prune
+from .wire import dumps_message, loads, loads_message
+
+__all__ = ["ConversationInfo", "Operation", "Statements", "SyncBackend", "run_sync"]
+
+T = TypeVar("T")
+Steps = Generator[tuple[str, Any, str], Any, T]
+
+
+@dataclass(frozen=True)
+class Operation(Generic[T]):
+    """One store call: whether it writes, and its steps given the rendered statements."""
+
+    write: bool
+    steps: Callable[[Statements], Steps[T]]
+
+
+@dataclass(frozen=True)
+class ConversationInfo:
+    """A conversation in a store: its id, title, free JSON metadata, times and size."""
+
+    id: str
+    """The conversation id."""
+    title: str | None
+    """The title given at creation, if any."""
+    metadata: Any
+    """Free JSON metadata given at creation (None when none was given)."""
+    created: int
+    """When it was created, in milliseconds since the Unix epoch."""
+    updated: int
+    """When it last changed, in milliseconds since the Unix epoch."""
+    message_count: int
+    """How many messages it holds."""
+
+
+def _info(row: Sequence[Any]) -> ConversationInfo:
+    identifier, title, metadata, created, updated, count = row
+    return ConversationInfo(
+        identifier, title, None if metadata is None else json.loads(metadata), created, updated, count
+    )
+
+
+def _message_row(message: Message) -> tuple[Any, ...]:
+    """A message's queryable columns and its exact JSON text (``dumps_message``'s bytes)."""
+    if not isinstance(message, Message):
+        raise TypeError(f"expected a Message, got {type(message).__name__}")
+    result = message.tool_result
+    return (
+        message.id,
+        message.role.value,
+        message.timestamp,
+        message.pinned,
+        message.is_pending,
+        None if result is None else result.tool_call_id,
+        message.token_count,
+        dumps_message(message).decode(),
+    )
+
+
+def decode(conversation_id: str, rows: Sequence[Sequence[Any]]) -> list[Message]:
+    """The messages of ``(position, data)`` rows; a row that is not a valid message raises.
+
+    Raises:
+        FormatError: naming the conversation, the row's position and every problem. A corrupt
+            row is never skipped.
+    """
+    if not rows:
+        return []
+    # One validation of all rows as one array; on any failure, row by row to name the position.
+    texts = [row[1] for row in rows]  # UTF-8 bytes as the dialects read them (str also works)
+    with suppress(FormatError):
+        if isinstance(texts[0], bytes):
+            messages = loads(b"[" + b",".join(texts) + b"]")
+        else:
+            messages = loads("[" + ",".join(texts) + "]")
+        if len(messages) == len(rows):
+            return messages
+    out: list[Message] = []
+    for position, data in rows:
+        try:
+            out.append(loads_message(data))
+        except FormatError as error:
+            raise error.with_source(f'conversation "{conversation_id}", position {position}') from None
+    return out
+
+
+def _locked(s: Statements, conversation_id: str) -> Steps[int]:
+    """Lock the conversation for this transaction; its next free position."""
+    row = yield s["lock"], (conversation_id,), "one"
+    if row is None:
+        raise ConversationNotFound(conversation_id)
+    return int(row[0])
+
+
+def _require(s: Statements, conversation_id: str) -> Steps[None]:
+    row = yield s["info"], (conversation_id,), "one"
+    if row is None:
+        raise ConversationNotFound(conversation_id)
+
+
+def _inserts(conversation_id: str, start: int, rows: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+    return [(conversation_id, start + offset, *row) for offset, row in enumerate(rows)]
+
+
+def _metadata_text(metadata: Any) -> str | None:
+    if metadata is None:
+        return None
+    try:
+        return json.dumps(metadata, ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError) as error:
+        raise TypeError(f"metadata must be a JSON value: {error}") from None
+
+
+# --------------------------------------------------------------------------------------------
+# conversations
+
+
+def create(conversation_id: str, title: str | None, metadata: Any) -> Operation[ConversationInfo]:
+    """Create an empty conversation; ``ConversationExists`` if the id is taken."""
+    text = _metadata_text(metadata)
+
+    def steps(s: Statements) -> Steps[ConversationInfo]:
+        now = now_ms()
+        created = yield s["create"], (conversation_id, title, text, now, now), "none"
+        if created == 0:
+            raise ConversationExists(conversation_id)
+        return ConversationInfo(conversation_id, title, metadata, now, now, 0)
+
+    return Operation(True, steps)
+
+
+def info(conversation_id: str) -> Operation[ConversationInfo]:
+    """One conversation's ``ConversationInfo``."""
+
+    def steps(s: Statements) -> Steps[ConversationInfo]:
+        row = yield s["info"], (conversation_id,), "one"
+        if row is None:
+            raise ConversationNotFound(conversation_id)
+        return _info(row)
+
+    return Operation(False, steps)
+
+
+def conversations() -> Operation[list[ConversationInfo]]:
+    """Every conversation, oldest first."""
+
+    def steps(s: Statements) -> Steps[list[ConversationInfo]]:
+        rows = yield s["list"], (), "all"
+        return [_info(row) for row in rows]
+
+    return Operation(False, steps)
+
+
+def delete(conversation_id: str) -> Operation[None]:
+    """Delete a conversation with its messages and archive."""
+
+    def steps(s: Statements) -> Steps[None]:
+        yield from _locked(s, conversation_id)
+        yield s["delete_archived"], (conversation_id,), "none"
+        yield s["delete_messages"], (conversation_id,), "none"
+        yield s["delete"], (conversation_id,), "none"
+
+    return Operation(True, steps)
+
+
+# --------------------------------------------------------------------------------------------
+# messages
+
+
+def extend(conversation_id: str, messages: Iterable[Message]) -> Operation[None]:
+    """Append messages at the end, all or none; positions are taken under the conversation's lock."""
+    rows = [_message_row(message) for message in messages]  # fails before the database is touched
+
+    def steps(s: Statements) -> Steps[None]:
+        start = yield from _locked(s, conversation_id)
+        if rows:
+            yield s["insert"], _inserts(conversation_id, start, rows), "many"
+        yield s["grow"], (start + len(rows), len(rows), now_ms(), conversation_id), "none"
+
+    return Operation(True, steps)
+
+
+def replace(conversation_id: str, messages: Iterable[Message], create: bool) -> Operation[None]:
+    """Replace every message, all or none (creating the conversation first with ``create``).
+
+    Positions keep growing, so an archived message never collides with a new one.
+    """
+    rows = [_message_row(message) for message in messages]
+
+    def steps(s: Statements) -> Steps[None]:
+        if create:
+            now = now_ms()
+            yield s["create"], (conversation_id, None, None, now, now), "none"
+        start = yield from _locked(s, conversation_id)
+        yield s["delete_messages"], (conversation_id,), "none"
+        if rows:
+            yield s["insert"], _inserts(conversation_id, start, rows), "many"
+        yield s["recount"], (start + len(rows), len(rows), now_ms(), conversation_id), "none"
+
+    return Operation(True, steps)
+
+
+def load(conversation_id: str, last: int | None, since: str | None) -> Operation[list[Message]]:
+    """The messages in order: all, the last ``last``, or those after the message ``since``."""
+    if last is not None and (isinstance(last, bool) or not isinstance(last, int) or last < 0):
+        raise ValueError(f"last must be a non-negative integer, got {last!r}")
+
+    def steps(s: Statements) -> Steps[list[Message]]:
+        if since is not None:
+            found = yield s["position_of"], (conversation_id, since), "one"
+            if found is None:
+                yield from _require(s, conversation_id)
+                raise MessageNotFound(conversation_id, since)
+            rows = yield s["after"], (conversation_id, found[0]), "all"
+            if last is not None:
+                rows = rows[len(rows) - last :] if last else []
+        elif last is not None:
+            rows = (yield s["last"], (conversation_id, last), "all")[::-1]
+        else:
+            rows = yield s["all"], (conversation_id,), "all"
+        if not rows:
+            yield from _require(s, conversation_id)
+        return decode(conversation_id, rows)
+
+    return Operation(False, steps)
+
+
+def archived(conversation_id: str) -> Operation[list[Message]]:
+    """The messages pruning archived, in their original order."""
+
+    def steps(s: Statements) -> Steps[list[Message]]:
+        yield from _require(s, conversation_id)
+        rows = yield s["archived"], (conversation_id,), "all"
+        return decode(conversation_id, rows)
+
+    return Operation(False, steps)
+
+
+def _rewrite(s: Statements, conversation_id: str, position: int, message: Message) -> Steps[None]:
+    row = _message_row(message)
+    yield s["rewrite"], (row[-1], message.pinned, message.is_pending, conversation_id, position), "none"
+    yield s["touch"], (now_ms(), conversation_id), "none"
+
+
+def set_pinned(conversation_id: str, message_id: str, pinned: bool) -> Operation[bool]:
+    """Pin or unpin the first message with ``message_id``; False when there is none."""
+
+    def steps(s: Statements) -> Steps[bool]:
+        yield from _locked(s, conversation_id)
+        row = yield s["by_id"], (conversation_id, message_id), "one"
+        if row is None:
+            return False
+        message = decode(conversation_id, [row])[0]
+        changed = message.pin() if pinned else message.unpin()
+        if changed is not message:
+            yield from _rewrite(s, conversation_id, row[0], changed)
+        return True
+
+    return Operation(True, steps)
+
+
+def resolve(conversation_id: str, tool_call_id: str, content: str, is_error: bool) -> Operation[Message]:
+    """Fill in a pending tool result in place, with ``Conversation.resolve``'s rules and errors."""
+
+    def steps(s: Statements) -> Steps[Message]:
+        yield from _locked(s, conversation_id)
+        rows = yield s["by_tool_call"], (conversation_id, tool_call_id), "all"
+        candidates = Conversation(decode(conversation_id, rows))
+        resolved = candidates.resolve(tool_call_id, content, is_error=is_error)
+        index = next(i for i, message in enumerate(candidates.messages) if message is resolved)
+        yield from _rewrite(s, conversation_id, rows[index][0], resolved)
+        return resolved
+
+    return Operation(True, steps)
+
+
+def prune(
+    conversation_id: str,
+    config: ContextConfig | None,
+    count: Callable[[Message], int] | None,
+    archive: bool,
+) -> Operation[PrunePlan]:
+    """Plan with ``plan_prune`` and drop the dropped turns, in one transaction; return the plan."""
+
+    def steps(s: Statements) -> Steps[PrunePlan]:
+        yield from _locked(s, conversation_id)
+        rows = yield s["all"], (conversation_id,), "all"
+        plan = plan_prune(decode(conversation_id, rows), config, count=count)
+        # The plan's index ranges are contiguous runs of rows, so each is one position range.
+        spans = [
+            (conversation_id, rows[turn.start][0], rows[turn.stop - 1][0]) for turn in plan.dropped if turn
+        ]
+        if spans:
+            now = now_ms()
+            if archive:
+                yield s["archive_range"], [(now, *span) for span in spans], "many"
+            yield s["delete_range"], spans, "many"
+            yield s["shrink"], (plan.dropped_count, now, conversation_id), "none"
+        return plan
+
+    return Operation(True, steps)
+
+
+def count_tokens(conversation_id: str, count: Callable[[Message], int] | None) -> Operation[int]:
+    """The tokens stored: each message's ``token_count`` where set, else ``count`` (default ``estimate_tokens``)."""
+
+    def steps(s: Statements) -> Steps[int]:
+        yield from _require(s, conversation_id)
+        if count is not None:
+            rows = yield s["all"], (conversation_id,), "all"
+            return sum(TokenCounter(count, use_token_count=True).counts(decode(conversation_id, rows)))
+        stored = yield s["token_sum"], (conversation_id,), "one"
+        rows = yield s["uncounted"], (conversation_id,), "all"
+        return int(stored[0]) + sum(map(estimate_tokens, decode(conversation_id, rows)))
+
+    return Operation(False, steps)
+
+
+# --------------------------------------------------------------------------------------------
+# the sync driver
+
+
+class Cursor(Protocol):
+    """What the sync driver needs of a DB-API cursor (sqlite3's and psycopg's both qualify)."""
+
+    rowcount: int
+
+    def execute(self, sql: str, params: Any = ..., /) -> Any: ...
+    def executemany(self, sql: str, params: Any, /) -> Any: ...
+    def fetchone(self) -> Any: ...
+    def fetchall(self) -> list[Any]: ...
+
+
+def execute(cursor: Cursor, sql: str, params: Any, fetch: str) -> Any:
+    """Run one step on ``cursor``; what the operation is sent back."""
+    if fetch == "many":
+        cursor.executemany(sql, params)
+        return None
+    cursor.execute(sql, params)
+    if fetch == "one":
+        return cursor.fetchone()
+    if fetch == "all":
+        return cursor.fetchall()
+    return cursor.rowcount
+
+
+@dataclass(frozen=True)
+class Finished(Generic[T]):
+    """An operation's result, once it has no more steps."""
+
+    value: T
+
+
+def advance(steps: Steps[T], result: Any) -> tuple[str, Any, str] | Finished[T]:
+    """Send ``result`` to the operation: its next step, or ``Finished`` with what it returns."""
+    try:
+        return steps.send(result)
+    except StopIteration as done:
+        return Finished(done.value)
+
+
+def run_sync(cursor: Cursor, begin: str, steps: Steps[T]) -> T:
+    """Run an operation's steps in one transaction on ``cursor``: committed whole, or rolled back."""
+    cursor.execute(begin)
+    try:
+        result: Any = None
+        while not isinstance(step := advance(steps, result), Finished):
+            result = execute(cursor, *step)
+    except BaseException:
+        # The error that stopped the operation is the one to report; a rollback that fails too
+        # (a broken connection, a transaction the database already ended) has nothing to add.
+        with suppress(Exception):
+            cursor.execute("ROLLBACK")
+        raise
+    cursor.execute("COMMIT")
+    return step.value
+
+
+class SyncBackend:
+    """A DB-API connection running operations one at a time, each in its own transaction.
+
+    A lock serializes the threads sharing it (one connection runs one transaction at a time).
+    """
+
+    def __init__(self, connection: Any, dialect: Dialect, where: str, **cursor_options: Any) -> None:
+        # connection: a sqlite3 or psycopg connection (their cursor() signatures differ)
+        self.dialect = dialect
+        self.where = where
+        """The database, for messages (a path or a URL without its password)."""
+        self.statements = statements(dialect)
+        self._connection = connection
+        self._cursor_options = cursor_options
+        self._lock = threading.Lock()
+
+    def run(self, operation: Operation[T]) -> T:
+        """Run ``operation`` in one transaction and return its result."""
+        dialect = self.dialect
+        with self._lock:
+            cursor = self._connection.cursor(**self._cursor_options)
+            try:
+                begin = dialect.begin_write if operation.write else dialect.begin_read
+                return run_sync(cursor, begin, operation.steps(self.statements))
+            finally:
+                cursor.close()
+
+    def configure(self) -> None:
+        """Settings that wait for an accepted schema version; none here (see the SQLite backend)."""
+
+    def close(self) -> None:
+        """Close the connection."""
+        with self._lock:
+            self._connection.close()

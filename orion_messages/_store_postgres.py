@@ -1,0 +1,86 @@
+"""The conversation store's PostgreSQL backend: psycopg 3, sync and native async.
+
+Imported only when a ``postgresql://`` URL is opened, so psycopg (the ``postgres`` extra) is
+needed only then. Writes run at READ COMMITTED and begin by locking the conversation's row
+(``SELECT ... FOR UPDATE``): writers to one conversation take turns, positions are read and
+assigned under the lock, and writers to different conversations never wait for each other.
+Reads run in a REPEATABLE READ, READ ONLY transaction: one snapshot, never a serialization failure.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from contextlib import suppress
+from typing import Any, TypeVar
+
+import psycopg
+
+from ._store_ops import Finished, Operation, SyncBackend, advance
+from ._store_sql import POSTGRES, statements
+
+__all__ = ["AsyncBackend", "connect", "connect_async"]
+
+T = TypeVar("T")
+
+
+def connect(url: str, where: str) -> SyncBackend:
+    """A sync backend on a new connection to ``url`` (a libpq URL or conninfo string)."""
+    # autocommit: psycopg starts no transactions of its own; the operations' BEGIN/COMMIT are the only ones.
+    # binary: bigint, boolean and bytea rows arrive without text parsing.
+    return SyncBackend(psycopg.connect(url, autocommit=True), POSTGRES, where, binary=True)
+
+
+async def connect_async(url: str, where: str) -> AsyncBackend:
+    """An async backend on a new ``psycopg.AsyncConnection`` to ``url``."""
+    return AsyncBackend(await psycopg.AsyncConnection.connect(url, autocommit=True), where)
+
+
+class AsyncBackend:
+    """``SyncBackend``'s twin on an ``AsyncConnection``: the same operations, awaited."""
+
+    dialect = POSTGRES
+
+    def __init__(self, connection: psycopg.AsyncConnection[Any], where: str) -> None:
+        self.where = where
+        """The database, for messages (the URL without its password)."""
+        self.statements = statements(POSTGRES)
+        self._connection = connection
+        self._lock = asyncio.Lock()  # one transaction at a time on the connection
+
+    async def run(self, operation: Operation[T]) -> T:
+        """Run ``operation`` in one transaction and return its result (``run_sync``, awaited)."""
+        steps = operation.steps(self.statements)
+        async with self._lock, self._connection.cursor(binary=True) as cursor:
+            await cursor.execute(POSTGRES.begin_write if operation.write else POSTGRES.begin_read)
+            try:
+                result: Any = None
+                while not isinstance(step := advance(steps, result), Finished):
+                    result = await _execute(cursor, *step)
+            except BaseException:
+                await _rollback(cursor)
+                raise
+            await cursor.execute("COMMIT")
+            return step.value
+
+    async def close(self) -> None:
+        """Close the connection."""
+        async with self._lock:
+            await self._connection.close()
+
+
+async def _execute(cursor: psycopg.AsyncCursor[Any], sql: str, params: Any, fetch: str) -> Any:
+    if fetch == "many":
+        await cursor.executemany(sql, params)
+        return None
+    await cursor.execute(sql, params)
+    if fetch == "one":
+        return await cursor.fetchone()
+    if fetch == "all":
+        return await cursor.fetchall()
+    return cursor.rowcount
+
+
+async def _rollback(cursor: psycopg.AsyncCursor[Any]) -> None:
+    # The error that stopped the operation is the one to report (see ``run_sync``).
+    with suppress(Exception):
+        await cursor.execute("ROLLBACK")

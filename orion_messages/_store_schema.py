@@ -1,0 +1,91 @@
+"""The conversation store's schema: its tables, its version number and the upgrades between versions.
+
+``UPGRADES[n]`` holds the statements that take a store from version ``n`` to ``n + 1``; version 0
+is an empty database, so creating a store is the first upgrade. Opening a store runs the missing
+upgrades and the new version number in one transaction (both databases have transactional DDL):
+a failed upgrade leaves the store as it was. A store newer than ``SCHEMA_VERSION`` is refused
+untouched. Upgrades are append-only, like the golden fixtures: a released step is never edited.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+from typing import Any
+
+from ._store_sql import Dialect, render
+from .errors import StoreError, StoreVersionError
+
+__all__ = ["SCHEMA_VERSION", "UPGRADES", "upgrade"]
+
+_MESSAGE_TABLE = """CREATE TABLE {table} (
+    conversation_id TEXT NOT NULL REFERENCES orion_conversations (id) ON DELETE CASCADE,
+    position {int64} NOT NULL,
+    id TEXT NOT NULL,
+    role TEXT NOT NULL,
+    timestamp_ms {int64} NOT NULL,
+    pinned {boolean} NOT NULL,
+    pending {boolean} NOT NULL,
+    tool_call_id TEXT,
+    token_count {int64},
+    data {json} NOT NULL,{extra}
+    PRIMARY KEY (conversation_id, position)
+)"""
+
+UPGRADES: dict[int, list[str]] = {
+    # 0 -> 1: the first released schema.
+    0: [
+        "CREATE TABLE orion_store_version (version INTEGER NOT NULL)",
+        """CREATE TABLE orion_conversations (
+    id TEXT PRIMARY KEY,
+    title TEXT,
+    metadata {json},
+    created_ms {int64} NOT NULL,
+    updated_ms {int64} NOT NULL,
+    message_count {int64} NOT NULL,
+    next_position {int64} NOT NULL
+)""",
+        _MESSAGE_TABLE.replace("{table}", "orion_messages").replace("{extra}", ""),
+        "CREATE INDEX orion_messages_by_id ON orion_messages (conversation_id, id)",
+        "CREATE INDEX orion_messages_by_tool_call ON orion_messages (conversation_id, tool_call_id) "
+        "WHERE tool_call_id IS NOT NULL",
+        _MESSAGE_TABLE.replace("{table}", "orion_archived_messages").replace(
+            "{extra}", "\n    archived_ms {int64} NOT NULL,"
+        ),
+    ],
+}
+"""The statements from each version to the next, as ``_store_sql`` templates."""
+
+SCHEMA_VERSION = 1
+"""The schema version this orion-messages writes and reads."""
+
+_Step = Generator[tuple[str, tuple[Any, ...], str], Any, int]
+
+
+def upgrade(statements: dict[str, str], dialect: Dialect, where: str, target: int = SCHEMA_VERSION) -> _Step:
+    """The operation that brings a store to ``target``; returns the version it found.
+
+    Run in a write transaction. Raises ``StoreVersionError`` for a store newer than ``target``.
+    """
+    if dialect.schema_lock is not None:
+        yield dialect.schema_lock, (), "one"
+    exists = yield render(dialect.table_exists, dialect), ("orion_store_version",), "one"
+    found = 0
+    if exists is not None:
+        row = yield statements["version"], (), "one"
+        if row is None:
+            raise StoreError(
+                f"{where}: the store's version table is empty; it was not made by orion-messages"
+            )
+        found = int(row[0])
+    if found > target:
+        raise StoreVersionError(where, found, target)
+    if found == target:
+        return found
+    for version in range(found, target):
+        for template in UPGRADES[version]:
+            yield render(template, dialect), (), "none"
+    if found == 0:
+        yield statements["first_version"], (target,), "none"
+    else:
+        yield statements["set_version"], (target,), "none"
+    return found

@@ -1,0 +1,145 @@
+"""The conversation store's SQL, written once for SQLite and PostgreSQL.
+
+Every statement is a template with ``?`` placeholders and a few dialect slots (``{json}``,
+``{for_update}``...); ``statements(dialect)`` renders the whole table for one database, once,
+when a store opens. The operations (``_store_ops``) only name statements, so both backends and
+the sync and async stores run the same SQL.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["POSTGRES", "SQLITE", "Dialect", "Statements", "statements"]
+
+
+@dataclass(frozen=True)
+class Dialect:
+    """What differs between the databases: types, placeholders, locking and transactions."""
+
+    name: str
+    placeholder: str
+    """The driver's parameter marker: ``?`` for sqlite3, ``%s`` for psycopg."""
+    int64: str
+    boolean: str
+    json: str
+    """The column type holding exact JSON text (never PostgreSQL's ``jsonb``, which rewrites it)."""
+    json_in: str
+    """A JSON parameter, cast where the column type needs it."""
+    json_out: str
+    """How a JSON column is read back as its exact text (str or UTF-8 bytes); ``{column}`` is the column."""
+    for_update: str
+    """The row lock a write takes on the conversation row (SQLite locks the database instead)."""
+    begin_write: str
+    begin_read: str
+    schema_lock: str | None
+    """Serializes schema creation and upgrades between processes, where the BEGIN does not."""
+    table_exists: str
+
+
+SQLITE = Dialect(
+    name="sqlite",
+    placeholder="?",
+    int64="INTEGER",
+    boolean="INTEGER",
+    json="TEXT",
+    json_in="?",
+    # As bytes: the UTF-8 text is handed to the parser as stored, with no decoding to str between.
+    json_out="CAST({column} AS BLOB)",
+    for_update="",
+    # IMMEDIATE takes the write lock at BEGIN, so positions are read and written under it; a
+    # deferred BEGIN would fail with SQLITE_BUSY on upgrade instead of waiting its turn.
+    begin_write="BEGIN IMMEDIATE",
+    begin_read="BEGIN",
+    schema_lock=None,
+    table_exists="SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
+)
+
+POSTGRES = Dialect(
+    name="postgresql",
+    placeholder="%s",
+    int64="BIGINT",
+    boolean="BOOLEAN",
+    json="JSON",
+    json_in="?::json",
+    # As UTF-8 bytes (bytea, read in binary): the text reaches the parser as stored, no str between.
+    json_out="convert_to({column}::text, 'UTF8')",
+    for_update=" FOR UPDATE",
+    begin_write="BEGIN",
+    # One snapshot for the few statements a read runs; read-only transactions never fail to serialize.
+    begin_read="BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
+    schema_lock="SELECT pg_advisory_xact_lock(7061726) ",  # any constant, the same in every process
+    table_exists="SELECT 1 FROM pg_tables WHERE schemaname = current_schema() AND tablename = ?",
+)
+
+_MESSAGE_COLUMNS = (
+    "conversation_id, position, id, role, timestamp_ms, pinned, pending, tool_call_id, token_count, data"
+)
+_CONVERSATION_COLUMNS = "id, title, {metadata}, created_ms, updated_ms, message_count"
+
+_TEMPLATES = {
+    # conversations
+    "create": "INSERT INTO orion_conversations (id, title, metadata, created_ms, updated_ms, message_count, "
+    "next_position) VALUES (?, ?, {json_in}, ?, ?, 0, 0) ON CONFLICT (id) DO NOTHING",
+    "info": f"SELECT {_CONVERSATION_COLUMNS} FROM orion_conversations WHERE id = ?",
+    "list": f"SELECT {_CONVERSATION_COLUMNS} FROM orion_conversations ORDER BY created_ms, id",
+    "delete_archived": "DELETE FROM orion_archived_messages WHERE conversation_id = ?",
+    "delete_messages": "DELETE FROM orion_messages WHERE conversation_id = ?",
+    "delete": "DELETE FROM orion_conversations WHERE id = ?",
+    "lock": "SELECT next_position FROM orion_conversations WHERE id = ?{for_update}",
+    "grow": "UPDATE orion_conversations SET next_position = ?, message_count = message_count + ?, "
+    "updated_ms = ? WHERE id = ?",
+    "recount": "UPDATE orion_conversations SET next_position = ?, message_count = ?, updated_ms = ? WHERE id = ?",
+    "shrink": "UPDATE orion_conversations SET message_count = message_count - ?, updated_ms = ? WHERE id = ?",
+    "touch": "UPDATE orion_conversations SET updated_ms = ? WHERE id = ?",
+    # messages
+    "insert": f"INSERT INTO orion_messages ({_MESSAGE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, {{json_in}})",
+    "all": "SELECT position, {data} FROM orion_messages WHERE conversation_id = ? ORDER BY position",
+    "last": "SELECT position, {data} FROM orion_messages WHERE conversation_id = ? "
+    "ORDER BY position DESC LIMIT ?",
+    "after": "SELECT position, {data} FROM orion_messages WHERE conversation_id = ? AND position > ? "
+    "ORDER BY position",
+    "position_of": "SELECT position FROM orion_messages WHERE conversation_id = ? AND id = ? "
+    "ORDER BY position LIMIT 1",
+    "by_id": "SELECT position, {data} FROM orion_messages WHERE conversation_id = ? AND id = ? "
+    "ORDER BY position LIMIT 1",
+    "by_tool_call": "SELECT position, {data} FROM orion_messages WHERE conversation_id = ? "
+    "AND tool_call_id = ? ORDER BY position",
+    "rewrite": "UPDATE orion_messages SET data = {json_in}, pinned = ?, pending = ? "
+    "WHERE conversation_id = ? AND position = ?",
+    "token_sum": "SELECT COALESCE(SUM(token_count), 0) FROM orion_messages WHERE conversation_id = ?",
+    "uncounted": "SELECT position, {data} FROM orion_messages WHERE conversation_id = ? "
+    "AND token_count IS NULL ORDER BY position",
+    "archive_range": f"INSERT INTO orion_archived_messages ({_MESSAGE_COLUMNS}, archived_ms) "
+    f"SELECT {_MESSAGE_COLUMNS}, ? FROM orion_messages "
+    "WHERE conversation_id = ? AND position BETWEEN ? AND ?",
+    "delete_range": "DELETE FROM orion_messages WHERE conversation_id = ? AND position BETWEEN ? AND ?",
+    "archived": "SELECT position, {data} FROM orion_archived_messages WHERE conversation_id = ? "
+    "ORDER BY position",
+    # schema
+    "version": "SELECT version FROM orion_store_version",
+    "set_version": "UPDATE orion_store_version SET version = ?",
+    "first_version": "INSERT INTO orion_store_version (version) VALUES (?)",
+}
+
+Statements = dict[str, str]
+"""Statement name to SQL text, ready for the driver."""
+
+
+def render(template: str, dialect: Dialect) -> str:
+    """One template in ``dialect``'s SQL, with the driver's placeholders."""
+    text = template.format(
+        json_in=dialect.json_in,
+        for_update=dialect.for_update,
+        data=dialect.json_out.format(column="data"),
+        metadata=dialect.json_out.format(column="metadata"),
+        json=dialect.json,
+        int64=dialect.int64,
+        boolean=dialect.boolean,
+    )
+    return text.replace("?", dialect.placeholder)
+
+
+def statements(dialect: Dialect) -> Statements:
+    """Every statement of the store, rendered for ``dialect``."""
+    return {name: render(template, dialect) for name, template in _TEMPLATES.items()}

@@ -1,0 +1,75 @@
+"""The conversation store's SQLite backend: the standard library's ``sqlite3``, nothing to install.
+
+The database runs in WAL mode (readers never wait for the writer, the writer never waits for
+readers) with a busy timeout, so writers from several threads and processes queue for the
+lock instead of failing with "database is locked". Every write begins ``BEGIN IMMEDIATE``: it
+holds the write lock from its first statement, so positions are read and assigned under it.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import sqlite3
+import time
+
+from ._store_ops import SyncBackend
+from ._store_sql import SQLITE
+
+__all__ = ["connect"]
+
+_SQLITE_BUSY = 5  # SQLite's primary result code (sqlite3.SQLITE_BUSY from Python 3.11 on)
+
+BUSY_TIMEOUT_SECONDS = 30.0
+"""How long a writer waits for another's transaction before ``sqlite3.OperationalError``."""
+
+
+def connect(path: str) -> SyncBackend:
+    """Open (or create) the SQLite database at ``path`` (``:memory:`` for a private one).
+
+    WAL mode is set by ``configure``, once the store has accepted the schema version.
+    """
+    # isolation_level=None: the driver starts no transactions of its own; the operations'
+    # BEGIN IMMEDIATE / COMMIT are the only ones. check_same_thread=False: the backend's lock
+    # serializes threads, and the async store runs it on its worker thread.
+    folder = os.path.dirname(os.path.abspath(path))
+    if path != ":memory:" and not os.path.isdir(
+        folder
+    ):  # sqlite3 would say only "unable to open database file"
+        raise FileNotFoundError(errno.ENOENT, "no such folder for the store's database", path)
+    connection = sqlite3.connect(
+        path, timeout=BUSY_TIMEOUT_SECONDS, isolation_level=None, check_same_thread=False
+    )
+    try:
+        connection.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_SECONDS * 1000)}")
+        connection.execute("PRAGMA foreign_keys = ON")
+    except BaseException:
+        connection.close()
+        raise
+    return _SqliteBackend(connection, SQLITE, path)
+
+
+class _SqliteBackend(SyncBackend):
+    def configure(self) -> None:
+        """Put the database in WAL mode (kept in the file's header, so a newer store is never touched).
+
+        The switch needs every other connection out of the way, and SQLite reports it busy at
+        once instead of calling the busy handler: wait and retry, up to the busy timeout.
+        """
+        deadline = time.monotonic() + BUSY_TIMEOUT_SECONDS
+        delay = 0.001
+        while True:
+            try:
+                with self._lock:
+                    mode = self._connection.execute("PRAGMA journal_mode").fetchone()[0]
+                    if mode.lower() != "wal":
+                        self._connection.execute("PRAGMA journal_mode = WAL").fetchone()
+                return
+            except sqlite3.OperationalError as error:
+                # sqlite_errorcode is Python 3.11+; before it, an OperationalError here is the busy one.
+                code = getattr(error, "sqlite_errorcode", None)
+                busy = code is None or code & 0xFF == _SQLITE_BUSY
+                if not busy or time.monotonic() > deadline:
+                    raise
+            time.sleep(delay)
+            delay = min(delay * 2, 0.1)

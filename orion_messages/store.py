@@ -1,0 +1,405 @@
+"""The conversation store: many conversations in SQLite or PostgreSQL, one row per message.
+
+``open_store(url)`` gives a ``ConversationStore``; ``await open_async_store(url)`` its async twin,
+``AsyncConversationStore``, with the same calls and the same semantics. The URL picks the
+backend, as SQLAlchemy spells them: ``sqlite:///chat.db`` (relative), ``sqlite:////srv/chat.db``
+(absolute), ``sqlite://`` (in memory), ``postgresql://user@host/db`` (psycopg 3, the ``postgres``
+extra). Each message is stored as the exact text ``dumps_message`` writes, so loading gives back
+byte-identical messages. See docs/store.md.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Any, Literal, Protocol, TypeVar
+from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
+
+from . import _store_ops as ops
+from . import _store_schema, _store_sqlite
+from ._store_ops import ConversationInfo, Operation, SyncBackend
+from .errors import StoreError
+from .models import Message
+from .pruning import ContextConfig, PrunePlan
+
+__all__ = [
+    "AsyncConversationStore",
+    "ConversationInfo",
+    "ConversationStore",
+    "StoreURL",
+    "open_async_store",
+    "open_store",
+    "parse_store_url",
+]
+
+T = TypeVar("T")
+
+_SCHEMES = {"sqlite": "sqlite", "postgresql": "postgresql", "postgres": "postgresql"}
+
+
+@dataclass(frozen=True)
+class StoreURL:
+    """A parsed store URL: which backend, which database, and the conversation it names, if any."""
+
+    backend: Literal["sqlite", "postgresql"]
+    """``"sqlite"`` or ``"postgresql"``."""
+    database: str
+    """The SQLite file (``:memory:`` for none), or the libpq URL without ``conversation``."""
+    conversation: str | None
+    """The ``conversation`` query parameter (used by the command line), if given."""
+    display: str
+    """The URL without its password, for messages."""
+
+
+def is_store_url(text: str) -> bool:
+    """Whether ``text`` is a store URL (``sqlite:``, ``postgresql:`` or ``postgres:``) rather than a path."""
+    scheme, colon, _ = text.partition(":")
+    return bool(colon) and scheme.lower() in _SCHEMES
+
+
+def parse_store_url(url: str) -> StoreURL:
+    """Parse a store URL; see the module docstring for the forms.
+
+    Raises:
+        StoreError: not a store URL, a host in a SQLite URL, or an unknown SQLite parameter.
+    """
+    parts = urlsplit(url)
+    backend = _SCHEMES.get(parts.scheme.lower())
+    if backend is None:
+        raise StoreError(f"{url}: not a store URL; expected sqlite:///PATH or postgresql://USER@HOST/DB")
+    query = parse_qsl(parts.query, keep_blank_values=True)
+    conversation = next((value for key, value in query if key == "conversation"), None)
+    rest = [(key, value) for key, value in query if key != "conversation"]
+    display = url
+    if parts.password is not None:
+        display = url.replace(f":{parts.password}@", ":***@", 1)
+    if backend == "postgresql":
+        database = urlunsplit(("postgresql", parts.netloc, parts.path, urlencode(rest), ""))
+        return StoreURL("postgresql", database, conversation, display)
+    if parts.netloc:
+        raise StoreError(
+            f"{display}: a SQLite URL names no host; write sqlite:///relative.db or sqlite:////abs.db"
+        )
+    if rest:
+        raise StoreError(
+            f"{display}: unknown parameter {rest[0][0]!r} (a SQLite URL takes only conversation)"
+        )
+    path = unquote(parts.path[1:]) if parts.path.startswith("/") else unquote(parts.path)
+    return StoreURL("sqlite", path or ":memory:", conversation, display)
+
+
+def _new_id(conversation_id: str | None) -> str:
+    if conversation_id is None:
+        return uuid.uuid4().hex
+    if not isinstance(conversation_id, str) or not conversation_id:
+        raise TypeError(f"a conversation id is a non-empty str, got {conversation_id!r}")
+    return conversation_id
+
+
+class _Backend(Protocol):
+    where: str
+
+    def run(self, operation: Operation[T]) -> T: ...
+    def close(self) -> None: ...
+
+
+def _upgrade(backend: SyncBackend) -> None:
+    # The module attribute, read now: tests stand in a newer version to prove the mechanism.
+    target = _store_schema.SCHEMA_VERSION
+    backend.run(Operation(True, lambda s: _store_schema.upgrade(s, backend.dialect, backend.where, target)))
+
+
+def _open_sync(url: StoreURL) -> SyncBackend:
+    if url.backend == "sqlite":
+        backend = _store_sqlite.connect(url.database)
+    else:
+        from . import _store_postgres  # psycopg, the postgres extra, only when PostgreSQL is asked for
+
+        backend = _store_postgres.connect(url.database, url.display)
+    try:
+        _upgrade(backend)
+        backend.configure()
+    except BaseException:
+        backend.close()
+        raise
+    return backend
+
+
+def open_store(url: str) -> ConversationStore:
+    """Open (creating or upgrading as needed) the store at ``url``.
+
+    Raises:
+        StoreError: a bad URL.
+        StoreVersionError: the store was written by a newer orion-messages; it is left untouched.
+        ImportError: a PostgreSQL URL without psycopg installed (``pip install orion-messages[postgres]``).
+    """
+    return ConversationStore(_open_sync(parse_store_url(url)))
+
+
+class ConversationStore:
+    """Conversations in a database, one row per message; every call is one transaction.
+
+    Open one with ``open_store(url)``; close it with ``close()`` or a ``with`` block. One store
+    holds one connection, which threads share one call at a time; open one store per worker
+    process. Lookups by a missing conversation raise ``ConversationNotFound``.
+    """
+
+    def __init__(self, backend: _Backend) -> None:
+        self._backend = backend
+
+    @property
+    def where(self) -> str:
+        """The database: a SQLite path, or the PostgreSQL URL without its password."""
+        return self._backend.where
+
+    def create(
+        self, conversation_id: str | None = None, *, title: str | None = None, metadata: Any = None
+    ) -> ConversationInfo:
+        """Create an empty conversation (a random id when none is given); ``ConversationExists`` if taken.
+
+        ``metadata`` is any JSON value, stored as given.
+        """
+        return self._backend.run(ops.create(_new_id(conversation_id), title, metadata))
+
+    def info(self, conversation_id: str) -> ConversationInfo:
+        """The conversation's id, title, metadata, times and message count."""
+        return self._backend.run(ops.info(conversation_id))
+
+    def conversations(self) -> list[ConversationInfo]:
+        """Every conversation in the store, oldest first."""
+        return self._backend.run(ops.conversations())
+
+    def delete(self, conversation_id: str) -> None:
+        """Delete a conversation, its messages and its archive."""
+        self._backend.run(ops.delete(conversation_id))
+
+    def append(self, conversation_id: str, message: Message) -> None:
+        """Append one message; its cost does not grow with the conversation."""
+        self._backend.run(ops.extend(conversation_id, (message,)))
+
+    def extend(self, conversation_id: str, messages: Iterable[Message]) -> None:
+        """Append messages in order, all or none."""
+        self._backend.run(ops.extend(conversation_id, messages))
+
+    def load(
+        self, conversation_id: str, *, last: int | None = None, since: str | None = None
+    ) -> list[Message]:
+        """The conversation's messages in order; or the last ``last``; or those after the message ``since``.
+
+        With both, the last ``last`` of those after ``since``.
+
+        Raises:
+            FormatError: a stored row is not a valid message (naming the conversation and position).
+            MessageNotFound: no message has the id ``since``.
+        """
+        return self._backend.run(ops.load(conversation_id, last, since))
+
+    def load_archived(self, conversation_id: str) -> list[Message]:
+        """The messages ``prune(..., archive=True)`` removed, in their original order."""
+        return self._backend.run(ops.archived(conversation_id))
+
+    def replace_messages(
+        self, conversation_id: str, messages: Iterable[Message], *, create: bool = False
+    ) -> None:
+        """Replace every message, all or none (orion-core's ``replace_messages``).
+
+        With ``create=True`` a missing conversation is created first, in the same transaction.
+        """
+        self._backend.run(ops.replace(conversation_id, messages, create))
+
+    def set_pinned(self, conversation_id: str, message_id: str, pinned: bool) -> bool:
+        """Pin or unpin the first message with ``message_id``; False when there is none, as in orion-core."""
+        return self._backend.run(ops.set_pinned(conversation_id, message_id, pinned))
+
+    def resolve(
+        self, conversation_id: str, tool_call_id: str, content: str, *, is_error: bool = False
+    ) -> Message:
+        """Fill in a pending tool result in place (same id, same position); the resolved message.
+
+        Raises:
+            KeyError: no tool-result message answers ``tool_call_id``.
+            ValueError: that result is already resolved.
+        """
+        return self._backend.run(ops.resolve(conversation_id, tool_call_id, content, is_error))
+
+    def prune(
+        self,
+        conversation_id: str,
+        config: ContextConfig | None = None,
+        *,
+        count: Callable[[Message], int] | None = None,
+        archive: bool = False,
+    ) -> PrunePlan:
+        """Drop the turns ``plan_prune`` drops, in one transaction; the plan, its ranges into the messages before.
+
+        With ``archive=True`` the dropped messages move to the archive (``load_archived``).
+
+        Raises:
+            ContextOverflowError: orion-core's refusals; nothing changes.
+        """
+        return self._backend.run(ops.prune(conversation_id, config, count, archive))
+
+    def count_tokens(self, conversation_id: str, *, count: Callable[[Message], int] | None = None) -> int:
+        """The conversation's tokens: each message's ``token_count`` where set, else ``count`` (default ``estimate_tokens``)."""
+        return self._backend.run(ops.count_tokens(conversation_id, count))
+
+    def close(self) -> None:
+        """Close the connection."""
+        self._backend.close()
+
+    def __enter__(self) -> ConversationStore:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
+    ) -> None:
+        self.close()
+
+
+class _AsyncBackend(Protocol):
+    where: str
+
+    async def run(self, operation: Operation[T]) -> T: ...
+    async def close(self) -> None: ...
+
+
+class _ThreadBackend:
+    """A sync backend run on one worker thread of its own, so awaiting it never blocks the event loop."""
+
+    def __init__(self, backend: SyncBackend) -> None:
+        self.where = backend.where
+        self._backend = backend
+        self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="orion-store")
+
+    async def run(self, operation: Operation[T]) -> T:
+        return await asyncio.get_running_loop().run_in_executor(self._thread, self._backend.run, operation)
+
+    async def close(self) -> None:
+        await asyncio.get_running_loop().run_in_executor(self._thread, self._backend.close)
+        self._thread.shutdown(wait=False)
+
+
+async def open_async_store(url: str) -> AsyncConversationStore:
+    """Open the store at ``url`` for ``async`` code: ``open_store``'s twin.
+
+    PostgreSQL runs on psycopg's native ``AsyncConnection``. SQLite has no async driver in the
+    standard library: each store runs its connection on a worker thread of its own, and the
+    calls await it, so the event loop never waits on the database.
+    """
+    parsed = parse_store_url(url)
+    if parsed.backend == "sqlite":
+        loop = asyncio.get_running_loop()
+        backend = await loop.run_in_executor(None, _open_sync, parsed)
+        return AsyncConversationStore(_ThreadBackend(backend))
+    from . import _store_postgres  # psycopg, the postgres extra, only when PostgreSQL is asked for
+
+    native = await _store_postgres.connect_async(parsed.database, parsed.display)
+    target = _store_schema.SCHEMA_VERSION
+    try:
+        await native.run(
+            Operation(True, lambda s: _store_schema.upgrade(s, native.dialect, native.where, target))
+        )
+    except BaseException:
+        await native.close()
+        raise
+    return AsyncConversationStore(native)
+
+
+class AsyncConversationStore:
+    """``ConversationStore``'s async twin: the same calls, awaited, with the same semantics.
+
+    Open one with ``await open_async_store(url)``; close it with ``await close()`` or ``async with``.
+    """
+
+    def __init__(self, backend: _AsyncBackend) -> None:
+        self._backend = backend
+
+    @property
+    def where(self) -> str:
+        """The database: a SQLite path, or the PostgreSQL URL without its password."""
+        return self._backend.where
+
+    async def create(
+        self, conversation_id: str | None = None, *, title: str | None = None, metadata: Any = None
+    ) -> ConversationInfo:
+        """See ``ConversationStore.create``."""
+        return await self._backend.run(ops.create(_new_id(conversation_id), title, metadata))
+
+    async def info(self, conversation_id: str) -> ConversationInfo:
+        """See ``ConversationStore.info``."""
+        return await self._backend.run(ops.info(conversation_id))
+
+    async def conversations(self) -> list[ConversationInfo]:
+        """See ``ConversationStore.conversations``."""
+        return await self._backend.run(ops.conversations())
+
+    async def delete(self, conversation_id: str) -> None:
+        """See ``ConversationStore.delete``."""
+        await self._backend.run(ops.delete(conversation_id))
+
+    async def append(self, conversation_id: str, message: Message) -> None:
+        """See ``ConversationStore.append``."""
+        await self._backend.run(ops.extend(conversation_id, (message,)))
+
+    async def extend(self, conversation_id: str, messages: Iterable[Message]) -> None:
+        """See ``ConversationStore.extend``."""
+        await self._backend.run(ops.extend(conversation_id, messages))
+
+    async def load(
+        self, conversation_id: str, *, last: int | None = None, since: str | None = None
+    ) -> list[Message]:
+        """See ``ConversationStore.load``."""
+        return await self._backend.run(ops.load(conversation_id, last, since))
+
+    async def load_archived(self, conversation_id: str) -> list[Message]:
+        """See ``ConversationStore.load_archived``."""
+        return await self._backend.run(ops.archived(conversation_id))
+
+    async def replace_messages(
+        self, conversation_id: str, messages: Iterable[Message], *, create: bool = False
+    ) -> None:
+        """See ``ConversationStore.replace_messages``."""
+        await self._backend.run(ops.replace(conversation_id, messages, create))
+
+    async def set_pinned(self, conversation_id: str, message_id: str, pinned: bool) -> bool:
+        """See ``ConversationStore.set_pinned``."""
+        return await self._backend.run(ops.set_pinned(conversation_id, message_id, pinned))
+
+    async def resolve(
+        self, conversation_id: str, tool_call_id: str, content: str, *, is_error: bool = False
+    ) -> Message:
+        """See ``ConversationStore.resolve``."""
+        return await self._backend.run(ops.resolve(conversation_id, tool_call_id, content, is_error))
+
+    async def prune(
+        self,
+        conversation_id: str,
+        config: ContextConfig | None = None,
+        *,
+        count: Callable[[Message], int] | None = None,
+        archive: bool = False,
+    ) -> PrunePlan:
+        """See ``ConversationStore.prune``."""
+        return await self._backend.run(ops.prune(conversation_id, config, count, archive))
+
+    async def count_tokens(
+        self, conversation_id: str, *, count: Callable[[Message], int] | None = None
+    ) -> int:
+        """See ``ConversationStore.count_tokens``."""
+        return await self._backend.run(ops.count_tokens(conversation_id, count))
+
+    async def close(self) -> None:
+        """Close the connection (and, for SQLite, its worker thread)."""
+        await self._backend.close()
+
+    async def __aenter__(self) -> AsyncConversationStore:
+        return self
+
+    async def __aexit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
+    ) -> None:
+        await self.close()

@@ -1,0 +1,476 @@
+"""The conversation store's operations, on SQLite and on a real PostgreSQL server.
+
+Expectations come from the golden fixtures (byte-exact loading), from the in-memory
+``Conversation`` and ``plan_prune`` (what an operation in place must equal), and from the issue.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from orion_messages import (
+    ContextConfig,
+    Conversation,
+    ConversationExists,
+    ConversationNotFound,
+    FormatError,
+    Message,
+    MessageNotFound,
+    TokenCounter,
+    dumps,
+    dumps_message,
+    estimate_tokens,
+    load,
+    plan_prune,
+)
+from orion_messages._store_ops import Operation, Statements, Steps
+from orion_messages.store import (
+    AsyncConversationStore,
+    ConversationStore,
+    is_store_url,
+    open_async_store,
+    open_store,
+    parse_store_url,
+)
+
+from ..conftest import FIXTURES
+
+GOLDENS = sorted(
+    path
+    for path in [
+        *FIXTURES.glob("v0.*/*.json"),
+        FIXTURES / "newer" / "unknown-keys.json",
+        FIXTURES / "own" / "conversation.json",
+    ]
+    if ".pretty." not in path.name
+)
+
+
+@contextmanager
+def opened(url: str) -> Iterator[ConversationStore]:
+    with open_store(url) as store:
+        yield store
+
+
+def raw_sql(url: str, sql: str, params: tuple[Any, ...] = ()) -> None:
+    """Run one statement on the store's database behind its back (to corrupt or inspect it)."""
+    parsed = parse_store_url(url)
+    if parsed.backend == "sqlite":
+        with sqlite3.connect(parsed.database) as connection:
+            connection.execute(sql, params)
+        return
+    import psycopg
+
+    with psycopg.connect(parsed.database, autocommit=True) as connection:
+        connection.execute(sql.replace("?", "%s"), params)
+
+
+def chat(count: int, prefix: str = "m") -> list[Message]:
+    """``count`` turns of a user message and an assistant reply."""
+    out: list[Message] = []
+    for turn in range(count):
+        out.append(Message.user(f"{prefix}{2 * turn}", f"question {turn} " * 20, timestamp=turn))
+        out.append(Message.assistant(f"{prefix}{2 * turn + 1}", f"answer {turn} " * 20, timestamp=turn))
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# exactness
+
+
+def test_every_golden_loads_back_byte_identical(store_url: str) -> None:
+    with opened(store_url) as store:
+        for path in GOLDENS:
+            store.create(path.name)
+            store.extend(path.name, load(path))
+        for path in GOLDENS:
+            assert dumps(store.load(path.name)) == path.read_bytes(), path
+
+
+def test_each_row_holds_the_exact_dumps_message_text(store_url: str) -> None:
+    messages = load(FIXTURES / "v0.7" / "edge-unicode-escapes.json")
+    assert any(b"\\u0000" in dumps_message(m) for m in messages)  # the case jsonb refuses
+    with opened(store_url) as store:
+        store.create("c")
+        store.extend("c", messages)
+        rows = store._backend.run(Operation(False, lambda s: _rows(s, "c")))
+    assert [data if isinstance(data, bytes) else data.encode() for _, data in rows] == [
+        dumps_message(m) for m in messages
+    ]
+
+
+def _rows(s: Statements, conversation_id: str) -> Steps[list[Any]]:
+    rows: list[Any] = yield s["all"], (conversation_id,), "all"
+    return rows
+
+
+def test_postgres_keeps_messages_in_a_json_column_never_jsonb(postgres_url: str) -> None:
+    import psycopg
+
+    with opened(postgres_url):
+        pass
+    schema = postgres_url.rsplit("%3D", 1)[1]
+    with psycopg.connect(postgres_url, autocommit=True) as connection:
+        types = connection.execute(
+            "SELECT table_name, data_type FROM information_schema.columns WHERE table_schema = %s "
+            "AND column_name = 'data'",
+            (schema,),
+        ).fetchall()
+    assert sorted(types) == [("orion_archived_messages", "json"), ("orion_messages", "json")]
+
+
+def test_a_corrupt_row_raises_naming_the_conversation_and_position(store_url: str) -> None:
+    with opened(store_url) as store:
+        store.create("c1")
+        store.extend("c1", chat(3))
+        raw_sql(
+            store_url,
+            "UPDATE orion_messages SET data = ? WHERE conversation_id = ? AND position = ?",
+            ('{"id":"m2","role":"robot","content":"x","timestamp":1}', "c1", 2),
+        )
+        with pytest.raises(FormatError) as caught:
+            store.load("c1")
+        assert caught.value.source == 'conversation "c1", position 2'
+        assert "role" in str(caught.value)
+        with pytest.raises(FormatError):
+            store.load("c1", last=4)  # the window holding it fails too
+        assert [m.id for m in store.load("c1", last=3)] == ["m3", "m4", "m5"]  # one without it loads
+
+
+# --------------------------------------------------------------------------------------------
+# conversations
+
+
+def test_conversations_are_created_listed_described_and_deleted(store_url: str) -> None:
+    with opened(store_url) as store:
+        first = store.create("a", title="Trip", metadata={"user": 7, "tags": ["x"], "big": 2**70})
+        second = store.create(metadata=[1, 2])
+        assert len(second.id) == 32
+        with pytest.raises(ConversationExists):
+            store.create("a")
+        store.extend("a", chat(2))
+        info = store.info("a")
+        assert (info.title, info.metadata, info.message_count) == (
+            "Trip",
+            {"user": 7, "tags": ["x"], "big": 2**70},
+            4,
+        )
+        assert info.created == first.created
+        assert info.updated >= first.updated
+        oldest_first = sorted([first, second], key=lambda c: (c.created, c.id))
+        assert [c.id for c in store.conversations()] == [c.id for c in oldest_first]
+        store.delete("a")
+        assert [c.id for c in store.conversations()] == [second.id]
+        with pytest.raises(ConversationNotFound):
+            store.info("a")
+        with pytest.raises(ConversationNotFound):
+            store.delete("a")
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda s: s.load("nope"),
+        lambda s: s.append("nope", Message.user("m", "x")),
+        lambda s: s.replace_messages("nope", []),
+        lambda s: s.set_pinned("nope", "m", True),
+        lambda s: s.resolve("nope", "call", "x"),
+        lambda s: s.prune("nope"),
+        lambda s: s.count_tokens("nope"),
+        lambda s: s.load_archived("nope"),
+    ],
+)
+def test_every_call_on_a_missing_conversation_raises(sqlite_url: str, call: Any) -> None:
+    with opened(sqlite_url) as store, pytest.raises(ConversationNotFound):
+        call(store)
+
+
+# --------------------------------------------------------------------------------------------
+# messages
+
+
+def test_append_extend_and_windows(store_url: str) -> None:
+    messages = chat(5)
+    with opened(store_url) as store:
+        store.create("c")
+        store.append("c", messages[0])
+        store.extend("c", messages[1:])
+        assert store.load("c") == messages
+        assert store.load("c", last=3) == messages[-3:]
+        assert store.load("c", last=0) == []
+        assert store.load("c", last=100) == messages
+        assert store.load("c", since="m6") == messages[7:]
+        assert store.load("c", since="m2", last=2) == messages[-2:]
+        assert store.load("c", since="m9") == []
+        with pytest.raises(MessageNotFound):
+            store.load("c", since="missing")
+        with pytest.raises(ValueError, match="last"):
+            store.load("c", last=-1)
+        with pytest.raises(TypeError):
+            store.extend("c", [messages[0], "not a message"])  # type: ignore[list-item]
+        assert store.info("c").message_count == 10  # nothing of the refused batch was added
+
+
+def test_replace_messages_is_atomic_and_positions_keep_growing(store_url: str) -> None:
+    old, new = chat(3, "old"), chat(2, "new")
+    with opened(store_url) as store:
+        store.create("c")
+        store.extend("c", old)
+        backend = store._backend
+
+        def replace_then_fail(s: Statements) -> Steps[None]:
+            from orion_messages import _store_ops
+
+            yield from _store_ops.replace("c", new, False).steps(s)
+            raise RuntimeError("the host died mid-transaction")
+
+        with pytest.raises(RuntimeError):
+            backend.run(Operation(True, replace_then_fail))
+        assert store.load("c") == old
+        store.replace_messages("c", new)
+        assert store.load("c") == new
+        assert store.info("c").message_count == 4
+        store.append("c", old[0])
+        assert store.load("c") == [*new, old[0]]
+        store.replace_messages("fresh", old, create=True)
+        assert store.load("fresh") == old
+
+
+def test_set_pinned_matches_the_in_memory_conversation(store_url: str) -> None:
+    messages = chat(3)
+    expected = Conversation(messages)
+    with opened(store_url) as store:
+        store.create("c")
+        store.extend("c", messages)
+        for message_id, pinned in [("m2", True), ("m2", True), ("m4", True), ("m2", False), ("zz", True)]:
+            assert store.set_pinned("c", message_id, pinned) == expected.set_pinned(message_id, pinned)
+        assert store.load("c") == list(expected)
+
+
+def test_resolve_in_place_matches_the_in_memory_conversation(store_url: str) -> None:
+    messages = load(FIXTURES / "v0.8" / "pending-placeholders.json")
+    pending = [m.tool_result.tool_call_id for m in messages if m.is_pending and m.tool_result is not None]
+    assert pending
+    expected = Conversation(messages)
+    with opened(store_url) as store:
+        store.create("c")
+        store.extend("c", messages)
+        assert store.resolve("c", pending[0], "42", is_error=True) == expected.resolve(
+            pending[0], "42", is_error=True
+        )
+        assert store.load("c") == list(expected)
+        with pytest.raises(ValueError, match="already resolved"):
+            store.resolve("c", pending[0], "again")
+        with pytest.raises(KeyError):
+            store.resolve("c", "no-such-call", "x")
+        assert store.load("c") == list(expected)
+
+
+def test_prune_in_place_applies_plan_prune_and_archives(store_url: str) -> None:
+    messages = [Message.system("sys", "be brief"), *chat(8)]
+    messages[3] = messages[3].pin()
+    config = ContextConfig(max_context_tokens=600, max_response_tokens=100)
+    expected = plan_prune(messages, config)
+    assert expected.dropped
+    assert expected.kept
+    with opened(store_url) as store:
+        store.create("c")
+        store.extend("c", messages)
+        plan = store.prune("c", config, archive=True)
+        assert plan == expected
+        assert store.load("c") == expected.kept_messages(messages)
+        assert store.load_archived("c") == expected.dropped_messages(messages)
+        assert store.info("c").message_count == expected.kept_count
+        store.create("d")
+        store.extend("d", messages)
+        store.prune("d", config)
+        assert store.load("d") == expected.kept_messages(messages)
+        assert store.load_archived("d") == []
+
+
+def test_a_failed_prune_changes_nothing(store_url: str) -> None:
+    messages = chat(4)
+
+    def broken(message: Message) -> int:
+        raise RuntimeError("tokenizer crashed")
+
+    with opened(store_url) as store:
+        store.create("c")
+        store.extend("c", messages)
+        with pytest.raises(RuntimeError):
+            store.prune("c", ContextConfig(max_context_tokens=300, max_response_tokens=10), count=broken)
+        assert store.load("c") == messages
+
+
+def test_count_tokens_agrees_with_the_token_counter(store_url: str) -> None:
+    messages = load(FIXTURES / "v0.7" / "token-counts.json") + chat(2)
+    assert any(m.token_count is not None for m in messages)
+    assert any(m.token_count is None for m in messages)
+    with opened(store_url) as store:
+        store.create("c")
+        store.extend("c", messages)
+        assert store.count_tokens("c") == sum(
+            TokenCounter(estimate_tokens, use_token_count=True).counts(messages)
+        )
+        assert store.count_tokens("c", count=lambda m: 1) == sum(
+            1 if m.token_count is None else m.token_count for m in messages
+        )
+
+
+# --------------------------------------------------------------------------------------------
+# async
+
+
+def test_the_async_store_does_what_the_sync_one_does(store_url: str) -> None:
+    messages = chat(4)
+
+    async def scenario() -> tuple[list[Message], list[Message], int, bool]:
+        store = await open_async_store(store_url)
+        assert isinstance(store, AsyncConversationStore)
+        async with store:
+            await store.create("c", title="async")
+            await store.extend("c", messages[:-1])
+            await store.append("c", messages[-1])
+            pinned = await store.set_pinned("c", "m1", True)
+            # Calls from several tasks at once take turns on the one connection.
+            loads = await asyncio.gather(*(store.load("c", last=2) for _ in range(5)))
+            assert all(window == loads[0] for window in loads)
+            return await store.load("c"), loads[0], (await store.info("c")).message_count, pinned
+
+    everything, window, count, pinned = asyncio.run(scenario())
+    expected = Conversation(messages)
+    expected.set_pinned("m1", True)
+    assert (everything, window, count, pinned) == (list(expected), list(expected)[-2:], 8, True)
+    with opened(store_url) as store:
+        assert store.load("c") == list(expected)
+
+
+# --------------------------------------------------------------------------------------------
+# URLs
+
+
+@pytest.mark.parametrize(
+    ("url", "backend", "database", "conversation"),
+    [
+        ("sqlite:///chats.db", "sqlite", "chats.db", None),
+        ("sqlite:////srv/data/chats.db?conversation=c1", "sqlite", "/srv/data/chats.db", "c1"),
+        ("sqlite://", "sqlite", ":memory:", None),
+        ("sqlite:///:memory:", "sqlite", ":memory:", None),
+        ("sqlite:///my%20chats.db", "sqlite", "my chats.db", None),
+        ("postgresql://me@db.example/chats", "postgresql", "postgresql://me@db.example/chats", None),
+        (
+            "postgres://me:secret@db:5433/chats?sslmode=require&conversation=c%202",
+            "postgresql",
+            "postgresql://me:secret@db:5433/chats?sslmode=require",
+            "c 2",
+        ),
+    ],
+)
+def test_store_urls(url: str, backend: str, database: str, conversation: str | None) -> None:
+    parsed = parse_store_url(url)
+    assert (parsed.backend, parsed.database, parsed.conversation) == (backend, database, conversation)
+    assert "secret" not in parsed.display
+    assert is_store_url(url)
+
+
+@pytest.mark.parametrize("text", ["chat.json", "/srv/sqlite/x.jsonl", "C:\\chats\\a.json", "mysql://x/y"])
+def test_paths_are_not_store_urls(text: str) -> None:
+    assert not is_store_url(text)
+
+
+def test_a_sqlite_url_with_a_host_or_unknown_parameter_is_refused() -> None:
+    from orion_messages import StoreError
+
+    with pytest.raises(StoreError, match="host"):
+        parse_store_url("sqlite://server/chats.db")
+    with pytest.raises(StoreError, match="mode"):
+        parse_store_url("sqlite:///chats.db?mode=ro")
+
+
+def test_opening_sqlite_uses_wal_and_a_busy_timeout(tmp_path: Path) -> None:
+    with opened(f"sqlite:///{tmp_path / 'c.db'}") as store:
+        connection = store._backend._connection  # type: ignore[attr-defined]
+        assert connection.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+        assert connection.execute("PRAGMA busy_timeout").fetchone()[0] >= 1000
+
+
+def test_a_store_in_a_missing_folder_is_a_file_not_found_error_naming_it(tmp_path: Path) -> None:
+    missing = tmp_path / "nowhere" / "chats.db"
+    with pytest.raises(FileNotFoundError) as caught:
+        open_store(f"sqlite:///{missing}")
+    assert caught.value.filename == str(missing)
+
+
+def test_without_a_server_the_postgres_tests_skip_but_fail_under_ci(monkeypatch: pytest.MonkeyPatch) -> None:
+    from .conftest import _unavailable
+
+    monkeypatch.delenv("CI", raising=False)
+    with pytest.raises(pytest.skip.Exception, match="no PostgreSQL server: because"):
+        _unavailable("because")
+    monkeypatch.setenv("CI", "true")
+    with pytest.raises(pytest.fail.Exception, match="CI is set"):
+        _unavailable("because")
+
+
+def _comparable(value: Any) -> Any:
+    """A call's result with the clock left out (ConversationInfo times differ between two runs)."""
+    if isinstance(value, list):
+        return [_comparable(item) for item in value]
+    if hasattr(value, "message_count"):
+        return (value.id, value.title, value.metadata, value.message_count)
+    return value
+
+
+def _scenario() -> list[tuple[str, tuple[Any, ...], dict[str, Any]]]:
+    pending = Message.pending_result("p1", "call-1", "tool", timestamp=5)
+    config = ContextConfig(max_context_tokens=500, max_response_tokens=100)
+    return [
+        ("create", ("c",), {"title": "t", "metadata": {"k": [1]}}),
+        ("create", ("d",), {}),
+        ("extend", ("c", [*chat(6), pending]), {}),
+        ("append", ("c", Message.user("last", "bye", timestamp=9)), {}),
+        ("set_pinned", ("c", "m2", True), {}),
+        ("resolve", ("c", "call-1", "done"), {"is_error": True}),
+        ("count_tokens", ("c",), {}),
+        ("count_tokens", ("c",), {"count": lambda m: len(m.content)}),
+        ("load", ("c",), {"last": 3}),
+        ("load", ("c",), {"since": "m8"}),
+        ("prune", ("c", config), {"archive": True}),
+        ("load", ("c",), {}),
+        ("load_archived", ("c",), {}),
+        ("replace_messages", ("d", chat(2)), {}),
+        ("replace_messages", ("e", chat(1)), {"create": True}),
+        ("info", ("c",), {}),
+        ("conversations", (), {}),
+        ("delete", ("d",), {}),
+        ("conversations", (), {}),
+    ]
+
+
+def test_every_async_call_matches_its_sync_twin(store_url: str, sqlite_url: str) -> None:
+    sync_url = sqlite_url if store_url != sqlite_url else sqlite_url.replace("chats.db", "twin.db")
+    with opened(sync_url) as store:
+        expected = [_comparable(getattr(store, name)(*args, **kwargs)) for name, args, kwargs in _scenario()]
+
+    async def run() -> list[Any]:
+        async with await open_async_store(store_url) as store:
+            return [
+                _comparable(await getattr(store, name)(*args, **kwargs)) for name, args, kwargs in _scenario()
+            ]
+
+    assert asyncio.run(run()) == expected
+    names = {name for name, _, _ in _scenario()}
+    public = {
+        name
+        for name in vars(ConversationStore)
+        if not name.startswith("_") and name not in ("close", "where")
+    }
+    assert public == names  # the scenario calls every operation
+    assert public <= set(vars(AsyncConversationStore))

@@ -1,0 +1,83 @@
+"""The command line reaches the store: ``convert`` to and from a store URL, ``stats`` and ``validate`` on one."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from orion_messages import load
+from orion_messages.cli import main
+from orion_messages.store import open_store
+
+from ..conftest import FIXTURES
+from .test_store import raw_sql
+
+GOLDEN = FIXTURES / "v0.7" / "tool-loop-parallel.json"
+
+
+def with_conversation(url: str, conversation: str) -> str:
+    return f"{url}{'&' if '?' in url else '?'}conversation={conversation}"
+
+
+def test_convert_into_a_store_and_back_is_byte_identical(store_url: str, tmp_path: Path) -> None:
+    target = with_conversation(store_url, "c1")
+    assert main(["convert", str(GOLDEN), target]) == 0
+    assert main(["convert", str(GOLDEN), target]) == 0  # again: replaced, not doubled
+    with open_store(store_url) as store:
+        assert store.load("c1") == load(GOLDEN)
+    back = tmp_path / "back.json"
+    assert main(["convert", target, str(back)]) == 0
+    assert back.read_bytes() == GOLDEN.read_bytes()
+    log = tmp_path / "back.jsonl"
+    assert main(["convert", target, str(log)]) == 0
+    assert main(["convert", str(log), with_conversation(store_url, "c2")]) == 0
+    with open_store(store_url) as store:
+        assert store.load("c2") == load(GOLDEN)
+
+
+def test_stats_on_a_store_url(sqlite_url: str, capsys: pytest.CaptureFixture[str]) -> None:
+    target = with_conversation(sqlite_url, "c1")
+    assert main(["convert", str(GOLDEN), target]) == 0
+    capsys.readouterr()
+    assert main(["stats", "--format", "json", target]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["messages"] == len(load(GOLDEN))
+    assert summary["path"] == target
+
+
+def test_validate_checks_every_conversation_of_a_store(
+    store_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for name in ("a", "b"):
+        assert main(["convert", str(GOLDEN), with_conversation(store_url, name)]) == 0
+    capsys.readouterr()
+    assert main(["validate", store_url]) == 0
+    assert "checked 2 files" in capsys.readouterr().out
+    raw_sql(
+        store_url, "UPDATE orion_messages SET data = ? WHERE conversation_id = 'b' AND position = 1", ("{}",)
+    )
+    assert main(["validate", "--format", "json", store_url]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert [f["valid"] for f in report["files"]] == [True, False]
+    assert 'conversation "b", position 1' in report["files"][1]["errors"][0]["message"]
+    assert main(["validate", with_conversation(store_url, "a")]) == 0
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (["stats", "sqlite:///{db}"], "add ?conversation=ID"),
+        (["stats", "sqlite:///{db}?conversation=nope"], 'no conversation "nope"'),
+        (["convert", "sqlite:///{db}?conversation=nope", "out.json"], 'no conversation "nope"'),
+        (["validate", "sqlite:///{db}?mode=ro"], "unknown parameter"),
+    ],
+)
+def test_store_url_problems_are_clear_errors(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str], expected: str
+) -> None:
+    database = tmp_path / "chats.db"
+    open_store(f"sqlite:///{database}").close()
+    assert main([part.format(db=database) for part in argv]) == 1
+    assert expected in capsys.readouterr().err
