@@ -5,10 +5,14 @@ orion-core writes, a conversation with orion-core's agent operations, atomic per
 orion-core's agent events. JSON Schema export lives in ``orion_messages.schema``.
 """
 
+from .anthropic_messages import from_anthropic, to_anthropic
+from .chat_template_dicts import from_chat_template, to_chat_template
 from .checks import check
 from .conversation import Conversation
+from .conversions import ConversionResult, Loss, Orphan, OrphanPolicy, find_orphans, fix_orphans
 from .errors import (
     ContextOverflowError,
+    ConversionError,
     FormatError,
     OrionMessagesError,
     OrionMessagesWarning,
@@ -17,6 +21,8 @@ from .errors import (
 )
 from .events import AgentEvent, dump_event, iter_events, parse_event, record_events
 from .models import Message, Role, ToolCall, ToolResult
+from .openai_chat import from_openai, to_openai
+from .orion_backend import to_orion_backend
 from .pruning import (
     SUMMARY_PREFIX,
     ContextConfig,
@@ -41,6 +47,11 @@ __all__ = [
     "AgentEvent",
     "ContextConfig",
     "ContextOverflowError",
+    "ConversionError",
+    "ConversionResult",
+    "Loss",
+    "Orphan",
+    "OrphanPolicy",
     "Conversation",
     "FormatError",
     "Message",
@@ -63,6 +74,11 @@ __all__ = [
     "dump_event",
     "dumps_message",
     "estimate_tokens",
+    "find_orphans",
+    "fix_orphans",
+    "from_anthropic",
+    "from_chat_template",
+    "from_openai",
     "is_summary",
     "iter_events",
     "load",
@@ -76,5 +92,9 @@ __all__ = [
     "save",
     "save_jsonl",
     "split_turns",
+    "to_anthropic",
+    "to_chat_template",
+    "to_openai",
+    "to_orion_backend",
     "tokenizer_counter",
 ]

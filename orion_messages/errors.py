@@ -14,6 +14,7 @@ from typing import Literal
 
 __all__ = [
     "ContextOverflowError",
+    "ConversionError",
     "FormatError",
     "OrionMessagesError",
     "OrionMessagesWarning",
@@ -127,3 +128,21 @@ class ContextOverflowError(OrionMessagesError, ValueError):
 
 class TornLineWarning(OrionMessagesWarning):
     """A JSON Lines log ends in an incomplete record, as a crash mid-append leaves it."""
+
+
+class ConversionError(OrionMessagesError, ValueError):
+    """A conversion that cannot be done: invalid input, an orphan with ``orphans="error"``, or a
+    loss refused by ``strict=True``.
+
+    ``problems`` lists every problem with its location in the input (``[3].tool_calls[0].function.arguments``).
+    """
+
+    def __init__(self, problems: Iterable[Problem]) -> None:
+        self.problems: list[Problem] = list(problems)
+        count = len(self.problems)
+        text = (
+            str(self.problems[0])
+            if count == 1
+            else "\n  ".join([f"{count} problems:", *map(str, self.problems)])
+        )
+        super().__init__(text)
