@@ -79,11 +79,12 @@ def to_chat_template(
             )
             continue
         entry = _entry(message, arguments)
-        overlay = _diff(message.model_dump(mode="json", exclude_defaults=True), _standard(entry, []))
+        standard = _standard(entry, [])
+        overlay = _diff(message.model_dump(mode="json", exclude_defaults=True), standard)
         if metadata:
             entry[METADATA_KEY] = overlay
         elif source is not None:
-            for field in _paths(overlay):
+            for field in _paths(overlay, standard):
                 report.lose(source, field, "chat-template dicts carry this only with metadata=True")
         out.append(entry)
     if problems:
@@ -188,11 +189,16 @@ def _restore(standard: dict[str, Any], overlay: Mapping[str, Any]) -> dict[str, 
     return data
 
 
-def _paths(overlay: Mapping[str, Any]) -> list[str]:
-    """The field paths an overlay holds (``pinned``, ``tool_result.is_error``, ``tool_calls[0].x``)."""
+def _paths(overlay: Mapping[str, Any], standard: Mapping[str, Any]) -> list[str]:
+    """The field paths an overlay holds (``pinned``, ``tool_result.is_error``, ``tool_calls[0].x``).
+
+    A result or calls missing from ``standard`` altogether are one path, the whole field.
+    """
     paths: list[str] = []
     for key, value in overlay.items():
-        if key == "tool_result" and isinstance(value, dict):
+        if key not in standard:
+            paths.append(key)
+        elif key == "tool_result" and isinstance(value, dict):
             paths.extend(f"tool_result.{part}" for part in value)
         elif key == "tool_calls" and isinstance(value, list) and all(isinstance(c, dict) for c in value):
             paths.extend(f"tool_calls[{n}].{part}" for n, call in enumerate(value) for part in call)
@@ -234,11 +240,14 @@ def from_chat_template(
             continue
         losses: list[tuple[str, str]] = []
         standard = _standard(entry, losses)
-        for field, why in losses:
-            report.lose(index, field, why)
-        _pair_result(report, index, standard, unanswered)
         overlay = entry.get(METADATA_KEY)
-        data = _restore(standard, overlay if isinstance(overlay, Mapping) else {})
+        overlay = overlay if isinstance(overlay, Mapping) else {}
+        restored = set(_paths(overlay, standard))
+        for field, why in losses:
+            if field.replace(".function.", ".") not in restored:  # else the metadata has the exact value
+                report.lose(index, field, why)
+        _pair_result(report, index, standard, unanswered)
+        data = _restore(standard, overlay)
         data.setdefault("id", f"msg-{len(out) + 1}")
         data.setdefault("timestamp", stamp)
         try:

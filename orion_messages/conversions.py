@@ -304,10 +304,12 @@ def _extra_losses(report: _Report, index: int, prefix: str, extra: dict[str, Any
         report.lose(index, f"{prefix}{key}", f"unknown key: {why} has no place for it")
 
 
-def _call_names(messages: Sequence[Message]) -> dict[str, str]:
-    """Each tool-call id's tool name (the first call with the id wins)."""
-    names: dict[str, str] = {}
-    for message in messages:
+def _remember_calls(names: dict[str, str], message: Message) -> None:
+    """Add an assistant message's calls to ``names`` (call id to tool name, the first call wins).
+
+    Only calls a target carries count (on assistant and tool_call messages), as only those
+    are there to name a result when the target's messages are read back.
+    """
+    if message.role in _CALLING_ROLES:
         for call in message.tool_calls:
             names.setdefault(call.id, call.name)
-    return names

@@ -17,10 +17,10 @@ from ._conversion_input import _Builder, _Input
 from .conversions import (
     ConversionResult,
     OrphanPolicy,
-    _call_names,
     _fix_orphans,
     _messages,
     _metadata_losses,
+    _remember_calls,
     _Report,
 )
 from .errors import ConversionError, Problem
@@ -53,10 +53,11 @@ def to_openai(
     report = _Report(strict=strict, accept=accept)
     fixed, sources, changes = _fix_orphans(_messages(messages), orphans)
     report.extend(changes)
-    names = _call_names(fixed)
+    names: dict[str, str] = {}  # the calls sent so far
     out: list[dict[str, Any]] = []
     problems: list[Problem] = []
     for message, source in zip(fixed, sources, strict=True):
+        _remember_calls(names, message)
         if source is not None:
             _metadata_losses(report, source, message, why=_TARGET)
         if message.role is Role.TOOL_RESULT:
