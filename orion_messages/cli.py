@@ -26,6 +26,7 @@ from typing import Any, TextIO
 
 import orjson
 
+from . import _cli_convert
 from .checks import check
 from .errors import FormatError, Problem
 from .models import Message, Role
@@ -196,6 +197,7 @@ def _parser() -> argparse.ArgumentParser:
     convert.add_argument(
         "--pretty", action="store_true", help="indent JSON output (serde's pretty form); .json only"
     )
+    _cli_convert.add_arguments(convert)  # --to/--from/--strict: format conversions
     convert.set_defaults(run=_convert, parser=convert)
     return parser
 
@@ -729,6 +731,8 @@ def _schema(args: argparse.Namespace) -> int:
 
 
 def _convert(args: argparse.Namespace) -> int:
+    if _cli_convert.wants_conversion(args):
+        return _cli_convert.run(args)
     parser: argparse.ArgumentParser = args.parser
     source, target = Path(args.input), Path(args.output)
     known = _LOG_SUFFIXES | _CONVERSATION_SUFFIXES

@@ -14,6 +14,7 @@ from typing import Any
 
 from ._arguments import decode_arguments, encode_arguments
 from ._conversion_input import _Builder, _Input
+from ._problems import describe
 from .conversions import (
     ConversionResult,
     OrphanPolicy,
@@ -182,8 +183,11 @@ def _text(reader: _Input, report: _Report, index: int, data: Mapping[str, Any], 
         elif not nullable:
             reader.fail(where, "expected a string or an array of content parts, found null")
         return ""
+    if not isinstance(content, (list, tuple)):
+        reader.fail(where, f"expected a string or an array of content parts, found {describe(content)}")
+        return ""
     texts: list[str] = []
-    for number, part in enumerate(reader.items(content, where)):
+    for number, part in enumerate(content):
         block = reader.mapping(part, f"{where}[{number}]")
         if block is None:
             continue
