@@ -89,4 +89,4 @@ class _Builder:
         """Append a message built from ``fields`` (id and timestamp filled unless given)."""
         fields.setdefault("id", f"msg-{len(self.messages) + 1}")
         fields.setdefault("timestamp", self.timestamp)
-        self.messages.append(Message(**fields))
+        self.messages.append(Message.model_validate(fields))  # faster than Message(**fields)

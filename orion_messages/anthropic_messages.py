@@ -58,7 +58,8 @@ def to_anthropic(
     problems: list[Problem] = []
     grouping = False  # the last turn is a user turn of tool results
     for message, source in zip(fixed, sources, strict=True):
-        _remember_calls(names, message)
+        if message.tool_calls:
+            _remember_calls(names, message)
         if source is not None:
             _metadata_losses(report, source, message, why=_TARGET)
         if message.role is Role.SYSTEM:

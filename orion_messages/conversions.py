@@ -9,9 +9,10 @@ format: ``openai_chat``, ``anthropic_messages``, ``chat_template_dicts`` and ``o
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Generic, Literal, TypeVar
+from functools import lru_cache
+from typing import Any, Generic, Literal, NamedTuple, TypeVar
 
 from ._problems import describe
 from .errors import ConversionError, Problem
@@ -43,7 +44,7 @@ MISSING_RESULT_TEXT = "error: this tool call was never answered (result missing 
 _CALLING_ROLES = frozenset({Role.ASSISTANT, Role.TOOL_CALL})
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Loss:
     """One thing a conversion could not carry (or changed): which message, which field, why.
 
@@ -266,42 +267,73 @@ def _owe(fixed: list[Message], sources: list[int | None], owed: list[ToolCall], 
     owed.clear()
 
 
+class _Reasons(NamedTuple):
+    id: str
+    timestamp: str
+    role: str
+    pinned: str
+    token_count: str
+    extra: str
+    calls: str
+    result: str
+
+
+@lru_cache(maxsize=16)
+def _reasons(why: str) -> _Reasons:
+    """The reasons ``_metadata_losses`` gives for the target ``why`` (made once per target name)."""
+    return _Reasons(
+        id=f"{why} has no place for message ids",
+        timestamp=f"{why} has no place for timestamps",
+        role="role tool_call is sent as assistant",
+        pinned=f"{why} has no place for pinned",
+        token_count=f"{why} has no place for token_count",
+        extra=f"unknown key: {why} has no place for it",
+        calls=f"tool calls on a message that is not an assistant's: {why} has no place for them",
+        result=f"a tool result on a message that is not a tool_result: {why} has no place for it",
+    )
+
+
 def _metadata_losses(
     report: _Report, index: int, message: Message, *, kept: Collection[str] = (), why: str
 ) -> None:
     """Report the message fields a target has no place for (private, shared by every format).
 
-    ``kept`` names the fields the target carries; ``why`` ends each reason (the target's name).
+    ``kept`` names the fields the target carries; ``why`` is the target's name. Written for
+    speed: it runs for every message of every conversion.
     """
+    add = report.losses.append
+    reasons = _reasons(why)
     if "id" not in kept:
-        report.lose(index, "id", f"message id {message.id!r}: {why} has no place for it")
+        add(Loss(index, "id", reasons.id))
     if "timestamp" not in kept:
-        report.lose(index, "timestamp", f"{why} has no place for timestamps")
-    if message.role is Role.TOOL_CALL and "role" not in kept:
-        report.lose(index, "role", "role tool_call is sent as assistant")
+        add(Loss(index, "timestamp", reasons.timestamp))
+    role = message.role
+    if role is Role.TOOL_CALL and "role" not in kept:
+        add(Loss(index, "role", reasons.role))
     if message.pinned and "pinned" not in kept:
-        report.lose(index, "pinned", f"{why} has no place for pinned")
+        add(Loss(index, "pinned", reasons.pinned))
     if message.token_count is not None and "token_count" not in kept:
-        report.lose(index, "token_count", f"{why} has no place for token_count")
+        add(Loss(index, "token_count", reasons.token_count))
+    calls, result = message.tool_calls, message.tool_result
     if "extra" not in kept:
-        _extra_losses(report, index, "", message.model_extra, why)
-        for number, call in enumerate(message.tool_calls):
-            _extra_losses(report, index, f"tool_calls[{number}].", call.model_extra, why)
-        if message.tool_result is not None:
-            _extra_losses(report, index, "tool_result.", message.tool_result.model_extra, why)
-    if message.tool_calls and message.role not in _CALLING_ROLES:
-        report.lose(
-            index, "tool_calls", f"tool calls on a {message.role} message: {why} has no place for them"
-        )
-    if message.tool_result is not None and message.role is not Role.TOOL_RESULT:
-        report.lose(
-            index, "tool_result", f"a tool result on a {message.role} message: {why} has no place for it"
-        )
+        _extra_losses(add, index, "", message.__pydantic_extra__, reasons.extra)
+        for number, call in enumerate(calls):
+            if call.__pydantic_extra__:
+                _extra_losses(add, index, f"tool_calls[{number}].", call.__pydantic_extra__, reasons.extra)
+        if result is not None:
+            _extra_losses(add, index, "tool_result.", result.__pydantic_extra__, reasons.extra)
+    if calls and role not in _CALLING_ROLES:
+        add(Loss(index, "tool_calls", reasons.calls))
+    if result is not None and role is not Role.TOOL_RESULT:
+        add(Loss(index, "tool_result", reasons.result))
 
 
-def _extra_losses(report: _Report, index: int, prefix: str, extra: dict[str, Any] | None, why: str) -> None:
-    for key in extra or ():
-        report.lose(index, f"{prefix}{key}", f"unknown key: {why} has no place for it")
+def _extra_losses(
+    add: Callable[[Loss], None], index: int, prefix: str, extra: dict[str, Any] | None, reason: str
+) -> None:
+    if extra:
+        for key in extra:
+            add(Loss(index, f"{prefix}{key}", reason))
 
 
 def _remember_calls(names: dict[str, str], message: Message) -> None:

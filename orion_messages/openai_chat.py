@@ -58,7 +58,8 @@ def to_openai(
     out: list[dict[str, Any]] = []
     problems: list[Problem] = []
     for message, source in zip(fixed, sources, strict=True):
-        _remember_calls(names, message)
+        if message.tool_calls:
+            _remember_calls(names, message)
         if source is not None:
             _metadata_losses(report, source, message, why=_TARGET)
         if message.role is Role.TOOL_RESULT:
