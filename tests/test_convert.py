@@ -364,3 +364,13 @@ def test_losses_outside_the_messages_have_no_index() -> None:
 
 def test_goldens_folder_has_a_readme() -> None:
     assert Path(GOLDENS / "README.md").is_file()
+
+
+def test_the_docs_examples_run() -> None:
+    import re
+
+    page = (Path(__file__).resolve().parent.parent / "docs" / "conversions.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```python\n(.*?)```", page, re.S)
+    assert len(blocks) >= 5
+    for number, block in enumerate(blocks):
+        exec(compile(block, f"docs/conversions.md, python block {number + 1}", "exec"), {})
