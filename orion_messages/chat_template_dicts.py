@@ -127,7 +127,7 @@ def _standard(entry: Mapping[str, Any], losses: list[tuple[str, str]]) -> dict[s
     if role is Role.TOOL_RESULT:
         data["tool_result"] = {
             "tool_call_id": entry.get("tool_call_id"),
-            "tool_name": entry.get("name", entry.get("tool_name", "")),
+            "tool_name": entry.get("name", entry.get("tool_name")),  # None: from the call
             "content": data["content"],
             "is_error": False,
         }
@@ -285,8 +285,8 @@ def _pair_result(
         )
     if match is not None:
         unanswered.remove(match)
-        if not result["tool_name"]:
-            result["tool_name"] = match[1]
+    if result["tool_name"] is None:
+        result["tool_name"] = match[1] if match is not None else ""
 
 
 def _checked_entry(reader: _Input, report: _Report, index: int, item: Any) -> Mapping[str, Any] | None:
