@@ -9,12 +9,29 @@ import warnings as _warnings
 from typing import TYPE_CHECKING
 
 from ._version import __version__
+from .anthropic_messages import from_anthropic, to_anthropic
+from .chat_template_dicts import (
+    METADATA_KEY,
+    ArgumentsMode,
+    from_chat_template,
+    to_chat_template,
+)
 from .checks import check
 from .conversation import Conversation
+from .conversions import (
+    MISSING_RESULT_TEXT,
+    ConversionResult,
+    Loss,
+    Orphan,
+    OrphanPolicy,
+    find_orphans,
+    fix_orphans,
+)
 from .errors import (
     ContextOverflowError,
     ConversationExists,
     ConversationNotFound,
+    ConversionError,
     FormatError,
     MessageNotFound,
     MissingExtraError,
@@ -31,6 +48,11 @@ from .errors import (
 )
 from .events import AgentEvent, dump_event, iter_events, parse_event, record_events
 from .models import Message, Role, ToolCall, ToolResult, now_ms
+from .openai_chat import from_openai, to_openai
+from .orion_backend import (
+    TOOL_RESULT_PREFIX,
+    to_orion_backend,
+)
 from .pruning import (
     SUMMARY_PREFIX,
     ContextConfig,
@@ -69,6 +91,7 @@ from .wire import dumps, dumps_message, loads, loads_message
 
 __all__ = [
     "AgentEvent",
+    "ArgumentsMode",
     "AsyncConversationStore",
     "ChatTemplate",
     "ContextConfig",
@@ -78,7 +101,12 @@ __all__ = [
     "ConversationInfo",
     "ConversationNotFound",
     "ConversationStore",
+    "ConversionError",
+    "ConversionResult",
     "FormatError",
+    "Loss",
+    "METADATA_KEY",
+    "MISSING_RESULT_TEXT",
     "Message",
     "MessageNotFound",
     "MissingExtraError",
@@ -86,6 +114,8 @@ __all__ = [
     "NotARegularFileError",
     "OrionMessagesError",
     "OrionMessagesWarning",
+    "Orphan",
+    "OrphanPolicy",
     "OverflowReason",
     "Problem",
     "PrunePlan",
@@ -97,6 +127,7 @@ __all__ = [
     "StoreURL",
     "StoreVersionError",
     "TEMPLATES",
+    "TOOL_RESULT_PREFIX",
     "TextCounter",
     "TokenCounter",
     "ToolCall",
@@ -116,6 +147,11 @@ __all__ = [
     "dumps_message",
     "estimate_text_tokens",
     "estimate_tokens",
+    "find_orphans",
+    "fix_orphans",
+    "from_anthropic",
+    "from_chat_template",
+    "from_openai",
     "get_template",
     "huggingface_counter",
     "is_summary",
@@ -139,6 +175,10 @@ __all__ = [
     "split_turns",
     "template_from_name",
     "tiktoken_counter",
+    "to_anthropic",
+    "to_chat_template",
+    "to_openai",
+    "to_orion_backend",
     "tokenizer_counter",
 ]
 

@@ -27,6 +27,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Literal, TextIO
 
+from . import _cli_convert
+from ._cli_text import printable as _printable
 from ._store_cli import read_source, validate_source, write_target
 from ._version import __version__
 from .checks import check
@@ -123,13 +125,6 @@ def _status(code: object) -> int:
         return code
     print(code, file=sys.stderr)
     return EXIT_INVALID
-
-
-def _printable(text: str) -> str:
-    """``text`` with every character a terminal would act on escaped as ``repr`` does (``\\x1b``, ``\\n``)."""
-    if text.isprintable():
-        return text
-    return "".join(char if char.isprintable() else repr(char)[1:-1] for char in text)
 
 
 def _out(line: str) -> None:
@@ -242,10 +237,11 @@ def _add_convert(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
     )
     convert.add_argument("input", metavar="IN", help="a .json conversation, a .jsonl log, or -")
     convert.add_argument("output", metavar="OUT", help="the file to write (.json or .jsonl), or -")
-    _add_to(convert, "format of OUT (default: by its extension; required for -)")
     convert.add_argument(
         "--pretty", action="store_true", help="indent JSON output (serde's pretty form); .json only"
     )
+    # --to json|jsonl|openai|anthropic|..., --from, --strict: format conversions
+    _cli_convert.add_arguments(convert)
     convert.set_defaults(run=_convert, parser=convert)
 
 
@@ -958,6 +954,8 @@ def _output_kind(args: argparse.Namespace, *, default: Kind | None = None) -> Li
 
 
 def _convert(args: argparse.Namespace) -> int:
+    if _cli_convert.wants_conversion(args):
+        return _cli_convert.run(args, read_orion=_read_messages, write_orion=_write_messages)
     parser: argparse.ArgumentParser = args.parser
     from_store = is_store_url(args.input)
     if args.input != STDIO and not from_store and _kind_by_name(args.input) is None:
@@ -974,6 +972,19 @@ def _convert(args: argparse.Namespace) -> int:
     if args.output != STDIO:
         _out(f"wrote {_plural(len(messages), 'message')} to {_printable(args.output)}")
     return EXIT_OK
+
+
+def _read_messages(name: str) -> list[Message]:
+    """The messages of one input (a file, ``-`` or a store URL); any problem is a fatal error."""
+    return _messages(name)[2]
+
+
+def _write_messages(name: str, messages: Sequence[Message], *, pretty: bool) -> None:
+    """Write ``messages`` to a file (format by its extension), ``-`` (a JSON array) or a store URL."""
+    if is_store_url(name):
+        _store_messages(name, messages)
+    else:
+        _write(name, messages, _kind_by_name(name) or "json", pretty=pretty)
 
 
 def _store_messages(url: str, messages: Sequence[Message]) -> None:

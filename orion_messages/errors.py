@@ -16,6 +16,7 @@ __all__ = [
     "ContextOverflowError",
     "ConversationExists",
     "ConversationNotFound",
+    "ConversionError",
     "FormatError",
     "MessageNotFound",
     "MissingExtraError",
@@ -262,3 +263,21 @@ class StoreVersionError(StoreError):
             f"{where}: the store has schema version {found}, newer than {supported}, the newest this "
             "orion-messages reads; upgrade orion-messages (the store was left untouched)"
         )
+
+
+class ConversionError(OrionMessagesError, ValueError):
+    """A conversion that cannot be done: invalid input, an orphan with ``orphans="error"``, or a
+    loss refused by ``strict=True``.
+
+    ``problems`` lists every problem with its location in the input (``[3].tool_calls[0].function.arguments``).
+    """
+
+    def __init__(self, problems: Iterable[Problem]) -> None:
+        self.problems: list[Problem] = list(problems)
+        count = len(self.problems)
+        text = (
+            str(self.problems[0])
+            if count == 1
+            else "\n  ".join([f"{count} problems:", *map(str, self.problems)])
+        )
+        super().__init__(text)

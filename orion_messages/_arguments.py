@@ -1,0 +1,41 @@
+"""Tool-call arguments as a JSON string, for formats that carry them that way (private).
+
+OpenAI sends ``arguments`` as a string of JSON; orion-core keeps a JSON value. Encoding uses the
+wire module's writer, so the string holds exactly the bytes orion-core would write; decoding
+uses the same parser and value rules as ``loads``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import TypeAdapter, ValidationError
+
+from ._problems import problems_from
+from .models import ToolCall
+from .wire import _dump_json
+
+_VALUE: TypeAdapter[Any] = TypeAdapter(Any)
+
+
+def encode_arguments(value: Any) -> str:
+    """The arguments as compact JSON text, spelled as orion-core's serde writes them.
+
+    Raises:
+        FormatError: the value cannot be written back losslessly (NaN set without validation).
+    """
+    return _dump_json(_VALUE, value).decode("utf-8")
+
+
+def decode_arguments(text: str) -> tuple[Any, str | None]:
+    """The JSON value a string holds, or the string itself and why it is not one.
+
+    The rules are those of ``loads``: no NaN or infinity, at most 190 levels of nesting.
+    """
+    try:
+        value = _VALUE.validate_json(text)
+        ToolCall(id="", name="", arguments=value)
+    except ValidationError as error:
+        problem = problems_from(error)[0]
+        return text, f"not valid JSON ({problem.message}); kept as a string"
+    return value, None

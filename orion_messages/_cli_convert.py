@@ -1,0 +1,243 @@
+"""``orion-messages convert --to/--from FORMAT``: conversions between formats on the command line.
+
+``cli.py`` adds these options to its ``convert`` command (``add_arguments``) and hands over to
+``run`` when a format other than orion-core's own is asked for (``wants_conversion``). The loss
+report goes to stdout, every line escaped (never raw data from the files); ``--strict`` refuses
+a lossy conversion and writes nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from collections import Counter
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from ._cli_text import printable
+from .anthropic_messages import from_anthropic, to_anthropic
+from .chat_template_dicts import from_chat_template, to_chat_template
+from .conversions import ConversionResult, Loss
+from .errors import ConversionError, FormatError, Problem
+from .models import Message
+from .openai_chat import from_openai, to_openai
+from .orion_backend import to_orion_backend
+from .storage import _replace_atomically
+
+__all__ = ["FORMATS", "add_arguments", "run", "wants_conversion"]
+
+ORION = "orion"
+FOREIGN = ("openai", "anthropic", "chat-template", "orion-backend")
+"""The other formats ``--to`` and ``--from`` take (``orion-backend`` is a target only)."""
+FORMATS = ("json", "jsonl", *FOREIGN)
+"""What ``--to`` takes: orion-core's own formats (a JSON array, JSON Lines) and the others."""
+
+ReadOrion = Callable[[str], list[Message]]
+"""How the command line reads orion messages from a name (a file, ``-`` or a store URL)."""
+WriteOrion = Callable[..., None]
+"""How the command line writes orion messages to a name: ``(name, messages, *, pretty)``."""
+
+_SHOWN = 20
+_EXIT_OK, _EXIT_INVALID, _EXIT_USAGE = 0, 1, 2
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add ``--to``, ``--from``, ``--strict`` and the conversion options to ``convert``."""
+    group = parser.add_argument_group("format conversion (OpenAI, Anthropic, chat templates)")
+    group.add_argument(
+        "--to",
+        choices=FORMATS,
+        default=None,
+        help="the format of OUT: json or jsonl (orion-core's; default: by OUT's extension, "
+        "required for -) or another format",
+    )
+    group.add_argument(
+        "--from",
+        dest="from_format",
+        choices=(ORION, *FOREIGN[:-1]),
+        default=ORION,
+        help="the format of IN (default: orion)",
+    )
+    group.add_argument(
+        "--strict", action="store_true", help="refuse a conversion that loses anything; write nothing"
+    )
+    group.add_argument(
+        "--accept",
+        default="",
+        metavar="FIELDS",
+        help="with --strict, comma-separated fields whose loss is fine (e.g. id,timestamp)",
+    )
+    group.add_argument(
+        "--orphans",
+        choices=("error", "drop", "synthesize", "keep"),
+        default=None,
+        help="calls without results and results without calls: refuse (default for openai and "
+        "anthropic), drop them, add error results, or keep them (default for chat-template)",
+    )
+    group.add_argument(
+        "--arguments",
+        choices=("object", "string"),
+        default="object",
+        help="chat-template tool-call arguments as a JSON value or as JSON text",
+    )
+    group.add_argument(
+        "--no-metadata", action="store_true", help="chat-template: leave out the 'orion' metadata key"
+    )
+    group.add_argument(
+        "--system-prompt", default="", metavar="TEXT", help="orion-backend: the agent's system prompt"
+    )
+    group.add_argument(
+        "--timestamp",
+        type=int,
+        default=None,
+        metavar="MS",
+        help="--from: the messages' timestamp (default: now)",
+    )
+
+
+def wants_conversion(args: argparse.Namespace) -> bool:
+    """True when ``--to`` or ``--from`` names another format than orion-core's own."""
+    return bool(args.to in FOREIGN or args.from_format != ORION)
+
+
+def run(args: argparse.Namespace, *, read_orion: ReadOrion, write_orion: WriteOrion) -> int:
+    """Convert ``args.input`` to ``args.output`` between formats, print the report, return the exit status.
+
+    The command line's own readers and writers handle orion-core's side, so ``-`` and store URLs
+    work here as everywhere.
+    """
+    if args.to in FOREIGN and args.from_format != ORION:
+        return _usage("convert between two foreign formats in two steps, through orion")
+    try:
+        if args.from_format == ORION:
+            result: ConversionResult[Any] = _export(args, read_orion(args.input))
+        else:
+            result = _import(args, _read_foreign(args.input))
+    except (FormatError, ConversionError) as error:
+        for problem in error.problems[:_SHOWN]:
+            _err(f"{args.input}: {printable(str(problem))}")
+        if len(error.problems) > _SHOWN:
+            _err(f"{args.input}: ... and {len(error.problems) - _SHOWN} more problems")
+        return _EXIT_INVALID
+    except _Refused as refused:
+        _err(str(refused))
+        return refused.code
+    try:
+        if args.from_format == ORION:
+            _write_foreign(args.output, result.value, pretty=args.pretty)
+        else:
+            write_orion(args.output, result.value, pretty=args.pretty)
+    except FormatError as error:
+        _err(f"error: {args.output}: {printable(str(error))}")
+        return _EXIT_INVALID
+    except OSError as error:
+        _err(f"error: {args.output}: cannot write: {error.strerror or error}")
+        return _EXIT_INVALID
+    _print_report(args, result)
+    return _EXIT_OK
+
+
+class _Refused(Exception):
+    def __init__(self, text: str, code: int = _EXIT_INVALID) -> None:
+        super().__init__(text)
+        self.code = code
+
+
+def _usage(text: str) -> int:
+    _err(f"error: {text}")
+    return _EXIT_USAGE
+
+
+def _err(line: str) -> None:
+    print(f"orion-messages: {line}", file=sys.stderr)
+
+
+def _options(args: argparse.Namespace) -> dict[str, Any]:
+    return {"strict": args.strict, "accept": [f.strip() for f in args.accept.split(",") if f.strip()]}
+
+
+def _export(args: argparse.Namespace, messages: list[Message]) -> ConversionResult[Any]:
+    options = _options(args)
+    if args.to == "orion-backend":
+        return to_orion_backend(messages, system_prompt=args.system_prompt, **options)
+    if args.to == "chat-template":
+        return to_chat_template(
+            messages,
+            arguments=args.arguments,
+            metadata=not args.no_metadata,
+            orphans=args.orphans or "keep",
+            **options,
+        )
+    convert: Callable[..., ConversionResult[Any]] = to_openai if args.to == "openai" else to_anthropic
+    return convert(messages, orphans=args.orphans or "error", **options)
+
+
+def _import(args: argparse.Namespace, data: Any) -> ConversionResult[list[Message]]:
+    options = {**_options(args), "timestamp": args.timestamp}
+    if args.from_format == "anthropic":
+        if isinstance(data, dict):
+            return from_anthropic(data.get("messages", []), system=data.get("system"), **options)
+        return from_anthropic(_list(data), **options)
+    messages = _list(data.get("messages") if isinstance(data, dict) else data)
+    if args.from_format == "openai":
+        return from_openai(messages, **options)
+    return from_chat_template(messages, **options)
+
+
+def _list(value: Any) -> list[Any]:
+    if not isinstance(value, list):
+        raise ConversionError(
+            [Problem("", 'expected a JSON array of messages (or an object with "messages")')]
+        )
+    return value
+
+
+def _read_foreign(name: str) -> Any:
+    try:
+        return json.loads(sys.stdin.buffer.read() if name == "-" else Path(name).read_bytes())
+    except FileNotFoundError:
+        raise _Refused(f"error: {printable(name)}: no such file") from None
+    except OSError as error:
+        raise _Refused(f"error: {printable(name)}: cannot read it: {error.strerror or error}") from None
+    except ValueError as error:
+        raise _Refused(f"error: {printable(name)}: not JSON: {printable(str(error))}") from None
+
+
+def _write_foreign(name: str, value: Any, *, pretty: bool) -> None:
+    text = json.dumps(value, ensure_ascii=False, indent=2 if pretty else None) + "\n"
+    if name == "-":
+        sys.stdout.write(text)
+    else:
+        _replace_atomically(name, text.encode("utf-8"))
+
+
+_INDEX = re.compile(r"\[\d+\]")
+
+
+def _print_report(args: argparse.Namespace, result: ConversionResult[Any]) -> None:
+    target = args.to if args.from_format == ORION else ORION
+    # The report goes to stderr when the conversion itself goes to stdout.
+    out = sys.stderr if args.output == "-" else sys.stdout
+    count = len(result.value["messages"]) if isinstance(result.value, dict) else len(result.value)
+    print(
+        f"wrote {count:,} message{'' if count == 1 else 's'} to {printable(args.output)} ({target})", file=out
+    )
+    if result.lossless:
+        print("nothing lost", file=out)
+        return
+    print(f"lost or changed ({len(result.losses):,}):", file=out)
+    fields = ", ".join(f"{printable(field)} {number:,}" for field, number in _by_field(result.losses))
+    print(f"  by field: {fields}", file=out)
+    for loss in result.losses[:_SHOWN]:
+        print(f"  {printable(str(loss))}", file=out)
+    if len(result.losses) > _SHOWN:
+        print(f"  ... and {len(result.losses) - _SHOWN:,} more", file=out)
+
+
+def _by_field(losses: Sequence[Loss]) -> list[tuple[str, int]]:
+    """How many losses each field has, list indexes folded (``tool_calls[].id``)."""
+    counts = Counter(_INDEX.sub("[]", loss.field) or "(whole message)" for loss in losses)
+    return sorted(counts.items(), key=lambda item: (-item[1], item[0]))

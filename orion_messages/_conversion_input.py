@@ -1,0 +1,92 @@
+"""Reading another format's messages strictly, every problem with its location (private).
+
+The ``from_*`` converters read plain dicts and lists (parsed JSON, or a provider SDK's params);
+``_Input`` checks each value's type, collects every problem with its JSON path, and raises one
+``ConversionError`` at the end, as ``loads`` does for our own format.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from pydantic import ValidationError
+
+from ._problems import describe, problems_from
+from .errors import ConversionError, Problem
+from .models import Message, ToolCall, now_ms
+
+_MISSING = object()
+
+
+class _Input:
+    """Collects the problems found while reading foreign messages."""
+
+    def __init__(self) -> None:
+        self.problems: list[Problem] = []
+
+    def fail(self, where: str, message: str) -> None:
+        """Record one problem at ``where``."""
+        self.problems.append(Problem(where, message))
+
+    def items(self, value: Any, where: str) -> Sequence[Any]:
+        """``value`` as a list (a JSON array), or ``[]`` after recording a problem."""
+        if isinstance(value, (list, tuple)):
+            return value
+        self.fail(where, f"expected an array, found {describe(value)}")
+        return []
+
+    def mapping(self, value: Any, where: str) -> Mapping[str, Any] | None:
+        """``value`` if it is an object, else ``None`` after recording a problem."""
+        if isinstance(value, Mapping):
+            return value
+        self.fail(where, f"expected an object, found {describe(value)}")
+        return None
+
+    def string(self, data: Mapping[str, Any], key: str, where: str, *, required: bool = True) -> str | None:
+        """The string at ``data[key]``; ``None`` when absent (a problem if required) or not a string."""
+        value = data.get(key, _MISSING)
+        if value is _MISSING:
+            if required:
+                self.fail(f"{where}.{key}", "required key is missing")
+            return None
+        if isinstance(value, str):
+            return value
+        self.fail(f"{where}.{key}", f"expected a string, found {describe(value)}")
+        return None
+
+    def boolean(self, data: Mapping[str, Any], key: str, where: str) -> bool:
+        """The optional boolean at ``data[key]`` (``False`` when absent or invalid)."""
+        value = data.get(key, False)
+        if value is None or isinstance(value, bool):
+            return bool(value)
+        self.fail(f"{where}.{key}", f"expected a boolean (true or false), found {describe(value)}")
+        return False
+
+    def call(self, where: str, call_id: str, name: str, arguments: Any) -> ToolCall | None:
+        """A ``ToolCall``, or ``None`` after recording why the arguments are not a JSON value."""
+        try:
+            return ToolCall(id=call_id, name=name, arguments=arguments)
+        except ValidationError as error:
+            for problem in problems_from(error):
+                self.fail(where, problem.message)
+            return None
+
+    def done(self) -> None:
+        """Raise every problem found, if any."""
+        if self.problems:
+            raise ConversionError(self.problems)
+
+
+class _Builder:
+    """Numbers new messages ``msg-N`` and stamps them with one timestamp (private)."""
+
+    def __init__(self, timestamp: int | None) -> None:
+        self.messages: list[Message] = []
+        self.timestamp = now_ms() if timestamp is None else timestamp
+
+    def add(self, **fields: Any) -> None:
+        """Append a message built from ``fields`` (id and timestamp filled unless given)."""
+        fields.setdefault("id", f"msg-{len(self.messages) + 1}")
+        fields.setdefault("timestamp", self.timestamp)
+        self.messages.append(Message.model_validate(fields))  # faster than Message(**fields)

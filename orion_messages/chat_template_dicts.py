@@ -1,0 +1,328 @@
+"""Chat-template dicts, as Hugging Face ``apply_chat_template`` and Ollama take them.
+
+``to_chat_template`` gives ``{"role", "content"}`` dicts with roles ``system``, ``user``,
+``assistant`` (with ``tool_calls``: ``{id, type: "function", function: {name, arguments}}``) and
+``tool`` (with ``tool_call_id`` and ``name``). Templates disagree on the arguments, so
+``arguments="object"`` (a JSON value, the transformers docs' and Ollama's choice) or
+``arguments="string"`` (JSON text written as orion-core writes it) picks one.
+
+Templates read only the keys they know, so with ``metadata=True`` (the default) everything else
+(ids, timestamps, ``pinned``, ``token_count``, ``is_error``, ``pending``, unknown keys) rides
+along under one extra key, ``"orion"``, and ``from_chat_template`` restores the conversation
+exactly. With ``metadata=False`` those are reported as losses instead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any, Literal
+
+from pydantic import ValidationError
+
+from ._arguments import decode_arguments, encode_arguments
+from ._conversion_input import _Input
+from ._problems import describe, problems_from
+from .conversions import ConversionResult, OrphanPolicy, _fix_orphans, _messages, _Report
+from .errors import ConversionError, Problem
+from .models import Message, Role, now_ms
+
+__all__ = ["METADATA_KEY", "ArgumentsMode", "from_chat_template", "to_chat_template"]
+
+METADATA_KEY = "orion"
+"""The key under which ``to_chat_template(metadata=True)`` keeps what templates have no place for."""
+
+ArgumentsMode = Literal["object", "string"]
+"""How tool-call arguments appear in chat-template dicts: a JSON value, or JSON text."""
+
+_ROLES = {
+    Role.SYSTEM: "system",
+    Role.USER: "user",
+    Role.ASSISTANT: "assistant",
+    Role.TOOL_CALL: "assistant",
+    Role.TOOL_RESULT: "tool",
+}
+_READ_ROLES = {
+    "system": Role.SYSTEM,
+    "user": Role.USER,
+    "assistant": Role.ASSISTANT,
+    "tool": Role.TOOL_RESULT,
+}
+
+
+def to_chat_template(
+    messages: Iterable[Message],
+    *,
+    arguments: ArgumentsMode = "object",
+    metadata: bool = True,
+    orphans: OrphanPolicy = "keep",
+    strict: bool = False,
+    accept: Iterable[str] = (),
+) -> ConversionResult[list[dict[str, Any]]]:
+    """Convert a conversation to chat-template dicts (``apply_chat_template(messages=...)``, Ollama).
+
+    ``orphans`` defaults to ``"keep"``: templates render orphans as they are. ``strict`` and
+    ``accept`` work as in ``to_openai``.
+
+    Raises:
+        ConversionError: a tool_result message without a result, an orphan with
+            ``orphans="error"``, a refused loss in strict mode, or an item that is not a ``Message``.
+    """
+    report = _Report(strict=strict, accept=accept)
+    fixed, sources, changes = _fix_orphans(_messages(messages), orphans)
+    report.extend(changes)
+    out: list[dict[str, Any]] = []
+    problems: list[Problem] = []
+    for message, source in zip(fixed, sources, strict=True):
+        if message.role is Role.TOOL_RESULT and message.tool_result is None:
+            problems.append(
+                Problem(f"[{source}].tool_result", "a tool_result message must carry a tool result")
+            )
+            continue
+        entry = _entry(message, arguments)
+        standard = _standard(entry, [])
+        overlay = _diff(message.model_dump(mode="json", exclude_defaults=True), standard)
+        if metadata:
+            entry[METADATA_KEY] = overlay
+        elif source is not None:
+            for field in _paths(overlay, standard):
+                report.lose(source, field, "chat-template dicts carry this only with metadata=True")
+        out.append(entry)
+    if problems:
+        raise ConversionError(problems)
+    return report.finish(out)
+
+
+def _entry(message: Message, mode: ArgumentsMode) -> dict[str, Any]:
+    result = message.tool_result
+    if message.role is Role.TOOL_RESULT and result is not None:
+        return {
+            "role": "tool",
+            "content": result.content,
+            "tool_call_id": result.tool_call_id,
+            "name": result.tool_name,
+        }
+    entry: dict[str, Any] = {"role": _ROLES[message.role], "content": message.content}
+    if message.tool_calls and message.role in (Role.ASSISTANT, Role.TOOL_CALL):
+        entry["tool_calls"] = [
+            {
+                "id": call.id,
+                "type": "function",
+                "function": {
+                    "name": call.name,
+                    "arguments": encode_arguments(call.arguments) if mode == "string" else call.arguments,
+                },
+            }
+            for call in message.tool_calls
+        ]
+    return entry
+
+
+def _standard(entry: Mapping[str, Any], losses: list[tuple[str, str]]) -> dict[str, Any]:
+    """The orion message (as a JSON dict, without id and timestamp) a template dict stands for.
+
+    ``losses`` receives ``(field, why)`` for arguments text that is not valid JSON.
+    """
+    role = _READ_ROLES[entry["role"]]
+    data: dict[str, Any] = {"role": role.value, "content": entry.get("content") or ""}
+    if role is Role.TOOL_RESULT:
+        data["tool_result"] = {
+            "tool_call_id": entry.get("tool_call_id"),
+            "tool_name": entry.get("name", entry.get("tool_name")),  # None: from the call
+            "content": data["content"],
+            "is_error": False,
+        }
+    calls = entry.get("tool_calls")
+    if calls:
+        data["tool_calls"] = [_standard_call(call, losses, number) for number, call in enumerate(calls)]
+    return data
+
+
+def _standard_call(call: Mapping[str, Any], losses: list[tuple[str, str]], number: int) -> dict[str, Any]:
+    function = call.get("function") or {}
+    arguments = function.get("arguments")
+    if isinstance(arguments, str):
+        arguments, why = decode_arguments(arguments)
+        if why is not None:
+            losses.append((f"tool_calls[{number}].function.arguments", why))
+    return {"id": call.get("id", ""), "name": function.get("name"), "arguments": arguments}
+
+
+def _diff(actual: dict[str, Any], standard: dict[str, Any]) -> dict[str, Any]:
+    """What ``actual`` holds beyond ``standard``: the keys ``_restore`` needs to rebuild it."""
+    overlay: dict[str, Any] = {}
+    for key, value in actual.items():
+        base = standard.get(key)
+        if key == "tool_calls" and isinstance(base, list) and len(base) == len(value):
+            calls = [
+                {k: v for k, v in call.items() if k not in known or known[k] != v}
+                for call, known in zip(value, base, strict=True)
+            ]
+            if any(calls):
+                overlay[key] = calls
+        elif key == "tool_result" and isinstance(base, dict):
+            part = {k: v for k, v in value.items() if k not in base or base[k] != v}
+            if part:
+                overlay[key] = part
+        elif key not in standard or base != value or type(base) is not type(value):
+            overlay[key] = value
+    return overlay
+
+
+def _restore(standard: dict[str, Any], overlay: Mapping[str, Any]) -> dict[str, Any]:
+    data = dict(standard)
+    for key, value in overlay.items():
+        base = data.get(key)
+        if (
+            key == "tool_calls"
+            and isinstance(base, list)
+            and isinstance(value, list)
+            and len(base) == len(value)
+        ):
+            data[key] = [
+                {**call, **part} if isinstance(part, Mapping) else part
+                for call, part in zip(base, value, strict=True)
+            ]
+        elif key == "tool_result" and isinstance(base, dict) and isinstance(value, Mapping):
+            data[key] = {**base, **value}
+        else:
+            data[key] = value
+    return data
+
+
+def _paths(overlay: Mapping[str, Any], standard: Mapping[str, Any]) -> list[str]:
+    """The field paths an overlay holds (``pinned``, ``tool_result.is_error``, ``tool_calls[0].x``).
+
+    A result or calls missing from ``standard`` altogether are one path, the whole field.
+    """
+    paths: list[str] = []
+    for key, value in overlay.items():
+        if key not in standard:
+            paths.append(key)
+        elif key == "tool_result" and isinstance(value, dict):
+            paths.extend(f"tool_result.{part}" for part in value)
+        elif key == "tool_calls" and isinstance(value, list) and all(isinstance(c, dict) for c in value):
+            paths.extend(f"tool_calls[{n}].{part}" for n, call in enumerate(value) for part in call)
+        else:
+            paths.append(key)
+    return paths
+
+
+_KNOWN_KEYS = frozenset({"role", "content", "tool_calls", "tool_call_id", "name", "tool_name", METADATA_KEY})
+
+
+def from_chat_template(
+    messages: Iterable[Mapping[str, Any]],
+    *,
+    timestamp: int | None = None,
+    strict: bool = False,
+    accept: Iterable[str] = (),
+) -> ConversionResult[list[Message]]:
+    """Read chat-template dicts (Hugging Face, Ollama) back into a conversation.
+
+    Arguments may be a JSON value or JSON text (decoded with ``loads``' rules; text that is not
+    valid JSON is kept as a string and reported). A ``tool`` message without ``tool_call_id``
+    answers the oldest unanswered call (reported). The ``"orion"`` key, where present, restores
+    ids, timestamps and everything else ``to_chat_template`` kept; otherwise ids are ``msg-N`` and
+    ``timestamp`` defaults to now.
+
+    Raises:
+        ConversionError: the input is not valid chat-template dicts (every problem with its
+            location), or a refused loss in strict mode.
+    """
+    reader = _Input()
+    report = _Report(strict=strict, accept=accept)
+    stamp = now_ms() if timestamp is None else timestamp
+    out: list[Message] = []
+    unanswered: list[tuple[str, str]] = []  # (call id, tool name), oldest first
+    for index, item in enumerate(list(messages)):
+        entry = _checked_entry(reader, report, index, item)
+        if entry is None:
+            continue
+        losses: list[tuple[str, str]] = []
+        standard = _standard(entry, losses)
+        overlay = entry.get(METADATA_KEY)
+        overlay = overlay if isinstance(overlay, Mapping) else {}
+        restored = set(_paths(overlay, standard))
+        for field, why in losses:
+            if field.replace(".function.", ".") not in restored:  # else the metadata has the exact value
+                report.lose(index, field, why)
+        _pair_result(report, index, standard, unanswered)
+        data = _restore(standard, overlay)
+        data.setdefault("id", f"msg-{len(out) + 1}")
+        data.setdefault("timestamp", stamp)
+        try:
+            message = Message.model_validate(data)
+        except ValidationError as error:
+            for problem in problems_from(error):
+                reader.fail(
+                    f"[{index}].{problem.location}" if problem.location else f"[{index}]", problem.message
+                )
+            continue
+        unanswered.extend((call.id, call.name) for call in message.tool_calls)
+        out.append(message)
+    reader.done()
+    return report.finish(out)
+
+
+def _pair_result(
+    report: _Report, index: int, standard: dict[str, Any], unanswered: list[tuple[str, str]]
+) -> None:
+    """Fill a result's missing call id (the oldest unanswered call) and tool name (the call's)."""
+    result = standard.get("tool_result")
+    if result is None:
+        return
+    call_id = result["tool_call_id"]
+    match = next((pair for pair in unanswered if pair[0] == call_id), None)
+    if call_id is None:
+        match = unanswered[0] if unanswered else None
+        result["tool_call_id"] = match[0] if match else ""
+        report.lose(
+            index,
+            "tool_call_id",
+            "missing: paired with the oldest unanswered call"
+            if match
+            else "missing, and no call is unanswered: left empty",
+        )
+    if match is not None:
+        unanswered.remove(match)
+    if result["tool_name"] is None:
+        result["tool_name"] = match[1] if match is not None else ""
+
+
+def _checked_entry(reader: _Input, report: _Report, index: int, item: Any) -> Mapping[str, Any] | None:
+    """The dict, if its role, content, tool calls and metadata have the right types."""
+    where = f"[{index}]"
+    entry = reader.mapping(item, where)
+    if entry is None:
+        return None
+    before = len(reader.problems)
+    role = reader.string(entry, "role", where)
+    if role is not None and role not in _READ_ROLES:
+        reader.fail(f"{where}.role", f'expected "system", "user", "assistant" or "tool", found {role!r}')
+    content = entry.get("content")
+    if content is not None and not isinstance(content, str):
+        reader.fail(f"{where}.content", f"expected a string, found {describe(content)}")
+    for key in ("tool_call_id", "name", "tool_name"):
+        reader.string(entry, key, where, required=False)
+    calls = entry.get("tool_calls")
+    for number, call in enumerate(reader.items(calls, f"{where}.tool_calls") if calls is not None else ()):
+        _check_call(reader, f"{where}.tool_calls[{number}]", call)
+    overlay = entry.get(METADATA_KEY)
+    if overlay is not None:
+        reader.mapping(overlay, f"{where}.{METADATA_KEY}")
+    for key in entry:
+        if key not in _KNOWN_KEYS and entry[key] is not None:
+            report.lose(index, str(key), "orion-core has no place for this key")
+    return entry if len(reader.problems) == before else None
+
+
+def _check_call(reader: _Input, where: str, call: Any) -> None:
+    data = reader.mapping(call, where)
+    if data is None:
+        return
+    reader.string(data, "id", where, required=False)
+    function = reader.mapping(data.get("function"), f"{where}.function")
+    if function is not None:
+        reader.string(function, "name", f"{where}.function")
+        if "arguments" not in function:
+            reader.fail(f"{where}.function.arguments", "required key is missing")

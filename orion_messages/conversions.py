@@ -1,0 +1,347 @@
+"""What every format conversion shares: the loss report, strict mode, and orphaned tool calls.
+
+A conversion never loses anything silently: it returns a ``ConversionResult`` holding the
+converted value and every ``Loss`` (which message, which field, why) that the target format had
+no place for. ``strict=True`` raises ``ConversionError`` instead of returning a lossy result,
+except for the fields named in ``accept``. The converters themselves live in one module per
+format: ``openai_chat``, ``anthropic_messages``, ``chat_template_dicts`` and ``orion_backend``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Iterable, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any, Generic, Literal, NamedTuple, TypeVar
+
+from ._problems import describe
+from .errors import ConversionError, Problem
+from .models import Message, Role, ToolCall
+
+__all__ = [
+    "MISSING_RESULT_TEXT",
+    "ConversionResult",
+    "Loss",
+    "Orphan",
+    "OrphanPolicy",
+    "find_orphans",
+    "fix_orphans",
+]
+
+T = TypeVar("T")
+
+OrphanPolicy = Literal["error", "drop", "synthesize", "keep"]
+"""What to do with a tool call without a result or a result without a call.
+
+``"error"`` raises ``ConversionError``; ``"drop"`` removes the orphaned call or result;
+``"synthesize"`` adds an error result (``MISSING_RESULT_TEXT``) after each unanswered call and
+drops results without a call; ``"keep"`` passes them through unchanged. Every change is reported.
+"""
+
+MISSING_RESULT_TEXT = "error: this tool call was never answered (result missing from the history)"
+"""The content of the error result that ``orphans="synthesize"`` adds for an unanswered call."""
+
+_CALLING_ROLES = frozenset({Role.ASSISTANT, Role.TOOL_CALL})
+
+
+@dataclass(frozen=True, slots=True)
+class Loss:
+    """One thing a conversion could not carry (or changed): which message, which field, why.
+
+    ``index`` is the message's position in the conversion's input (``None`` for a part of the
+    input outside the message list, such as Anthropic's ``system`` parameter); ``field`` is the
+    path inside that message (``"pinned"``, ``"tool_result.is_error"``, ``"tool_calls[0]"``; empty
+    for the whole message).
+    """
+
+    index: int | None
+    """The position of the message in the input, or ``None`` outside the message list."""
+    field: str
+    """The path inside the message, such as ``tool_result.is_error``; empty for the whole message."""
+    reason: str
+    """Why it was lost, in plain words."""
+
+    @property
+    def location(self) -> str:
+        """The JSON path, such as ``[3].tool_result.is_error``."""
+        head = "" if self.index is None else f"[{self.index}]"
+        if not self.field:
+            return head
+        return f"{head}{self.field}" if self.field.startswith("[") or not head else f"{head}.{self.field}"
+
+    def __str__(self) -> str:
+        return f"{self.location}: {self.reason}" if self.location else self.reason
+
+
+@dataclass(frozen=True)
+class ConversionResult(Generic[T]):
+    """A converted value and everything the conversion could not carry."""
+
+    value: T
+    """The converted messages (or request parts) in the target format."""
+    losses: tuple[Loss, ...] = ()
+    """What the target had no place for, or what a fix changed, in input order."""
+
+    @property
+    def lossless(self) -> bool:
+        """True when nothing was lost or changed."""
+        return not self.losses
+
+
+@dataclass(frozen=True)
+class Orphan:
+    """A tool call that no later result answers, or a result that answers no earlier call."""
+
+    index: int
+    """The position of the message holding the call or the result."""
+    field: str
+    """``tool_calls[k]`` for a call, ``tool_result`` for a result."""
+    call_id: str
+    """The tool-call id concerned."""
+
+    @property
+    def is_call(self) -> bool:
+        """True for a call without a result, False for a result without a call."""
+        return self.field != "tool_result"
+
+    def __str__(self) -> str:
+        what = (
+            f'tool call "{self.call_id}" has no result'
+            if self.is_call
+            else f'result for "{self.call_id}" answers no earlier tool call'
+        )
+        return f"[{self.index}].{self.field}: {what}"
+
+
+def _accepted(field: str, accept: Collection[str]) -> bool:
+    return field in accept or field.rsplit(".", 1)[-1] in accept
+
+
+class _Report:
+    """Collects losses while converting; ``finish`` applies strict mode (private)."""
+
+    def __init__(self, *, strict: bool, accept: Iterable[str]) -> None:
+        self.losses: list[Loss] = []
+        self.strict = strict
+        self.accept = frozenset(accept)
+
+    def lose(self, index: int | None, field: str, reason: str) -> None:
+        """Record one loss."""
+        self.losses.append(Loss(index, field, reason))
+
+    def extend(self, losses: Iterable[Loss]) -> None:
+        """Record losses found by an earlier step (an orphan fix)."""
+        self.losses.extend(losses)
+
+    def finish(self, value: T) -> ConversionResult[T]:
+        """The result, or ``ConversionError`` in strict mode when a loss is not accepted."""
+        if self.strict:
+            refused = [loss for loss in self.losses if not _accepted(loss.field, self.accept)]
+            if refused:
+                raise ConversionError(
+                    Problem(loss.location, f"strict conversion refused: {loss.reason}") for loss in refused
+                )
+        return ConversionResult(value, tuple(self.losses))
+
+
+def _messages(messages: Iterable[Message]) -> list[Message]:
+    """The input as a list, every item checked to be a ``Message`` (private)."""
+    items = list(messages)
+    problems = [
+        Problem(f"[{index}]", f"expected a Message, found {describe(item)}")
+        for index, item in enumerate(items)
+        if not isinstance(item, Message)
+    ]
+    if problems:
+        raise ConversionError(problems)
+    return items
+
+
+def find_orphans(messages: Sequence[Message]) -> list[Orphan]:
+    """Every tool call without a later result and every result without an earlier call.
+
+    A pending placeholder counts as a result: it answers its call (see ``docs/conversions.md``
+    for what each format receives for it).
+    """
+    called: set[str] = set()
+    answered: set[str] = set()
+    orphans: list[Orphan] = []
+    for index, message in enumerate(messages):
+        called.update(call.id for call in message.tool_calls)
+        result = message.tool_result
+        if result is None:
+            continue
+        if result.tool_call_id in called:
+            answered.add(result.tool_call_id)
+        else:
+            orphans.append(Orphan(index, "tool_result", result.tool_call_id))
+    for index, message in enumerate(messages):
+        orphans.extend(
+            Orphan(index, f"tool_calls[{number}]", call.id)
+            for number, call in enumerate(message.tool_calls)
+            if call.id not in answered
+        )
+    orphans.sort(key=lambda orphan: orphan.index)
+    return orphans
+
+
+def fix_orphans(
+    messages: Iterable[Message], orphans: OrphanPolicy = "error"
+) -> ConversionResult[list[Message]]:
+    """Apply an orphan policy to a conversation; every change is reported as a ``Loss``.
+
+    Raises:
+        ConversionError: ``orphans="error"`` and there is an orphan, or an item is not a ``Message``.
+    """
+    fixed, _sources, losses = _fix_orphans(_messages(messages), orphans)
+    return ConversionResult(fixed, tuple(losses))
+
+
+def _fix_orphans(
+    messages: list[Message], policy: OrphanPolicy
+) -> tuple[list[Message], list[int | None], list[Loss]]:
+    """The fixed messages, each one's index in the input (``None`` when added), and the changes."""
+    sources: list[int | None] = list(range(len(messages)))
+    if policy == "keep":
+        return messages, sources, []
+    found = find_orphans(messages)
+    if not found:
+        return messages, sources, []
+    if policy == "error":
+        raise ConversionError(Problem(f"[{o.index}].{o.field}", str(o).split(": ", 1)[1]) for o in found)
+    losses: list[Loss] = []
+    orphan_calls = {(o.index, o.call_id) for o in found if o.is_call}
+    orphan_results = {o.index for o in found if not o.is_call}
+    fixed: list[Message] = []
+    sources = []
+    owed: list[ToolCall] = []  # unanswered calls waiting for their synthesized results
+    owed_after = -1
+    for index, message in enumerate(messages):
+        if owed and message.tool_result is None:
+            _owe(fixed, sources, owed, messages[owed_after])
+        if index in orphan_results:
+            losses.append(Loss(index, "", "a result that answers no earlier tool call: dropped"))
+            continue
+        kept = [call for call in message.tool_calls if (index, call.id) not in orphan_calls]
+        if len(kept) != len(message.tool_calls):
+            for number, call in enumerate(message.tool_calls):
+                if (index, call.id) not in orphan_calls:
+                    continue
+                if policy == "drop":
+                    losses.append(
+                        Loss(index, f"tool_calls[{number}]", "a tool call without a result: dropped")
+                    )
+                else:
+                    owed.append(call)
+                    owed_after = index
+                    losses.append(
+                        Loss(
+                            index,
+                            f"tool_calls[{number}]",
+                            "a tool call without a result: an error result was added",
+                        )
+                    )
+            if policy == "drop":
+                message = message.model_copy(update={"tool_calls": tuple(kept)})
+        fixed.append(message)
+        sources.append(index)
+    if owed:
+        _owe(fixed, sources, owed, messages[owed_after])
+    return fixed, sources, losses
+
+
+def _owe(fixed: list[Message], sources: list[int | None], owed: list[ToolCall], caller: Message) -> None:
+    """Append an error result for each owed call (after the results that follow the caller)."""
+    for call in owed:
+        fixed.append(
+            Message.tool_result(
+                f"{call.id}-missing-result",
+                call.id,
+                call.name,
+                MISSING_RESULT_TEXT,
+                True,
+                timestamp=caller.timestamp,
+            )
+        )
+        sources.append(None)
+    owed.clear()
+
+
+class _Reasons(NamedTuple):
+    id: str
+    timestamp: str
+    role: str
+    pinned: str
+    token_count: str
+    extra: str
+    calls: str
+    result: str
+
+
+@lru_cache(maxsize=16)
+def _reasons(why: str) -> _Reasons:
+    """The reasons ``_metadata_losses`` gives for the target ``why`` (made once per target name)."""
+    return _Reasons(
+        id=f"{why} has no place for message ids",
+        timestamp=f"{why} has no place for timestamps",
+        role="role tool_call is sent as assistant",
+        pinned=f"{why} has no place for pinned",
+        token_count=f"{why} has no place for token_count",
+        extra=f"unknown key: {why} has no place for it",
+        calls=f"tool calls on a message that is not an assistant's: {why} has no place for them",
+        result=f"a tool result on a message that is not a tool_result: {why} has no place for it",
+    )
+
+
+def _metadata_losses(
+    report: _Report, index: int, message: Message, *, kept: Collection[str] = (), why: str
+) -> None:
+    """Report the message fields a target has no place for (private, shared by every format).
+
+    ``kept`` names the fields the target carries; ``why`` is the target's name. Written for
+    speed: it runs for every message of every conversion.
+    """
+    add = report.losses.append
+    reasons = _reasons(why)
+    if "id" not in kept:
+        add(Loss(index, "id", reasons.id))
+    if "timestamp" not in kept:
+        add(Loss(index, "timestamp", reasons.timestamp))
+    role = message.role
+    if role is Role.TOOL_CALL and "role" not in kept:
+        add(Loss(index, "role", reasons.role))
+    if message.pinned and "pinned" not in kept:
+        add(Loss(index, "pinned", reasons.pinned))
+    if message.token_count is not None and "token_count" not in kept:
+        add(Loss(index, "token_count", reasons.token_count))
+    calls, result = message.tool_calls, message.tool_result
+    if "extra" not in kept:
+        _extra_losses(add, index, "", message.__pydantic_extra__, reasons.extra)
+        for number, call in enumerate(calls):
+            if call.__pydantic_extra__:
+                _extra_losses(add, index, f"tool_calls[{number}].", call.__pydantic_extra__, reasons.extra)
+        if result is not None:
+            _extra_losses(add, index, "tool_result.", result.__pydantic_extra__, reasons.extra)
+    if calls and role not in _CALLING_ROLES:
+        add(Loss(index, "tool_calls", reasons.calls))
+    if result is not None and role is not Role.TOOL_RESULT:
+        add(Loss(index, "tool_result", reasons.result))
+
+
+def _extra_losses(
+    add: Callable[[Loss], None], index: int, prefix: str, extra: dict[str, Any] | None, reason: str
+) -> None:
+    if extra:
+        for key in extra:
+            add(Loss(index, f"{prefix}{key}", reason))
+
+
+def _remember_calls(names: dict[str, str], message: Message) -> None:
+    """Add an assistant message's calls to ``names`` (call id to tool name, the first call wins).
+
+    Only calls a target carries count (on assistant and tool_call messages), as only those
+    are there to name a result when the target's messages are read back.
+    """
+    if message.role in _CALLING_ROLES:
+        for call in message.tool_calls:
+            names.setdefault(call.id, call.name)

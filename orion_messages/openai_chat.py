@@ -1,0 +1,296 @@
+"""OpenAI Chat Completions messages: ``to_openai`` and ``from_openai``.
+
+Roles map one to one (``tool_call`` is sent as ``assistant``; ``developer`` is read as
+``system``); tool calls become ``{id, type: "function", function: {name, arguments}}`` with the
+arguments as a JSON string written exactly as orion-core writes them, and results become
+``tool`` messages with ``tool_call_id``. OpenAI has no place for message ids, timestamps,
+``pinned``, ``token_count``, ``is_error``, ``pending`` or unknown keys: each one is reported.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from ._arguments import decode_arguments, encode_arguments
+from ._conversion_input import _Builder, _Input
+from ._problems import describe
+from .conversions import (
+    ConversionResult,
+    OrphanPolicy,
+    _fix_orphans,
+    _messages,
+    _metadata_losses,
+    _remember_calls,
+    _Report,
+)
+from .errors import ConversionError, Problem
+from .models import Message, Role, ToolCall
+
+__all__ = ["from_openai", "to_openai"]
+
+_TARGET = "OpenAI Chat"
+_ROLES = {Role.SYSTEM: "system", Role.USER: "user", Role.ASSISTANT: "assistant", Role.TOOL_CALL: "assistant"}
+
+
+def to_openai(
+    messages: Iterable[Message],
+    *,
+    orphans: OrphanPolicy = "error",
+    strict: bool = False,
+    accept: Iterable[str] = (),
+) -> ConversionResult[list[dict[str, Any]]]:
+    """Convert a conversation to OpenAI Chat Completions ``messages``.
+
+    ``orphans`` decides what happens to a call without a result or a result without a call
+    (the API refuses both): ``"error"`` (default), ``"drop"``, ``"synthesize"`` or ``"keep"``.
+    ``strict=True`` raises instead of returning losses, except for fields named in ``accept``
+    (such as ``{"id", "timestamp"}``).
+
+    Raises:
+        ConversionError: an orphan with ``orphans="error"``, a tool_result message without a
+            result, a refused loss in strict mode, or an item that is not a ``Message``.
+    """
+    report = _Report(strict=strict, accept=accept)
+    fixed, sources, changes = _fix_orphans(_messages(messages), orphans)
+    report.extend(changes)
+    names: dict[str, str] = {}  # the calls sent so far
+    out: list[dict[str, Any]] = []
+    problems: list[Problem] = []
+    for message, source in zip(fixed, sources, strict=True):
+        if message.tool_calls:
+            _remember_calls(names, message)
+        if source is not None:
+            _metadata_losses(report, source, message, why=_TARGET)
+        if message.role is Role.TOOL_RESULT:
+            if message.tool_result is None:
+                problems.append(
+                    Problem(f"[{source}].tool_result", "a tool_result message must carry a tool result")
+                )
+                continue
+            out.append(_tool_message(report, source, message, names))
+            continue
+        entry: dict[str, Any] = {"role": _ROLES[message.role], "content": message.content}
+        if message.role in (Role.ASSISTANT, Role.TOOL_CALL) and message.tool_calls:
+            entry["content"] = message.content or None  # the API's own spelling of "no text"
+            entry["tool_calls"] = [_call(call) for call in message.tool_calls]
+        out.append(entry)
+    if problems:
+        raise ConversionError(problems)
+    return report.finish(out)
+
+
+def _call(call: ToolCall) -> dict[str, Any]:
+    return {
+        "id": call.id,
+        "type": "function",
+        "function": {"name": call.name, "arguments": encode_arguments(call.arguments)},
+    }
+
+
+def _tool_message(
+    report: _Report, source: int | None, message: Message, names: dict[str, str]
+) -> dict[str, Any]:
+    result = message.tool_result
+    assert result is not None  # checked by the caller
+    if source is not None:
+        _result_losses(report, source, message, names, _TARGET)
+    return {"role": "tool", "tool_call_id": result.tool_call_id, "content": result.content}
+
+
+def _result_losses(report: _Report, index: int, message: Message, names: dict[str, str], why: str) -> None:
+    """Report what a result keeps that a tool message (id + content) has no place for."""
+    result = message.tool_result
+    assert result is not None
+    if result.is_error:
+        report.lose(
+            index,
+            "tool_result.is_error",
+            f"{why} has no place for is_error: the error is sent as a plain result",
+        )
+    if result.pending:
+        report.lose(
+            index,
+            "tool_result.pending",
+            f"a pending placeholder is sent as a completed result with its content {result.content!r}",
+        )
+    if (
+        names.get(result.tool_call_id, result.tool_name) != result.tool_name
+        or result.tool_call_id not in names
+    ):
+        report.lose(
+            index, "tool_result.tool_name", f"{why} takes the tool name from the call, not the result"
+        )
+    if message.content != result.content:
+        report.lose(index, "content", "differs from tool_result.content, which is the text sent")
+
+
+def from_openai(
+    messages: Iterable[Mapping[str, Any]],
+    *,
+    timestamp: int | None = None,
+    strict: bool = False,
+    accept: Iterable[str] = (),
+) -> ConversionResult[list[Message]]:
+    """Read OpenAI Chat Completions ``messages`` (dicts, as sent to the API) into a conversation.
+
+    Messages get ids ``msg-1``, ``msg-2``... and ``timestamp`` (default: now). Arguments are
+    decoded with ``loads``' rules; a string that is not valid JSON is kept as a string and
+    reported. Each tool message takes its tool name from the call it answers.
+
+    Raises:
+        ConversionError: the input is not valid OpenAI messages (every problem with its location,
+            such as ``[3].tool_calls[0].function.arguments``), or a refused loss in strict mode.
+    """
+    items = list(messages)
+    reader = _Input()
+    report = _Report(strict=strict, accept=accept)
+    build = _Builder(timestamp)
+    names: dict[str, str] = {}
+    for index, item in enumerate(items):
+        where = f"[{index}]"
+        data = reader.mapping(item, where)
+        if data is None:
+            continue
+        role = reader.string(data, "role", where)
+        if role is None:
+            continue
+        reader_role = _READERS.get(role)
+        if reader_role is None:
+            reader.fail(
+                f"{where}.role",
+                f'expected "system", "developer", "user", "assistant" or "tool", found {role!r}',
+            )
+            continue
+        fields = reader_role(reader, report, index, data, names)
+        if fields is not None and not reader.problems:
+            build.add(**fields)
+    reader.done()
+    return report.finish(build.messages)
+
+
+_COMMON_KEYS = frozenset({"role", "content"})
+
+
+def _text(reader: _Input, report: _Report, index: int, data: Mapping[str, Any], *, nullable: bool) -> str:
+    """The content as text: a string, ``null`` (when allowed) or a list of text parts."""
+    where = f"[{index}].content"
+    content = data.get("content")
+    if isinstance(content, str):
+        return content
+    if content is None:
+        if not nullable and "content" not in data:
+            reader.fail(where, "required key is missing")
+        elif not nullable:
+            reader.fail(where, "expected a string or an array of content parts, found null")
+        return ""
+    if not isinstance(content, (list, tuple)):
+        reader.fail(where, f"expected a string or an array of content parts, found {describe(content)}")
+        return ""
+    texts: list[str] = []
+    for number, part in enumerate(content):
+        block = reader.mapping(part, f"{where}[{number}]")
+        if block is None:
+            continue
+        kind = block.get("type")
+        if kind == "text":
+            text = reader.string(block, "text", f"{where}[{number}]")
+            texts.append(text or "")
+        else:
+            report.lose(
+                index,
+                f"content[{number}]",
+                f"a {kind!r} content part has no place in orion-core's text content",
+            )
+    if len(texts) > 1:
+        report.lose(index, "content", f"{len(texts)} text parts joined into one text")
+    return "".join(texts)
+
+
+def _unknown_keys(report: _Report, index: int, data: Mapping[str, Any], known: frozenset[str]) -> None:
+    for key in data:
+        if key in known:
+            continue
+        value = data[key]
+        if value is None:
+            continue
+        what = "the participant name" if key == "name" else "this key"
+        report.lose(index, str(key), f"orion-core has no place for {what}")
+
+
+def _plain(
+    reader: _Input, report: _Report, index: int, data: Mapping[str, Any], names: dict[str, str]
+) -> dict[str, Any]:
+    role = data["role"]
+    _unknown_keys(report, index, data, _COMMON_KEYS)
+    if role == "developer":
+        report.lose(index, "role", "developer is read as system")
+    our = Role.USER if role == "user" else Role.SYSTEM
+    return {"role": our, "content": _text(reader, report, index, data, nullable=False)}
+
+
+_ASSISTANT_KEYS = frozenset({"role", "content", "tool_calls"})
+
+
+def _assistant(
+    reader: _Input, report: _Report, index: int, data: Mapping[str, Any], names: dict[str, str]
+) -> dict[str, Any]:
+    _unknown_keys(report, index, data, _ASSISTANT_KEYS)
+    content = _text(reader, report, index, data, nullable=True)
+    calls: list[ToolCall] = []
+    raw = data.get("tool_calls")
+    for number, item in enumerate(reader.items(raw, f"[{index}].tool_calls") if raw is not None else ()):
+        call = _read_call(reader, report, index, number, item)
+        if call is not None:
+            calls.append(call)
+            names.setdefault(call.id, call.name)
+    return {"role": Role.ASSISTANT, "content": content, "tool_calls": tuple(calls)}
+
+
+def _read_call(reader: _Input, report: _Report, index: int, number: int, item: Any) -> ToolCall | None:
+    where = f"[{index}].tool_calls[{number}]"
+    data = reader.mapping(item, where)
+    if data is None:
+        return None
+    call_id = reader.string(data, "id", where)
+    kind = reader.string(data, "type", where)
+    if kind is not None and kind != "function":
+        reader.fail(f"{where}.type", f'expected "function", found {kind!r}')
+    function = reader.mapping(data.get("function"), f"{where}.function")
+    if function is None:
+        return None
+    name = reader.string(function, "name", f"{where}.function")
+    text = reader.string(function, "arguments", f"{where}.function")
+    if call_id is None or name is None or text is None:
+        return None
+    arguments, why = decode_arguments(text)
+    if why is not None:
+        report.lose(index, f"tool_calls[{number}].function.arguments", why)
+    return ToolCall(id=call_id, name=name, arguments=arguments)
+
+
+_TOOL_KEYS = frozenset({"role", "content", "tool_call_id"})
+
+
+def _tool(
+    reader: _Input, report: _Report, index: int, data: Mapping[str, Any], names: dict[str, str]
+) -> dict[str, Any] | None:
+    _unknown_keys(report, index, data, _TOOL_KEYS)
+    call_id = reader.string(data, "tool_call_id", f"[{index}]")
+    content = _text(reader, report, index, data, nullable=False)
+    if call_id is None:
+        return None
+    name = names.get(call_id)
+    if name is None:
+        report.lose(index, "tool_call_id", "no earlier tool call has this id: tool_name left empty")
+    result = {"tool_call_id": call_id, "tool_name": name or "", "content": content, "is_error": False}
+    return {"role": Role.TOOL_RESULT, "content": content, "tool_result": result}
+
+
+_READERS = {
+    "system": _plain,
+    "developer": _plain,
+    "user": _plain,
+    "assistant": _assistant,
+    "tool": _tool,
+}

@@ -1,0 +1,376 @@
+"""Conversions against hand-written goldens, and their reports, orphans, strict mode and errors.
+
+The expected forms in ``fixtures/conversions/`` were written by hand from the providers'
+documentation (see its README), never produced by the converters.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from orion_messages import (
+    ConversionError,
+    Message,
+    ToolCall,
+    dumps,
+    find_orphans,
+    fix_orphans,
+    from_anthropic,
+    from_chat_template,
+    from_openai,
+    load,
+    loads,
+    to_anthropic,
+    to_chat_template,
+    to_openai,
+    to_orion_backend,
+)
+from orion_messages.conversions import MISSING_RESULT_TEXT
+
+from .conftest import FIXTURES
+
+GOLDENS = FIXTURES / "conversions"
+STAMP = 1781600000000
+
+
+def _json(name: str) -> Any:
+    return json.loads((GOLDENS / name).read_text(encoding="utf-8"))
+
+
+def _locations(losses: Any) -> list[str]:
+    return [loss.location for loss in losses]
+
+
+@pytest.fixture
+def tool_loop() -> list[Message]:
+    return load(GOLDENS / "tool-loop.orion.json")
+
+
+def test_to_openai_matches_the_golden(tool_loop: list[Message]) -> None:
+    result = to_openai(tool_loop)
+    assert result.value == _json("tool-loop.openai.json")
+    assert _locations(result.losses) == _json("tool-loop.losses.json")["openai"]
+
+
+def test_openai_arguments_are_the_wire_writers_bytes(tool_loop: list[Message]) -> None:
+    # The JSON text of each call's arguments is what orion-core writes for that value.
+    calls = [call for message in tool_loop for call in message.tool_calls]
+    texts = [c["function"]["arguments"] for m in to_openai(tool_loop).value for c in m.get("tool_calls", [])]
+    for call, text in zip(calls, texts, strict=True):
+        wire = dumps([Message.assistant("m", "", [call], timestamp=0)])
+        assert f'"arguments":{text}}}'.encode() in wire
+
+
+def test_to_anthropic_matches_the_golden(tool_loop: list[Message]) -> None:
+    result = to_anthropic(tool_loop)
+    assert result.value == _json("tool-loop.anthropic.json")
+    assert _locations(result.losses) == _json("tool-loop.losses.json")["anthropic"]
+
+
+def test_to_chat_template_matches_the_golden(tool_loop: list[Message]) -> None:
+    result = to_chat_template(tool_loop, metadata=False)
+    assert result.value == _json("tool-loop.chat-template.json")
+    assert _locations(result.losses) == _json("tool-loop.losses.json")["chat-template"]
+
+
+def test_chat_template_string_arguments_are_json_text(tool_loop: list[Message]) -> None:
+    objects = to_chat_template(tool_loop, metadata=False).value
+    strings = to_chat_template(tool_loop, metadata=False, arguments="string").value
+    for plain, text in zip(objects, strings, strict=True):
+        for a, b in zip(plain.get("tool_calls", []), text.get("tool_calls", []), strict=True):
+            assert json.loads(b["function"]["arguments"]) == a["function"]["arguments"]
+
+
+def test_to_orion_backend_matches_the_golden(tool_loop: list[Message]) -> None:
+    result = to_orion_backend(tool_loop)
+    assert result.value == _json("tool-loop.orion-backend.json")
+    assert _locations(result.losses) == _json("tool-loop.losses.json")["orion-backend"]
+
+
+def test_orion_backend_sends_the_system_prompt_first_unless_empty() -> None:
+    # orion-core's http_chat_backend_tests: ("system", prompt) first; an empty prompt is not sent.
+    history = [
+        Message.user("1", "Where is it?", timestamp=0),
+        Message.assistant("2", "Under the sea.", timestamp=0),
+    ]
+    sent = to_orion_backend(history, system_prompt="You are Odin.").value
+    assert sent == [
+        {"role": "system", "content": "You are Odin."},
+        {"role": "user", "content": "Where is it?"},
+        {"role": "assistant", "content": "Under the sea."},
+    ]
+    assert to_orion_backend(history).value[0] == {"role": "user", "content": "Where is it?"}
+
+
+def test_from_openai_matches_the_golden() -> None:
+    result = from_openai(_json("openai-weather.openai.json"), timestamp=STAMP)
+    assert dumps(result.value) == (GOLDENS / "openai-weather.orion.json").read_bytes().strip()
+    assert _locations(result.losses) == _json("openai-weather.losses.json")
+
+
+def test_from_anthropic_matches_the_golden() -> None:
+    result = from_anthropic(**_json("anthropic-weather.anthropic.json"), timestamp=STAMP)
+    assert dumps(result.value) == (GOLDENS / "anthropic-weather.orion.json").read_bytes().strip()
+    assert _locations(result.losses) == _json("anthropic-weather.losses.json")
+
+
+@pytest.mark.parametrize("name", ["tool-loop.chat-template.json"])
+def test_from_chat_template_reads_the_golden(name: str, tool_loop: list[Message]) -> None:
+    back = from_chat_template(_json(name), timestamp=STAMP).value
+    assert [(m.role, m.content, m.tool_calls) for m in back] == [
+        (m.role, m.content, m.tool_calls) for m in tool_loop
+    ]
+
+
+# --------------------------------------------------------------------------------------------
+# Orphans
+
+
+def _orphaned() -> list[Message]:
+    return [
+        Message.user("msg-1", "go", timestamp=1),
+        Message.assistant(
+            "msg-2",
+            "",
+            [ToolCall(id="c1", name="a", arguments={}), ToolCall(id="c2", name="b", arguments={})],
+            timestamp=2,
+        ),
+        Message.tool_result("msg-3", "c1", "a", "ok", timestamp=3),
+        Message.tool_result("msg-4", "nobody", "z", "stray", timestamp=4),
+        Message.user("msg-5", "next", timestamp=5),
+    ]
+
+
+def test_orphans_are_found() -> None:
+    assert [str(o) for o in find_orphans(_orphaned())] == [
+        '[1].tool_calls[1]: tool call "c2" has no result',
+        '[3].tool_result: result for "nobody" answers no earlier tool call',
+    ]
+
+
+def test_orphans_refuse_by_default_for_providers() -> None:
+    for convert in (to_openai, to_anthropic):
+        with pytest.raises(ConversionError) as caught:
+            convert(_orphaned())
+        assert [p.location for p in caught.value.problems] == ["[1].tool_calls[1]", "[3].tool_result"]
+
+
+def test_orphans_drop() -> None:
+    result = fix_orphans(_orphaned(), "drop")
+    assert [m.id for m in result.value] == ["msg-1", "msg-2", "msg-3", "msg-5"]
+    assert [c.id for c in result.value[1].tool_calls] == ["c1"]
+    assert _locations(result.losses) == ["[1].tool_calls[1]", "[3]"]
+    assert find_orphans(result.value) == []
+
+
+def test_orphans_synthesize_an_error_result_after_the_answers() -> None:
+    result = fix_orphans(_orphaned(), "synthesize")
+    added = result.value[3]
+    assert [m.id for m in result.value] == ["msg-1", "msg-2", "msg-3", added.id, "msg-5"]
+    assert added.tool_result is not None
+    assert (added.tool_result.tool_call_id, added.tool_result.is_error) == ("c2", True)
+    assert added.content == MISSING_RESULT_TEXT
+    assert find_orphans(result.value) == []
+    openai = to_openai(_orphaned(), orphans="synthesize")
+    assert [m["role"] for m in openai.value] == ["user", "assistant", "tool", "tool", "user"]
+    assert "[1].tool_calls[1]" in _locations(openai.losses)
+
+
+def test_a_pending_result_answers_its_call() -> None:
+    history = load(GOLDENS / "tool-loop.orion.json")
+    assert find_orphans(history) == []
+
+
+def test_keep_passes_orphans_through() -> None:
+    result = to_openai(_orphaned(), orphans="keep")
+    assert [m["role"] for m in result.value] == ["user", "assistant", "tool", "tool", "user"]
+
+
+# --------------------------------------------------------------------------------------------
+# Strict mode and accept
+
+
+def test_strict_refuses_a_lossy_conversion(tool_loop: list[Message]) -> None:
+    with pytest.raises(ConversionError) as caught:
+        to_openai(tool_loop, strict=True)
+    assert "[4].tool_result.is_error" in [p.location for p in caught.value.problems]
+
+
+def test_strict_accepts_named_fields() -> None:
+    history = [Message.user("msg-1", "hi", timestamp=0)]
+    assert to_openai(history, strict=True, accept={"id", "timestamp"}).value == [
+        {"role": "user", "content": "hi"}
+    ]
+    with pytest.raises(ConversionError):
+        to_openai([history[0].pin()], strict=True, accept={"id", "timestamp"})
+
+
+def test_strict_chat_template_with_metadata_is_lossless(tool_loop: list[Message]) -> None:
+    result = to_chat_template(tool_loop, strict=True)
+    assert result.lossless
+    assert dumps(from_chat_template(result.value, strict=True).value) == dumps(tool_loop)
+
+
+# --------------------------------------------------------------------------------------------
+# Arguments as JSON text
+
+
+def test_openai_arguments_that_are_not_json_stay_a_string() -> None:
+    messages = [
+        {"role": "assistant", "content": None, "tool_calls": [_call("c1", "NaN"), _call("c2", '{"a": 1,}')]},
+    ]
+    result = from_openai(messages, timestamp=0)
+    assert [c.arguments for c in result.value[0].tool_calls] == ["NaN", '{"a": 1,}']
+    assert _locations(result.losses) == [
+        "[0].tool_calls[0].function.arguments",
+        "[0].tool_calls[1].function.arguments",
+    ]
+    with pytest.raises(ConversionError):
+        from_openai(messages, strict=True)
+
+
+def _call(call_id: str, arguments: str) -> dict[str, Any]:
+    return {"id": call_id, "type": "function", "function": {"name": "f", "arguments": arguments}}
+
+
+def test_openai_arguments_keep_numbers_and_order() -> None:
+    text = '{"z":18446744073709551616,"a":1.0,"m":-0.0,"e":1e-7}'
+    back = from_openai([{"role": "assistant", "content": "", "tool_calls": [_call("c", text)]}], timestamp=0)
+    arguments = back.value[0].tool_calls[0].arguments
+    assert list(arguments) == ["z", "a", "m", "e"]
+    assert arguments["z"] == 2**64
+    assert type(arguments["a"]) is float
+    assert to_openai(back.value, orphans="keep").value[0]["tool_calls"][0]["function"]["arguments"] == text
+
+
+# --------------------------------------------------------------------------------------------
+# Invalid input, reported like loads
+
+
+def test_from_openai_reports_every_problem_with_its_location() -> None:
+    bad: list[Any] = [
+        {"role": "user", "content": "ok"},
+        {"role": "function", "content": "x"},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [{"id": 7, "type": "function", "function": {"name": "f"}}],
+        },
+        {"role": "tool", "content": "r"},
+        "not a message",
+    ]
+    with pytest.raises(ConversionError) as caught:
+        from_openai(bad)
+    assert [p.location for p in caught.value.problems] == [
+        "[1].role",
+        "[2].tool_calls[0].id",
+        "[2].tool_calls[0].function.arguments",
+        "[3].tool_call_id",
+        "[4]",
+    ]
+
+
+def test_from_anthropic_reports_problems() -> None:
+    bad: list[Any] = [
+        {"role": "system", "content": "no"},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "f", "input": "text"}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t", "is_error": "yes"}]},
+    ]
+    with pytest.raises(ConversionError) as caught:
+        from_anthropic(bad)
+    assert [p.location for p in caught.value.problems] == [
+        "[0].role",
+        "[1].content[0].input",
+        "[2].content[0].is_error",
+    ]
+
+
+def test_from_chat_template_reports_problems() -> None:
+    bad: list[Any] = [
+        {"role": "tool_result", "content": "x"},
+        {"role": "assistant", "content": 5, "tool_calls": [{"function": {"name": "f"}}]},
+        {"role": "user", "content": "hi", "orion": {"timestamp": "soon"}},
+    ]
+    with pytest.raises(ConversionError) as caught:
+        from_chat_template(bad)
+    assert [p.location for p in caught.value.problems] == [
+        "[0].role",
+        "[1].content",
+        "[1].tool_calls[0].function.arguments",
+        "[2].timestamp",
+    ]
+
+
+def test_to_converters_refuse_what_is_not_a_message() -> None:
+    for convert in (to_openai, to_anthropic, to_chat_template, to_orion_backend):
+        with pytest.raises(ConversionError, match=r"\[1\]: expected a Message"):
+            convert([Message.user("a", "b", timestamp=0), {"role": "user"}])  # type: ignore[list-item]
+
+
+def test_a_tool_result_message_without_a_result_is_an_error() -> None:
+    broken = Message(id="m", role="tool_result", content="x", timestamp=0)
+    for convert in (to_openai, to_anthropic, to_chat_template):
+        with pytest.raises(ConversionError, match=r"\[0\]\.tool_result"):
+            convert([broken], orphans="keep")
+
+
+# --------------------------------------------------------------------------------------------
+# Anthropic specifics
+
+
+def test_anthropic_wraps_arguments_that_are_not_an_object() -> None:
+    history = [
+        Message.user("1", "go", timestamp=0),
+        Message.assistant("2", "", [ToolCall(id="c", name="f", arguments=[1, 2])], timestamp=0),
+        Message.tool_result("3", "c", "f", "done", timestamp=0),
+    ]
+    result = to_anthropic(history)
+    assert result.value["messages"][1]["content"][0]["input"] == {"value": [1, 2]}
+    assert "[1].tool_calls[0].arguments" in _locations(result.losses)
+
+
+def test_anthropic_moves_late_system_messages_and_reports_it() -> None:
+    history = [Message.user("1", "hi", timestamp=0), Message.system("2", "be brief", timestamp=0)]
+    result = to_anthropic(history)
+    assert result.value["system"] == "be brief"
+    assert "[1]" in _locations(result.losses)
+
+
+def test_anthropic_reads_its_own_output_back(tool_loop: list[Message]) -> None:
+    back = from_anthropic(**to_anthropic(tool_loop).value, timestamp=STAMP)
+    assert [(m.role, m.content, m.tool_calls) for m in back.value] == [
+        (m.role, m.content, m.tool_calls) for m in tool_loop
+    ]
+    assert back.value[4].tool_result is not None
+    assert back.value[4].tool_result.is_error
+
+
+def test_loss_report_is_plain_text() -> None:
+    history = loads(b'[{"id":"m","role":"user","content":"x","timestamp":0,"x_new":{"a":1}}]')
+    losses = to_openai(history).losses
+    assert [str(loss) for loss in losses][-1].startswith("[0].x_new: unknown key")
+
+
+def test_losses_outside_the_messages_have_no_index() -> None:
+    result = from_anthropic(
+        [], system=[{"type": "text", "text": "s", "cache_control": {"type": "ephemeral"}}]
+    )
+    assert [(loss.index, loss.location) for loss in result.losses] == [(None, "system[0].cache_control")]
+
+
+def test_goldens_folder_has_a_readme() -> None:
+    assert Path(GOLDENS / "README.md").is_file()
+
+
+def test_the_docs_examples_run() -> None:
+    import re
+
+    page = (Path(__file__).resolve().parent.parent / "docs" / "conversions.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```python\n(.*?)```", page, re.S)
+    assert len(blocks) >= 5
+    for number, block in enumerate(blocks):
+        exec(compile(block, f"docs/conversions.md, python block {number + 1}", "exec"), {})

@@ -1,0 +1,151 @@
+"""Round-trip properties: ours -> target -> ours equals the original up to exactly what the report named."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from hypothesis import assume, given
+from hypothesis import strategies as st
+
+from orion_messages import (
+    Loss,
+    Message,
+    Role,
+    dumps,
+    from_anthropic,
+    from_chat_template,
+    from_openai,
+    to_anthropic,
+    to_chat_template,
+    to_openai,
+    to_orion_backend,
+)
+from orion_messages.orion_backend import TOOL_RESULT_PREFIX
+
+from .strategies import agent_conversations, conversations
+
+STAMP = 1234
+
+
+def _fields(message: Message) -> dict[str, Any]:
+    """The message's wire fields, flattened to paths such as ``tool_calls[0].arguments``."""
+    flat: dict[str, Any] = {}
+    for key, value in message.model_dump(mode="json", exclude_defaults=True).items():
+        if key == "tool_calls":
+            for number, call in enumerate(value):
+                flat.update({f"tool_calls[{number}].{k}": v for k, v in call.items()})
+            flat["tool_calls"] = len(value)
+        elif key == "tool_result" and value is not None:
+            flat.update({f"tool_result.{k}": v for k, v in value.items()})
+            flat["tool_result"] = True
+        else:
+            flat[key] = value
+    return flat
+
+
+def _differences(original: Sequence[Message], back: Sequence[Message]) -> set[str]:
+    assert len(original) == len(back)
+    found: set[str] = set()
+    for index, (a, b) in enumerate(zip(original, back, strict=True)):
+        left, right = _fields(a), _fields(b)
+        for key in left.keys() | right.keys():
+            if key not in left or key not in right or repr(left[key]) != repr(right[key]):
+                found.add(f"[{index}].{key}")
+    return found
+
+
+def _covered(location: str, losses: Sequence[Loss]) -> bool:
+    return any(
+        location == loss.location or location.startswith((loss.location + ".", loss.location + "["))
+        for loss in losses
+    )
+
+
+def _assert_only_reported(original: list[Message], back: list[Message], losses: Sequence[Loss]) -> None:
+    unreported = sorted(d for d in _differences(original, back) if not _covered(d, losses))
+    assert not unreported, f"changed without a report: {unreported}"
+
+
+def _no_bare_results(history: list[Message]) -> bool:
+    return all(m.tool_result is not None for m in history if m.role is Role.TOOL_RESULT)
+
+
+@given(agent_conversations())
+def test_openai_round_trip_changes_only_what_was_reported(history: list[Message]) -> None:
+    there = to_openai(history)
+    back = from_openai(there.value, timestamp=STAMP)
+    assert not back.losses
+    _assert_only_reported(history, back.value, there.losses)
+
+
+@given(conversations())
+def test_openai_round_trip_of_any_messages(history: list[Message]) -> None:
+    assume(_no_bare_results(history))
+    there = to_openai(history, orphans="keep")
+    back = from_openai(there.value, timestamp=STAMP)
+    _assert_only_reported(history, back.value, [*there.losses, *back.losses])
+
+
+@given(agent_conversations())
+def test_anthropic_round_trip_changes_only_what_was_reported(history: list[Message]) -> None:
+    there = to_anthropic(history)
+    back = from_anthropic(**there.value, timestamp=STAMP)
+    assert not back.losses
+    _assert_only_reported(history, back.value, there.losses)
+
+
+@given(conversations())
+def test_anthropic_round_trip_of_any_messages(history: list[Message]) -> None:
+    assume(_no_bare_results(history))
+    roles = [m.role for m in history]
+    leading = next((i for i, role in enumerate(roles) if role is not Role.SYSTEM), len(roles))
+    assume(Role.SYSTEM not in roles[leading:])  # a later one moves to the system parameter
+    there = to_anthropic(history, orphans="keep")
+    back = from_anthropic(**there.value, timestamp=STAMP)
+    _assert_only_reported(history, back.value, [*there.losses, *back.losses])
+
+
+@given(conversations(), st.sampled_from(["object", "string"]))
+def test_chat_template_round_trip_is_exact_with_metadata(history: list[Message], mode: str) -> None:
+    assume(_no_bare_results(history))
+    there = to_chat_template(history, arguments=mode)  # type: ignore[arg-type]
+    assert there.lossless
+    back = from_chat_template(there.value, timestamp=STAMP)
+    # A string argument that is not JSON text is read back as that string, and said so.
+    for loss in back.losses:
+        assert loss.field.endswith(".function.arguments"), loss
+        assert loss.index is not None
+        number = int(loss.field.split("[")[1].split("]")[0])
+        assert isinstance(history[loss.index].tool_calls[number].arguments, str)
+    assert dumps(back.value) == dumps(history)
+
+
+@given(conversations(), st.sampled_from(["object", "string"]))
+def test_chat_template_round_trip_without_metadata(history: list[Message], mode: str) -> None:
+    assume(_no_bare_results(history))
+    there = to_chat_template(history, arguments=mode, metadata=False)  # type: ignore[arg-type]
+    back = from_chat_template(there.value, timestamp=STAMP)
+    _assert_only_reported(history, back.value, [*there.losses, *back.losses])
+
+
+@given(conversations(), st.text(max_size=5))
+def test_orion_backend_reports_everything_but_role_and_text(history: list[Message], prompt: str) -> None:
+    result = to_orion_backend(history, system_prompt=prompt)
+    sent = result.value[1:] if prompt else result.value
+    assert len(sent) == len(history)
+    for index, (message, entry) in enumerate(zip(history, sent, strict=True)):
+        prefix = TOOL_RESULT_PREFIX if message.role is Role.TOOL_RESULT else ""
+        assert entry["content"] == prefix + message.content
+        for field in _fields(message):
+            if field in ("tool_calls", "tool_result"):
+                continue  # the count and presence: their fields are checked one by one
+            answer = message.tool_result
+            if answer is not None and message.role is Role.TOOL_RESULT:
+                if field == "tool_result.content" and answer.content == message.content:
+                    continue  # sent: it is the text
+                if field == "tool_result.is_error" and not answer.is_error:
+                    continue  # sent: a plain result is what it is
+            if field in ("role", "content") and not (field == "role" and message.role is Role.TOOL_RESULT):
+                continue
+            assert _covered(f"[{index}].{field}", result.losses), field
