@@ -38,7 +38,7 @@ FORMATS = ("json", "jsonl", *FOREIGN)
 ReadOrion = Callable[[str], list[Message]]
 """How the command line reads orion messages from a name (a file, ``-`` or a store URL)."""
 WriteOrion = Callable[..., None]
-"""How the command line writes orion messages to a name: ``(name, messages, *, pretty)``."""
+"""How the command line writes orion messages to a name: ``(name, messages, *, pretty, to)``."""
 
 _SHOWN = 20
 _EXIT_OK, _EXIT_INVALID, _EXIT_USAGE = 0, 1, 2
@@ -129,7 +129,7 @@ def run(args: argparse.Namespace, *, read_orion: ReadOrion, write_orion: WriteOr
         if args.from_format == ORION:
             _write_foreign(args.output, result.value, pretty=args.pretty)
         else:
-            write_orion(args.output, result.value, pretty=args.pretty)
+            write_orion(args.output, result.value, pretty=args.pretty, to=args.to)
     except FormatError as error:
         _err(f"error: {args.output}: {printable(str(error))}")
         return _EXIT_INVALID

@@ -979,12 +979,14 @@ def _read_messages(name: str) -> list[Message]:
     return _messages(name)[2]
 
 
-def _write_messages(name: str, messages: Sequence[Message], *, pretty: bool) -> None:
-    """Write ``messages`` to a file (format by its extension), ``-`` (a JSON array) or a store URL."""
+def _write_messages(name: str, messages: Sequence[Message], *, pretty: bool, to: str | None) -> None:
+    """Write ``messages`` to a store URL, or a file or ``-`` as ``to`` says (json or jsonl; else by
+    the file's extension, a JSON array for ``-``)."""
     if is_store_url(name):
         _store_messages(name, messages)
-    else:
-        _write(name, messages, _kind_by_name(name) or "json", pretty=pretty)
+        return
+    kind: Literal["json", "jsonl"] = "jsonl" if (to or _kind_by_name(name)) == "jsonl" else "json"
+    _write(name, messages, kind, pretty=pretty)
 
 
 def _store_messages(url: str, messages: Sequence[Message]) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 
@@ -108,3 +109,28 @@ def test_plain_convert_is_unchanged(tmp_path: Path) -> None:
     out = tmp_path / "chat.jsonl"
     assert main(["convert", str(GOLDENS / "tool-loop.orion.json"), str(out)]) == 0
     assert len(out.read_text(encoding="utf-8").splitlines()) == 9
+
+
+def test_conversions_pipe_through_standard_input_and_output(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    golden = GOLDENS / "tool-loop.openai.json"
+    through_files = tmp_path / "out.jsonl"
+    args = ["--from", "openai", "--timestamp", "1"]
+    assert main(["convert", str(golden), str(through_files), *args]) == 0
+    capsys.readouterr()
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(golden.read_bytes())))
+    assert main(["convert", "-", "-", *args, "--to", "jsonl"]) == 0
+    captured = capsys.readouterr()
+    assert captured.out.encode() == through_files.read_bytes()  # the same bytes as through files
+    assert "wrote" in captured.err  # the report keeps out of the converted output
+
+
+def test_conversions_read_and_write_store_urls(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'chats.db'}?conversation=c1"
+    assert main(["convert", str(GOLDENS / "tool-loop.openai.json"), url, "--from", "openai"]) == 0
+    out = tmp_path / "back.json"
+    assert main(["convert", url, str(out), "--to", "openai"]) == 0
+    assert json.loads(out.read_text(encoding="utf-8")) == json.loads(
+        (GOLDENS / "tool-loop.openai.json").read_text(encoding="utf-8")
+    )
