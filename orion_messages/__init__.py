@@ -5,8 +5,12 @@ orion-core writes, a conversation with orion-core's agent operations, atomic per
 orion-core's agent events. JSON Schema export lives in ``orion_messages.schema``.
 """
 
-from .checks import check
+import warnings
+from typing import Any
+
+from .checks import find_problems
 from .conversation import Conversation
+from .counting import MessageCounter
 from .errors import (
     ContextOverflowError,
     FormatError,
@@ -16,6 +20,7 @@ from .errors import (
     TornLineWarning,
 )
 from .events import AgentEvent, dump_event, iter_events, parse_event, record_events
+from .ids import tool_call_id
 from .models import Message, Role, ToolCall, ToolResult
 from .pruning import (
     SUMMARY_PREFIX,
@@ -31,7 +36,7 @@ from .pruning import (
     tokenizer_counter,
 )
 from .storage import append_jsonl, load, read_jsonl, save, save_jsonl
-from .turns import Turns, split_turns
+from .turns import TurnLayout, split_turns
 from .wire import dumps, dumps_message, loads, loads_message
 
 __version__ = "0.1.0"
@@ -44,6 +49,7 @@ __all__ = [
     "Conversation",
     "FormatError",
     "Message",
+    "MessageCounter",
     "OrionMessagesError",
     "OrionMessagesWarning",
     "Problem",
@@ -55,10 +61,10 @@ __all__ = [
     "TokenCounter",
     "ToolResult",
     "TornLineWarning",
-    "Turns",
+    "TurnLayout",
     "__version__",
     "append_jsonl",
-    "check",
+    "find_problems",
     "dumps",
     "dump_event",
     "dumps_message",
@@ -77,4 +83,20 @@ __all__ = [
     "save_jsonl",
     "split_turns",
     "tokenizer_counter",
+    "tool_call_id",
 ]
+
+_DEPRECATED = {"check": ("find_problems", find_problems), "Turns": ("TurnLayout", TurnLayout)}
+
+
+def __getattr__(name: str) -> Any:
+    """The names renamed in 0.2, kept for one release with a ``DeprecationWarning``."""
+    if name in _DEPRECATED:
+        new_name, value = _DEPRECATED[name]
+        warnings.warn(
+            f"orion_messages.{name} is deprecated; use orion_messages.{new_name}",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -7,12 +7,12 @@ from collections.abc import Sequence
 from .errors import Problem
 from .models import Message, Role
 
-__all__ = ["check"]
+__all__ = ["find_problems"]
 
 _CALLING_ROLES = frozenset({Role.ASSISTANT, Role.TOOL_CALL})
 
 
-def check(messages: Sequence[Message]) -> list[Problem]:
+def find_problems(messages: Sequence[Message]) -> list[Problem]:
     """The semantic problems in a conversation, each with its location.
 
     Finds duplicate message ids, duplicate tool-call ids, ``tool_calls`` on a role other than
@@ -82,3 +82,8 @@ def check(messages: Sequence[Message]) -> list[Problem]:
                 )
             )
     return problems
+
+
+# The old name, still imported by the modules above (wire, storage, cli); the public name
+# ``orion_messages.check`` is a deprecated alias of ``find_problems``.
+check = find_problems

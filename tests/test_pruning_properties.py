@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from hypothesis import given
@@ -146,37 +147,58 @@ def naive_turns(messages: list[Message]) -> list[list[int]]:
 
 @dataclass
 class Refusal:
-    """A refusal as the reference algorithm states it: which, what needed room, the room it had."""
+    """A refusal as the reference states it: which, the tokens and the available room in its text, the text."""
 
     reason: str
     tokens: int
-    budget: int
+    available: int
+    text: str
+
+
+# orion-core's texts (reference page, "Facts from the real serde": refusals)
+TEXTS = {
+    "overhead": "System prompt and tools ({tokens} tokens) exceed available context budget ({available} tokens)",
+    "latest": "Latest message ({tokens} tokens) plus system prompt ({fixed} tokens) exceeds context budget "
+    "({available} tokens). Clear the conversation or increase context size.",
+    "pinned": "Pinned messages ({tokens} tokens) exceed the available context budget ({available} tokens). "
+    "Unpin some messages or increase context size.",
+}
+
+
+def refusal(reason: str, tokens: int, available: int, fixed: int) -> Refusal:
+    """The reference's refusal with its text filled in."""
+    return Refusal(
+        reason, tokens, available, TEXTS[reason].format(tokens=tokens, available=available, fixed=fixed)
+    )
 
 
 def orion_core_plan(
-    messages: list[Message], config: ContextConfig
+    messages: list[Message], config: ContextConfig, costs_of: Callable[[Message], int] | None = None
 ) -> tuple[list[range], list[range]] | Refusal:
     """The reference page's ``plan_prune``, step by step, for a conversation starting with a user message."""
+    costs_of = cost if costs_of is None else costs_of
     available = max(0, config.max_context_tokens - config.max_response_tokens)
-    if config.reserved_tokens >= available:
-        return Refusal("overhead", config.reserved_tokens, available)
-    budget = available - config.reserved_tokens
+    fixed = config.reserved_tokens
+    if fixed >= available:
+        return refusal("overhead", fixed, available, fixed)
+    budget = available - fixed
     turns = naive_turns(messages)
-    costs = [sum(cost(messages[i]) for i in turn) for turn in turns]
+    if not turns:
+        return [], []
+    costs = [sum(costs_of(messages[i]) for i in turn) for turn in turns]
+    pinned = [n for n, turn in enumerate(turns) if any(messages[i].pinned for i in turn)]
     latest = len(turns) - 1
     if costs[latest] > budget:
-        return Refusal("latest", costs[latest], budget)
+        return refusal("latest", costs[latest], available, fixed)
     budget -= costs[latest]
     keep = {latest}
-    room_for_pinned = budget
-    pinned_so_far = 0
-    for number in range(latest):
-        if any(messages[i].pinned for i in turns[number]):
-            pinned_so_far += costs[number]
-            if costs[number] > budget:
-                return Refusal("pinned", pinned_so_far, room_for_pinned)
-            budget -= costs[number]
-            keep.add(number)
+    for number in pinned:
+        if number == latest:
+            continue
+        if costs[number] > budget:  # the text sums every pinned turn, the latest included
+            return refusal("pinned", sum(costs[n] for n in pinned), available, fixed)
+        budget -= costs[number]
+        keep.add(number)
     for number in range(latest - 1, -1, -1):
         if number in keep:
             continue
@@ -191,12 +213,17 @@ def orion_core_plan(
     )
 
 
+def as_refusal(error: ContextOverflowError) -> Refusal:
+    """The library's refusal in the reference's terms."""
+    return Refusal(error.reason, error.tokens, error.available, str(error))
+
+
 def plan_or_refusal(messages: list[Message], config: ContextConfig) -> PrunePlan | Refusal:
     """The library's plan, or its refusal in the reference's terms."""
     try:
         return plan_prune(messages, config)
     except ContextOverflowError as error:
-        return Refusal(error.reason, error.tokens, error.budget)
+        return as_refusal(error)
 
 
 @given(cases(wild=False, pending=False))
@@ -318,7 +345,7 @@ def test_conversation_replans_after_appends_as_from_scratch(
     try:
         incremental: PrunePlan | Refusal = conversation.plan_prune(config)
     except ContextOverflowError as error:
-        incremental = Refusal(error.reason, error.tokens, error.budget)
+        incremental = as_refusal(error)
     assert incremental == fresh
 
 
