@@ -14,10 +14,12 @@ from .counting import MessageCounter
 from .errors import (
     ContextOverflowError,
     FormatError,
+    MissingExtraError,
     OrionMessagesError,
     OrionMessagesWarning,
     Problem,
     TornLineWarning,
+    UnknownTemplateError,
 )
 from .events import AgentEvent, dump_event, iter_events, parse_event, record_events
 from .ids import tool_call_id
@@ -36,12 +38,37 @@ from .pruning import (
     tokenizer_counter,
 )
 from .storage import append_jsonl, load, read_jsonl, save, save_jsonl
+from .templates import TEMPLATES, ChatTemplate, ToolSchema, detect_template, get_template, template_from_name
+from .text_counters import (
+    TextCounter,
+    callable_counter,
+    count_words,
+    estimate_text_tokens,
+    huggingface_counter,
+    sentencepiece_counter,
+    tiktoken_counter,
+)
 from .turns import TurnLayout, split_turns
 from .wire import dumps, dumps_message, loads, loads_message
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "TEMPLATES",
+    "ChatTemplate",
+    "MissingExtraError",
+    "TextCounter",
+    "ToolSchema",
+    "UnknownTemplateError",
+    "callable_counter",
+    "count_words",
+    "detect_template",
+    "estimate_text_tokens",
+    "get_template",
+    "huggingface_counter",
+    "sentencepiece_counter",
+    "template_from_name",
+    "tiktoken_counter",
     "SUMMARY_PREFIX",
     "AgentEvent",
     "ContextConfig",

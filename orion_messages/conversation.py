@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import warnings
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, overload
 
@@ -19,8 +19,10 @@ from .counting import MessageCounter
 from .errors import Problem
 from .ids import message_counter
 from .models import Message
-from .planning import ChatTemplateLike, ContextConfig, PlanCache, PrunePlan, _counting, _plan
+from .planning import ContextConfig, PlanCache, PrunePlan, _counting, _plan
 from .pruning import PruneResult, Summarizer, _prune
+from .templates import ChatTemplate, ToolSchema
+from .text_counters import TextCounter
 from .turns import TurnLayout, split_turns
 from .wire import dumps_message
 
@@ -281,10 +283,10 @@ class Conversation:
         config: ContextConfig | None = None,
         *,
         count: MessageCounter | None = None,
-        template: ChatTemplateLike | None = None,
+        template: ChatTemplate | str | None = None,
         system_prompt: str = "",
-        tools: Sequence[Any] = (),
-        counter: Callable[[str], int] | None = None,
+        tools: Sequence[ToolSchema] = (),
+        counter: TextCounter | None = None,
     ) -> PrunePlan:
         """Which turns fit ``config``'s context window (see ``orion_messages.plan_prune``).
 
@@ -300,10 +302,10 @@ class Conversation:
         *,
         count: MessageCounter | None = None,
         summarize: Summarizer | None = None,
-        template: ChatTemplateLike | None = None,
+        template: ChatTemplate | str | None = None,
         system_prompt: str = "",
-        tools: Sequence[Any] = (),
-        counter: Callable[[str], int] | None = None,
+        tools: Sequence[ToolSchema] = (),
+        counter: TextCounter | None = None,
     ) -> PruneResult:
         """Prune to ``config``'s context window (see ``orion_messages.prune``).
 

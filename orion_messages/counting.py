@@ -24,6 +24,7 @@ from typing import Any
 import orjson
 
 from .models import Message
+from .text_counters import callable_counter
 
 __all__ = ["MessageCounter", "TokenCounter", "estimate_tokens", "tokenizer_counter"]
 
@@ -195,7 +196,7 @@ def tokenizer_counter(tokenize: Callable[[str], int], *, use_token_count: bool =
     arguments as compact JSON text. With ``use_token_count`` (the default), a ``token_count``
     the host filled in is used instead.
     """
-    _require_text_counter(tokenize, "tokenizer_counter")
+    callable_counter(tokenize)  # a Message -> int given here fails now, with a clear TypeError
 
     def count(message: Message) -> int:
         return sum(map(tokenize, _text_parts(message)))
@@ -253,16 +254,3 @@ def _require_message_counter(count: object, where: str) -> MessageCounter:
             "with a template, or wrap it with tokenizer_counter(...) to count messages"
         )
     return count  # callable, and not declared to take a str
-
-
-def _require_text_counter(counter: object, where: str) -> Callable[[str], int]:
-    """``counter`` if it is a text counter; a ``TypeError`` if it is plainly a message counter."""
-    if not callable(counter):
-        raise TypeError(f"{where}: expected a text counter (str -> int), got {type(counter).__name__}")
-    if isinstance(counter, TokenCounter) or _first_parameter(counter) in (Message, "Message"):
-        raise TypeError(
-            f"{where}: {_name(counter)} counts messages (Message -> int), not text; pass a "
-            "str -> int counter (such as estimate_text_tokens), or give this one as count= "
-            "without a template"
-        )
-    return counter  # callable, and not declared to take a Message

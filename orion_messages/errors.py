@@ -15,11 +15,13 @@ from typing import Literal
 __all__ = [
     "ContextOverflowError",
     "FormatError",
+    "MissingExtraError",
     "OrionMessagesError",
     "OrionMessagesWarning",
     "OverflowReason",
     "Problem",
     "TornLineWarning",
+    "UnknownTemplateError",
 ]
 
 
@@ -142,3 +144,29 @@ class ContextOverflowError(OrionMessagesError, ValueError):
 
 class TornLineWarning(OrionMessagesWarning):
     """A JSON Lines log ends in an incomplete record, as a crash mid-append leaves it."""
+
+
+class UnknownTemplateError(OrionMessagesError, ValueError):
+    """A chat template name orion-core does not know.
+
+    ``name`` is the name as given; ``suggestion`` is a known name close to it, if any.
+    """
+
+    def __init__(self, message: str, *, name: str, suggestion: str | None = None) -> None:
+        self.name = name
+        """The name as given."""
+        self.suggestion = suggestion
+        """A known name or alias close to ``name``, or ``None``."""
+        super().__init__(message)
+
+
+class MissingExtraError(OrionMessagesError, ImportError):
+    """An optional feature whose package is not installed; the message says which extra to install."""
+
+    def __init__(self, feature: str, package: str, extra: str) -> None:
+        self.extra = extra
+        """The orion-messages extra that installs what is missing, such as ``"huggingface"``."""
+        super().__init__(
+            f'{feature} needs the "{package}" package: pip install "orion-messages[{extra}]"',
+            name=package,
+        )

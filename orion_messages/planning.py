@@ -24,18 +24,14 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from itertools import accumulate, compress, pairwise
-from typing import Any, Protocol
+from typing import Any
 
 from ._layout import _Layout
-from .counting import (
-    MessageCounter,
-    _require_message_counter,
-    _require_text_counter,
-    default_counts,
-    message_counts,
-)
+from .counting import MessageCounter, TokenCounter, _require_message_counter, default_counts, message_counts
 from .errors import ContextOverflowError
 from .models import Message
+from .templates import ChatTemplate, ToolSchema, get_template
+from .text_counters import TextCounter, callable_counter, estimate_text_tokens
 
 __all__ = ["ContextConfig", "PrunePlan", "PruneStrategy", "plan_prune"]
 
@@ -132,23 +128,6 @@ class PrunePlan:
         return out
 
 
-class ChatTemplateLike(Protocol):
-    """What planning needs of a chat template (``orion_messages.templates.ChatTemplate``)."""
-
-    def format_system(self, system_prompt: str, tools: Sequence[Any]) -> str:
-        """The rendered system block."""
-
-    def format_message(self, message: Message) -> str:
-        """The rendered fragment of one message."""
-
-    def assistant_prefix(self) -> str:
-        """The string that opens the model's turn."""
-
-
-def _chars4(text: str) -> int:
-    return max(1, len(text) // 4)
-
-
 @dataclass(frozen=True)
 class _Counting:
     """How one plan counts: the cache key of its per-message costs, how to count messages, the
@@ -162,10 +141,10 @@ class _Counting:
 
 def _counting(
     count: MessageCounter | None,
-    template: ChatTemplateLike | None,
+    template: ChatTemplate | str | None,
     system_prompt: str,
-    tools: Sequence[Any],
-    counter: Callable[[str], int] | None,
+    tools: Sequence[ToolSchema],
+    counter: TextCounter | None,
 ) -> _Counting:
     if template is None:
         if counter is not None:
@@ -184,7 +163,9 @@ def _counting(
         return _Counting(count, lambda messages, dicts, offset: message_counts(messages, count, offset))
     if count is not None:
         raise TypeError("with a template=, messages are counted as rendered text: pass counter=, not count=")
-    text_count = _require_text_counter(_chars4 if counter is None else counter, "counter=")
+    if isinstance(template, str):
+        template = get_template(template)
+    text_count = estimate_text_tokens if counter is None else _text_counter(counter)
     fixed = _text_tokens(text_count, template.format_system(system_prompt, tools), "the system block")
     fixed += _text_tokens(text_count, template.assistant_prefix(), "the assistant prefix")
 
@@ -196,6 +177,16 @@ def _counting(
         ]
 
     return _Counting((template, text_count), rendered, fixed, True)
+
+
+def _text_counter(counter: object) -> TextCounter:
+    """``counter`` checked to be a text counter, early, with a message that says what to use instead."""
+    if isinstance(counter, TokenCounter):
+        raise TypeError(
+            "counter= takes a text counter (str -> int), got a TokenCounter (Message -> int): give it "
+            "as count= without a template, or pass a text counter such as estimate_text_tokens"
+        )
+    return callable_counter(counter)  # type: ignore[arg-type]  # callable_counter checks it
 
 
 def _text_tokens(counter: Callable[[str], int], text: str, what: str) -> int:
@@ -304,10 +295,10 @@ def plan_prune(
     config: ContextConfig | None = None,
     *,
     count: MessageCounter | None = None,
-    template: ChatTemplateLike | None = None,
+    template: ChatTemplate | str | None = None,
     system_prompt: str = "",
-    tools: Sequence[Any] = (),
-    counter: Callable[[str], int] | None = None,
+    tools: Sequence[ToolSchema] = (),
+    counter: TextCounter | None = None,
 ) -> PrunePlan:
     """Decide which turns of ``messages`` fit ``config``'s context window, as orion-core does.
 

@@ -11,14 +11,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import compress
 from operator import itemgetter
-from typing import Any
 
 from .counting import MessageCounter, TokenCounter, estimate_tokens, tokenizer_counter
 from .errors import ContextOverflowError
 from .ids import last_counter
 from .models import Message, Role
 from .planning import (
-    ChatTemplateLike,
     ContextConfig,
     PlanCache,
     PrunePlan,
@@ -28,6 +26,8 @@ from .planning import (
     _plan,
     plan_prune,
 )
+from .templates import ChatTemplate, ToolSchema
+from .text_counters import TextCounter
 
 __all__ = [
     "SUMMARY_PREFIX",
@@ -88,10 +88,10 @@ def prune(
     count: MessageCounter | None = None,
     summarize: Summarizer | None = None,
     new_id: Callable[[], str] | None = None,
-    template: ChatTemplateLike | None = None,
+    template: ChatTemplate | str | None = None,
     system_prompt: str = "",
-    tools: Sequence[Any] = (),
-    counter: Callable[[str], int] | None = None,
+    tools: Sequence[ToolSchema] = (),
+    counter: TextCounter | None = None,
 ) -> PruneResult:
     """Prune ``messages`` to ``config``'s context window (see ``plan_prune`` for the counting options).
 

@@ -1,0 +1,192 @@
+"""Text token counters: what orion-core's ``plan_prune`` counts rendered template text with.
+
+A counter is any ``Callable[[str], int]``. This module gives orion-core's default estimate
+(``estimate_text_tokens``), the word counter its reference tests use (``count_words``) and
+adapters for the real tokenizers a host may have: Hugging Face ``tokenizers`` (a
+``tokenizer.json``), ``tiktoken`` encodings and SentencePiece models. Each adapter needs an
+optional extra and imports its library only when called.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import os
+import re
+import typing
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeAlias
+
+from .errors import MissingExtraError
+from .models import Message
+
+if TYPE_CHECKING:
+    import sentencepiece
+    import tiktoken
+    import tokenizers
+
+__all__ = [
+    "TextCounter",
+    "callable_counter",
+    "count_words",
+    "estimate_text_tokens",
+    "huggingface_counter",
+    "sentencepiece_counter",
+    "tiktoken_counter",
+]
+
+TextCounter: TypeAlias = Callable[[str], int]
+"""A token counter for text: takes a string, returns how many tokens it is (an ``int`` >= 0).
+
+Any such callable works: ``estimate_text_tokens``, ``count_words``, one of the adapters below,
+or your own (``lambda text: len(my_tokenizer.encode(text))``). Pass it through
+``callable_counter`` to have it checked once up front.
+"""
+
+_U32 = 2**32
+
+
+def estimate_text_tokens(text: str) -> int:
+    """orion-core's default estimate: ``max(1, chars // 4)``, counting characters (code points).
+
+    This is the ``estimate_tokens`` orion-core's backends fall back on when they have no tokenizer
+    of their own. The empty string counts 1. Like orion-core, the character count is taken as an
+    unsigned 32-bit number (it wraps past 4,294,967,295 characters).
+    """
+    return max(1, (len(text) % _U32) // 4)
+
+
+# Python's str.split() also splits at U+001C..U+001F (file, group, record and unit separators);
+# Rust's split_whitespace, which orion-core counts words with, does not.
+_PYTHON_ONLY_SPACE = re.compile("[\x1c-\x1f]")
+_NOT_SPACE = str.maketrans(dict.fromkeys(range(28, 32), "x"))
+
+
+def count_words(text: str) -> int:
+    """The number of whitespace-separated words, as Rust's ``split_whitespace().count()``.
+
+    Whitespace is Unicode's White_Space set. This is the counter orion-core's own tests plan
+    with, and the CLI's ``--counter words``.
+    """
+    if _PYTHON_ONLY_SPACE.search(text):
+        text = text.translate(_NOT_SPACE)
+    return len(text.split())
+
+
+_PROBE = "Hello, world! orion-messages counts tokens."
+
+
+def _check_signature(function: Callable[..., Any]) -> None:
+    """Refuse a callable whose first parameter is annotated as a ``Message``."""
+    try:
+        hints = typing.get_type_hints(function)
+        parameters = list(inspect.signature(function).parameters)
+    except (TypeError, ValueError, NameError, AttributeError):
+        return  # builtins, C extensions and unresolved annotations: the probe call decides
+    if parameters and hints.get(parameters[0]) is Message:
+        raise TypeError(
+            f"{function!r} counts Message objects; a text counter takes the rendered text (a str). "
+            "Count the message's rendered fragment instead: counter(template.format_message(message))"
+        )
+
+
+def callable_counter(function: Callable[[str], int]) -> TextCounter:
+    """Check that ``function`` counts text, and return it unchanged.
+
+    It is called once on a sample string, and must return a non-negative ``int``.
+
+    Raises:
+        TypeError: ``function`` is not callable, takes a ``Message`` rather than a ``str``, fails
+            on a string, or returns something other than an ``int``.
+        ValueError: it returns a negative count.
+    """
+    if not callable(function):
+        raise TypeError(f"a text counter must be callable (str -> int), got {function!r}")
+    _check_signature(function)
+    try:
+        count = function(_PROBE)
+    except (AttributeError, TypeError) as error:
+        raise TypeError(
+            f"{function!r} failed on a str ({type(error).__name__}: {error}); a text counter takes "
+            "the rendered text (a str), not a Message"
+        ) from error
+    if type(count) is not int:
+        raise TypeError(f"a text counter must return an int, {function!r} returned {count!r}")
+    if count < 0:
+        raise ValueError(f"a text counter must return a count >= 0, {function!r} returned {count}")
+    return function
+
+
+def _import(module: str, feature: str, package: str, extra: str) -> Any:
+    try:
+        return importlib.import_module(module)
+    except ImportError as error:
+        raise MissingExtraError(feature, package, extra) from error
+
+
+def huggingface_counter(
+    tokenizer: str | os.PathLike[str] | tokenizers.Tokenizer, *, add_special_tokens: bool = False
+) -> TextCounter:
+    """A counter from a Hugging Face ``tokenizers`` tokenizer or a ``tokenizer.json`` file.
+
+    Truncation and padding configured in the tokenizer are switched off (on a copy) so that long
+    texts are counted in full. Special-token text in the input (``<|im_start|>``) counts as the one
+    token it is; with ``add_special_tokens`` the tokenizer's own BOS/EOS are counted too.
+    Needs the ``huggingface`` extra. A path is read from disk; nothing is downloaded.
+    """
+    module = _import("tokenizers", "huggingface_counter", "tokenizers", "huggingface")
+    if isinstance(tokenizer, str | os.PathLike):
+        loaded = module.Tokenizer.from_file(os.fspath(tokenizer))
+    else:
+        loaded = module.Tokenizer.from_str(tokenizer.to_str())
+    loaded.no_truncation()
+    loaded.no_padding()
+    encode = loaded.encode
+
+    def count(text: str) -> int:
+        return len(encode(text, add_special_tokens=add_special_tokens).ids)
+
+    return count
+
+
+def tiktoken_counter(encoding: str | tiktoken.Encoding, *, special_tokens: bool = True) -> TextCounter:
+    """A counter from a ``tiktoken`` encoding (an ``Encoding`` or its name, such as ``"cl100k_base"``).
+
+    With ``special_tokens`` (the default), text spelling one of the encoding's special tokens
+    counts as that one token, as an engine parsing the prompt counts it; otherwise all text is
+    ordinary. A name is looked up with ``tiktoken.get_encoding``, which reads tiktoken's cache and
+    may download the encoding's file the first time. Needs the ``tiktoken`` extra.
+    """
+    module = _import("tiktoken", "tiktoken_counter", "tiktoken", "tiktoken")
+    loaded = module.get_encoding(encoding) if isinstance(encoding, str) else encoding
+    if special_tokens:
+        encode = loaded.encode
+
+        def count(text: str) -> int:
+            return len(encode(text, allowed_special="all"))
+
+        return count
+    encode_ordinary = loaded.encode_ordinary
+    return lambda text: len(encode_ordinary(text))
+
+
+def sentencepiece_counter(
+    model: str | os.PathLike[str] | sentencepiece.SentencePieceProcessor,
+) -> TextCounter:
+    """A counter from a SentencePiece model (a ``.model`` file or a loaded processor).
+
+    Counts the pieces of the text, without BOS/EOS. SentencePiece does not parse special-token
+    text such as ``<s>`` in the input: it is counted as ordinary text. Needs the ``sentencepiece``
+    extra.
+    """
+    module = _import("sentencepiece", "sentencepiece_counter", "sentencepiece", "sentencepiece")
+    if isinstance(model, str | os.PathLike):
+        processor = module.SentencePieceProcessor(model_file=os.fspath(model))
+    else:
+        processor = model
+    encode = processor.encode
+
+    def count(text: str) -> int:
+        return len(encode(text))
+
+    return count
