@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from hypothesis import given
 from hypothesis import strategies as st
 
-from orion_messages import Conversation, Message, Role, ToolCall
+from orion_messages import TEMPLATES, Conversation, Message, Role, ToolCall
 from orion_messages.pruning import (
     ContextConfig,
     ContextOverflowError,
@@ -26,6 +26,7 @@ from orion_messages.pruning import (
     is_summary,
     plan_prune,
 )
+from orion_messages.text_counters import count_words
 
 T0 = 1781512345678
 
@@ -372,3 +373,109 @@ def test_one_summary_accumulates_and_fits(case: tuple[list[Message], ContextConf
         if result.summary is not None:
             assert sum(map(is_summary, result.messages)) == 1
             assert plan_prune(result.messages, config).dropped == []
+
+
+# --- with a chat template: orion-core's plan exactly ---------------------------------------
+
+
+@st.composite
+def templated_cases(
+    draw: st.DrawFn, *, wild: bool, pending: bool = True
+) -> tuple[list[Message], ContextConfig, str]:
+    """A conversation, a context window sized from its rendered word counts, and a template name."""
+    messages = draw(conversations(wild=wild, pending=pending))
+    name = draw(st.sampled_from(sorted(TEMPLATES)))
+    template = TEMPLATES[name]
+    fixed = count_words(template.format_system("", ())) + count_words(template.assistant_prefix())
+    total = sum(count_words(template.format_message(m)) for m in messages)
+    available = fixed + total * draw(st.sampled_from([0, 10, 30, 50, 70, 85, 95, 100, 110])) // 100
+    available += draw(st.integers(-1, 2))
+    response = draw(st.integers(0, 20))
+    config = ContextConfig(max_context_tokens=max(0, available) + response, max_response_tokens=response)
+    return messages, config, name
+
+
+def rendered_cost(name: str) -> Callable[[Message], int]:
+    """A message's cost under a template, by section 6: the words of its rendered fragment."""
+    template = TEMPLATES[name]
+    return lambda message: count_words(template.format_message(message))
+
+
+def with_fixed(config: ContextConfig, name: str) -> ContextConfig:
+    """``config`` with the template's fixed overhead (section 6, step 2) as ``reserved_tokens``."""
+    template = TEMPLATES[name]
+    fixed = count_words(template.format_system("", ())) + count_words(template.assistant_prefix())
+    return ContextConfig(
+        max_context_tokens=config.max_context_tokens,
+        max_response_tokens=config.max_response_tokens,
+        reserved_tokens=config.reserved_tokens + fixed,
+    )
+
+
+def templated_plan(messages: list[Message], config: ContextConfig, name: str) -> PrunePlan | Refusal:
+    try:
+        return plan_prune(messages, config, template=name, counter=count_words)
+    except ContextOverflowError as error:
+        return as_refusal(error)
+
+
+@given(templated_cases(wild=True))
+def test_a_template_plans_exactly_as_orion_core(case: tuple[list[Message], ContextConfig, str]) -> None:
+    # any conversation, preamble, pending results and stray results included: orion-core ignores them
+    messages, config, name = case
+    expected = orion_core_plan(messages, with_fixed(config, name), rendered_cost(name))
+    got = templated_plan(messages, config, name)
+    if isinstance(expected, Refusal):
+        assert got == expected
+    else:
+        assert isinstance(got, PrunePlan)
+        assert (got.kept, got.dropped) == expected
+        assert not got.preamble_kept
+
+
+@given(templated_cases(wild=False, pending=False))
+def test_a_template_plan_equals_a_plan_with_the_rendered_counts(
+    case: tuple[list[Message], ContextConfig, str],
+) -> None:
+    # issue 11: planning with a template equals planning with each message's rendered count passed
+    # in as its token count (no-template mode), the fixed overhead as reserved_tokens
+    # (agent-like, no pending result: the no-template mode protects those, orion-core does not)
+    messages, config, name = case
+    cost_of = rendered_cost(name)
+    counted = [m.with_token_count(cost_of(m)) for m in messages]
+    got = templated_plan(messages, config, name)
+    try:
+        plain: PrunePlan | Refusal = plan_prune(counted, with_fixed(config, name))
+    except ContextOverflowError as error:
+        plain = as_refusal(error)
+    if isinstance(plain, Refusal):
+        assert got == plain
+        return
+    assert isinstance(got, PrunePlan)
+    assert (got.kept, got.dropped, got.kept_tokens, got.dropped_tokens) == (
+        plain.kept,
+        plain.dropped,
+        plain.kept_tokens,
+        plain.dropped_tokens,
+    )
+    assert (got.budget, got.fixed_tokens) == (plain.budget, plain.fixed_tokens)
+
+
+@given(templated_cases(wild=True), st.data())
+def test_a_templated_replan_after_appends_equals_a_fresh_plan(
+    case: tuple[list[Message], ContextConfig, str], data: st.DataObject
+) -> None:
+    messages, config, name = case
+    split = data.draw(st.integers(0, len(messages)))
+    conversation = Conversation(messages[:split])
+    for message in [None, *messages[split:]]:
+        if message is not None:
+            conversation.append(message)
+        if data.draw(st.booleans()):
+            with contextlib.suppress(ContextOverflowError):
+                conversation.plan_prune(config, template=name, counter=count_words)
+    try:
+        incremental: PrunePlan | Refusal = conversation.plan_prune(config, template=name, counter=count_words)
+    except ContextOverflowError as error:
+        incremental = as_refusal(error)
+    assert incremental == templated_plan(messages, config, name)
