@@ -204,9 +204,9 @@ def tokenizer_counter(tokenize: Callable[[str], int], *, use_token_count: bool =
     return TokenCounter(count, use_token_count=use_token_count)
 
 
-def default_counts(messages: Sequence[Message], dicts: Sequence[dict[str, Any]]) -> list[int]:
+def default_counts(messages: Sequence[Message], token_counts: Sequence[int | None]) -> list[int]:
     """The default count of each message: ``token_count`` where set, else ``estimate_tokens``."""
-    values: list[int | None] = list(map(_TOKEN_COUNT, dicts))
+    values = list(token_counts)
     for index in _gaps(values):
         values[index] = estimate_tokens(messages[index])
     return values  # type: ignore[return-value]  # every None was filled in

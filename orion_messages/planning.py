@@ -19,14 +19,14 @@ Two ways to get the costs:
 
 from __future__ import annotations
 
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from itertools import accumulate, compress, pairwise
-from typing import Any
+from operator import not_, sub
 
-from ._layout import _Layout
+from ._layout import _Columns, _Layout, _read_columns
 from .counting import MessageCounter, TokenCounter, _require_message_counter, default_counts, message_counts
 from .errors import ContextOverflowError
 from .models import Message
@@ -134,7 +134,7 @@ class _Counting:
     fixed overhead it adds, and whether it plans exactly as orion-core (with a template)."""
 
     key: object
-    count: Callable[[Sequence[Message], Sequence[dict[str, Any]], int], list[int]]
+    count: Callable[[Sequence[Message], _Columns, int], list[int]]
     fixed: int = 0
     templated: bool = False
 
@@ -158,9 +158,11 @@ def _counting(
                 "as ContextConfig.reserved_tokens"
             )
         if count is None:
-            return _Counting(None, lambda messages, dicts, offset: default_counts(messages, dicts))
+            return _Counting(
+                None, lambda messages, columns, offset: default_counts(messages, columns.token_counts)
+            )
         count = _require_message_counter(count, "count=")
-        return _Counting(count, lambda messages, dicts, offset: message_counts(messages, count, offset))
+        return _Counting(count, lambda messages, columns, offset: message_counts(messages, count, offset))
     if count is not None:
         raise TypeError("with a template=, messages are counted as rendered text: pass counter=, not count=")
     if isinstance(template, str):
@@ -169,7 +171,7 @@ def _counting(
     fixed = _text_tokens(text_count, template.format_system(system_prompt, tools), "the system block")
     fixed += _text_tokens(text_count, template.assistant_prefix(), "the assistant prefix")
 
-    def rendered(messages: Sequence[Message], dicts: object, offset: int) -> list[int]:
+    def rendered(messages: Sequence[Message], columns: object, offset: int) -> list[int]:
         render = template.format_message
         return [
             _text_tokens(text_count, render(message), f"message [{index}]")
@@ -242,41 +244,41 @@ class PlanCache:
             if index < len(column.costs):
                 column.dirty.add(index)
 
-    def layout(self, messages: Sequence[Message], dicts: list[dict[str, Any]] | None = None) -> _Layout:
-        """The layout of ``messages``, extended by the messages appended since the last call.
-
-        ``dicts``, when given, is the ``__dict__`` of every message (read once by the caller).
-        """
+    def update(self, messages: Sequence[Message], counting: _Counting) -> tuple[_Layout, list[int]]:
+        """The layout of ``messages`` and the running sums of their costs (``prefix[i]`` is what
+        messages ``[0:i]`` cost), extended by what was appended since the last call."""
+        column = self._column(counting.key)
+        if column.dirty:
+            self._recount(column, counting, messages)
         if self._layout is None:
             self._layout = _Layout()
         layout = self._layout
-        if layout.size < len(messages):
-            start = layout.size
-            layout.extend(dicts[start:] if dicts is not None else list(map(vars, messages[start:])))
-        return layout
-
-    def prefix(
-        self, counting: _Counting, messages: Sequence[Message], dicts: list[dict[str, Any]] | None
-    ) -> list[int]:
-        """Running sums of the messages' costs: ``prefix[i]`` is what messages ``[0:i]`` cost."""
-        column = self._column(counting.key)
-        if column.dirty:
-            low = min(column.dirty)
-            for index in sorted(column.dirty):
-                one = messages[index : index + 1]
-                column.costs[index] = counting.count(one, list(map(vars, one)), index)[0]
-            column.dirty.clear()
-            del column.prefix[low + 1 :]
-            column.prefix += accumulate(column.costs[low:], initial=column.prefix[low])
-            column.prefix.pop(low + 1)  # accumulate repeats its initial value
         seen = len(column.costs)
-        if seen < len(messages):
-            tail = messages[seen:]
-            new = counting.count(tail, dicts[seen:] if dicts is not None else list(map(vars, tail)), seen)
-            column.costs += new
-            column.prefix += accumulate(new, initial=column.prefix[-1])
-            del column.prefix[seen + 1]  # accumulate repeats its initial value
-        return column.prefix
+        start = min(layout.size, seen)
+        if start < len(messages):
+            tail = messages[start:] if start else messages
+            columns = _read_columns(tail, start)  # one pass over the new messages, shared by both
+            if layout.size < len(messages):
+                layout.extend(_sliced(columns, layout.size - start, layout.size))
+            if seen < len(messages):
+                fresh = tail[seen - start :] if seen > start else tail
+                new = counting.count(fresh, _sliced(columns, seen - start, seen), seen)
+                column.costs += new
+                column.prefix += accumulate(new, initial=column.prefix[-1])
+                del column.prefix[seen + 1]  # accumulate repeats its initial value
+        return layout, column.prefix
+
+    @staticmethod
+    def _recount(column: _Column, counting: _Counting, messages: Sequence[Message]) -> None:
+        """Count the replaced messages again and redo the running sums from the first of them."""
+        low = min(column.dirty)
+        for index in sorted(column.dirty):
+            one = messages[index : index + 1]
+            column.costs[index] = counting.count(one, _read_columns(one), index)[0]
+        column.dirty.clear()
+        del column.prefix[low + 1 :]
+        column.prefix += accumulate(column.costs[low:], initial=column.prefix[low])
+        del column.prefix[low + 1]  # accumulate repeats its initial value
 
     def _column(self, key: object) -> _Column:
         try:
@@ -317,7 +319,7 @@ def plan_prune(
     """
     config = ContextConfig() if config is None else config
     counting = _counting(count, template, system_prompt, tools, counter)
-    return _plan(PlanCache(), messages, config, counting, list(map(vars, messages)))
+    return _plan(PlanCache(), messages, config, counting)
 
 
 def _plan(
@@ -325,13 +327,32 @@ def _plan(
     messages: Sequence[Message],
     config: ContextConfig,
     counting: _Counting,
-    dicts: list[dict[str, Any]] | None = None,
 ) -> PrunePlan:
-    layout = cache.layout(messages, dicts)
-    prefix = cache.prefix(counting, messages, dicts)
+    layout, prefix = cache.update(messages, counting)
     if counting.templated:
         return _plan_as_orion_core(layout, prefix, config, counting.fixed + config.reserved_tokens)
     return _plan_without_template(layout, prefix, config)
+
+
+def _sliced(columns: _Columns, skip: int, first_index: int) -> _Columns:
+    """The columns without their first ``skip`` messages, which start at message ``first_index``."""
+    if skip == 0:
+        return columns
+
+    def after(indexes: list[int]) -> int:
+        return bisect_left(indexes, first_index)
+
+    calls_from, results_from = after(columns.call_at), after(columns.result_at)
+    return _Columns(
+        columns.size - skip,
+        columns.user_at[after(columns.user_at) :],
+        columns.pinned_at[after(columns.pinned_at) :],
+        columns.call_at[calls_from:],
+        columns.calls[calls_from:],
+        columns.result_at[results_from:],
+        columns.results[results_from:],
+        columns.token_counts[skip:],
+    )
 
 
 def _keep(
@@ -374,13 +395,20 @@ def _keep(
 
 
 def _split(turns: list[range], keep: list[bool]) -> tuple[list[range], list[range]]:
-    return list(compress(turns, keep)), [turn for turn, kept in zip(turns, keep, strict=True) if not kept]
+    """The kept turns and the dropped turns, in order."""
+    return list(compress(turns, keep)), list(compress(turns, map(not_, keep)))
+
+
+def _costs(prefix: list[int], starts: Sequence[int], stops: Sequence[int]) -> list[int]:
+    """What each run of messages ``[starts[i]:stops[i]]`` costs, from the running sums."""
+    at = prefix.__getitem__
+    return list(map(sub, map(at, stops), map(at, starts)))
 
 
 def _plan_as_orion_core(layout: _Layout, prefix: list[int], config: ContextConfig, fixed: int) -> PrunePlan:
     """orion-core's plan: the turns alone, the preamble neither counted nor kept, pins protect."""
     turns = layout.turns
-    costs = [prefix[turn.stop] - prefix[turn.start] for turn in turns]
+    costs = _costs(prefix, layout.starts, [*layout.starts[1:], layout.size])
     pinned = sorted({layout.turn_of(index) for index in layout.pinned} - {-1})
     available = config.available_tokens
     keep, used = _keep(costs, pinned, fixed, available, turns)
@@ -397,9 +425,12 @@ def _plan_without_template(layout: _Layout, prefix: list[int], config: ContextCo
     available = config.available_tokens
     turns = layout.turns
     units, unit_starts, protected = _units(layout, turns)
-    costs = [prefix[unit.stop] - prefix[unit.start] for unit in units]
+    if units is turns:  # no tied turns, the usual case
+        costs = _costs(prefix, layout.starts, [*layout.starts[1:], layout.size])
+    else:
+        costs = _costs(prefix, [unit.start for unit in units], [unit.stop for unit in units])
     keep_units, used = _keep(costs, protected, fixed, available, units)
-    if len(units) == len(turns):
+    if unit_starts is None:
         keep = keep_units
     else:
         keep = [
@@ -415,9 +446,10 @@ def _plan_without_template(layout: _Layout, prefix: list[int], config: ContextCo
     )
 
 
-def _units(layout: _Layout, turns: list[range]) -> tuple[list[range], list[int], list[int]]:
+def _units(layout: _Layout, turns: list[range]) -> tuple[list[range], list[int] | None, list[int]]:
     """Units of turns kept or dropped together: their message ranges, the index of each unit's
-    first turn (and one past the last), and the protected units, oldest first.
+    first turn and one past the last (None when each turn is a unit of its own), and the
+    protected units, oldest first.
 
     A call and its result in different turns tie every turn between them into one unit; a unit
     holding a pinned message or a pending result is protected, and so is a turn tied to the
@@ -433,7 +465,7 @@ def _units(layout: _Layout, turns: list[range]) -> tuple[list[range], list[int],
             spans.append((turn_of(low), turn_of(high)))
     protected_turns.discard(-1)
     if not spans:
-        return turns, list(range(len(turns) + 1)), sorted(protected_turns)
+        return turns, None, sorted(protected_turns)
     unit_starts: list[int] = []
     position = 0
     for low, high in _merged(spans):

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from itertools import compress
 from operator import itemgetter
 
+from ._layout import _read_columns
 from .counting import MessageCounter, TokenCounter, estimate_tokens, tokenizer_counter
 from .errors import ContextOverflowError
 from .ids import last_counter
@@ -143,8 +144,8 @@ def _prune(
         return PruneResult(kept, dropped, plan, plan.kept_tokens, None, error)
     draft = Message.user("", SUMMARY_PREFIX + text).pin()  # counted before an id is spent on it
     prior_messages = [messages[index] for index in priors]
-    prior_tokens = sum(counting.count(prior_messages, list(map(vars, prior_messages)), 0))
-    summary_tokens = counting.count([draft], [vars(draft)], len(messages))[0]
+    prior_tokens = sum(counting.count(prior_messages, _read_columns(prior_messages), 0))
+    summary_tokens = counting.count([draft], _read_columns([draft]), len(messages))[0]
     room = plan.budget - plan.kept_tokens + prior_tokens
     if summary_tokens > room:
         too_big = ValueError(
