@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, overload
 
 from . import storage
+from ._encoded import _EncodedFile
 from .checks import find_problems
 from .counting import MessageCounter
 from .errors import Problem
@@ -24,7 +25,6 @@ from .pruning import PruneResult, Summarizer, _prune
 from .templates import ChatTemplate, ToolSchema
 from .text_counters import TextCounter
 from .turns import TurnLayout, split_turns
-from .wire import dumps_message
 
 __all__ = ["Conversation"]
 
@@ -93,10 +93,7 @@ class Conversation:
         self._messages: list[Message] = []
         self._last_counter = 0
         self._plans = PlanCache()
-        # The bytes each message was written as (compact, a JSON Lines record) by the last save,
-        # and the indexes of messages replaced since.
-        self._encoded: list[bytes] = []
-        self._stale: set[int] = set()
+        self._encoded = _EncodedFile()  # the bytes of the last save, extended by the next one
         self.extend(messages)
 
     @property
@@ -146,20 +143,16 @@ class Conversation:
         if indent is not None:
             storage.save(path, self._messages, indent=indent)
             return
-        storage._replace_atomically(Path(path), b"[" + b",".join(self._encoded_parts()) + b"]")
+        self._encoded.update(self._messages)
+        target = Path(path)
+        # storage writes any bytes-like buffer; this one is reused, not copied
+        self._encoded.write_compact(lambda data: storage._replace_atomically(target, data))  # type: ignore[arg-type]
 
     def save_jsonl(self, path: str | os.PathLike[str]) -> None:
         """Write the whole conversation as a JSON Lines log atomically (``orion_messages.save_jsonl``)."""
-        parts = self._encoded_parts()
+        self._encoded.update(self._messages)
+        parts = self._encoded.parts
         storage._replace_atomically(Path(path), b"\n".join(parts) + b"\n" if parts else b"")
-
-    def _encoded_parts(self) -> list[bytes]:
-        encoded = self._encoded
-        for index in self._stale:
-            encoded[index] = dumps_message(self._messages[index])
-        self._stale.clear()
-        encoded += map(dumps_message, self._messages[len(encoded) :])
-        return encoded
 
     # --- changes ------------------------------------------------------------------------------
 
@@ -189,15 +182,13 @@ class Conversation:
             _require_message(message)
         self._messages = []
         self._plans.reset()
-        self._encoded = []
-        self._stale.clear()
+        self._encoded = _EncodedFile()
         self.extend(new)
 
     def _replace_at(self, index: int, message: Message) -> None:
         self._messages[index] = message
         self._plans.changed(index)
-        if index < len(self._encoded):
-            self._stale.add(index)
+        self._encoded.replaced(index)
 
     def set_pinned(self, id: str, pinned: bool) -> bool:
         """Pin or unpin the first message with ``id``; False when there is none, as in orion-core."""

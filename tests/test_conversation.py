@@ -6,6 +6,8 @@ import warnings
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import orion_messages
 from orion_messages import (
@@ -15,6 +17,7 @@ from orion_messages import (
     ToolCall,
     TurnLayout,
     dumps,
+    dumps_message,
     find_problems,
     loads,
     read_jsonl,
@@ -24,6 +27,7 @@ from orion_messages import (
 )
 
 from .conftest import FIXTURES
+from .strategies import conversations, messages
 
 
 def _call(id: str, name: str = "tool") -> ToolCall:
@@ -431,3 +435,53 @@ def test_saving_again_writes_every_change(tmp_path: Path) -> None:
     empty.save_jsonl(tmp_path / "empty.jsonl")
     assert path.read_bytes() == dumps([])
     assert (tmp_path / "empty.jsonl").read_bytes() == b""
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(start=conversations(max_size=6), steps=st.data())
+def test_a_save_after_any_changes_writes_what_dumps_writes(
+    tmp_path: Path, start: list[Message], steps: st.DataObject
+) -> None:
+    # the bytes kept from earlier saves are reused only where the message is the same object
+    path = tmp_path / "chat.json"
+    conversation = Conversation(start)
+    for _ in range(steps.draw(st.integers(0, 6))):
+        action = steps.draw(st.sampled_from(["append", "pin", "save", "replace"]))
+        if action == "append":
+            conversation.append(steps.draw(messages()))
+        elif action == "pin" and len(conversation):
+            index = steps.draw(st.integers(0, len(conversation) - 1))
+            conversation.set_pinned(conversation[index].id, steps.draw(st.booleans()))
+        elif action == "replace":
+            conversation.replace_messages(steps.draw(conversations(max_size=3)))
+        else:
+            conversation.save(path)
+        conversation.save(path)
+        assert path.read_bytes() == dumps(list(conversation))
+    conversation.save_jsonl(tmp_path / "chat.jsonl")
+    save_jsonl(tmp_path / "reference.jsonl", list(conversation))
+    assert (tmp_path / "chat.jsonl").read_bytes() == (tmp_path / "reference.jsonl").read_bytes()
+
+
+def test_a_message_that_cannot_be_written_leaves_the_next_save_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from orion_messages import _encoded
+
+    def refuse_msg_7(message: Message) -> bytes:
+        if message.id == "msg-7":
+            raise orion_messages.FormatError([Problem("", "cannot be written")])
+        return dumps_message(message)
+
+    path = tmp_path / "chat.json"
+    conversation = Conversation(_tool_loop())
+    conversation.save(path)
+    monkeypatch.setattr(_encoded, "dumps_message", refuse_msg_7)
+    conversation.append(Message.user("msg-7", "unwritable", timestamp=7))
+    assert conversation.set_pinned("msg-2", True)  # a replaced message waits to be encoded too
+    with pytest.raises(orion_messages.FormatError):
+        conversation.save(path)
+    assert path.read_bytes() == dumps(_tool_loop())  # the file is left as it was
+    monkeypatch.undo()
+    conversation.save(path)
+    assert path.read_bytes() == dumps(list(conversation))
