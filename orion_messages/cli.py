@@ -171,6 +171,27 @@ def _parser() -> argparse.ArgumentParser:
         help="tokens for the system prompt and tools sent outside the messages (default 0)",
     )
     prune.add_argument(
+        "--template",
+        metavar="NAME",
+        help="plan exactly as orion-core with this chat template (chatml, llama3, mistral, ...; "
+        "auto: detect it from --template-file)",
+    )
+    prune.add_argument(
+        "--template-file",
+        metavar="FILE",
+        help="a Jinja chat template (as in a GGUF file) for --template auto",
+    )
+    prune.add_argument("--system-prompt", metavar="FILE", help="the system prompt, read from FILE as is")
+    prune.add_argument(
+        "--tools", metavar="FILE", help="the tools, a JSON array of {name, description, parameters}"
+    )
+    prune.add_argument(
+        "--counter",
+        metavar="KIND",
+        help="how rendered text is counted: chars4 (default), words, hf:TOKENIZER.JSON, "
+        "tiktoken:ENCODING or sentencepiece:MODEL",
+    )
+    prune.add_argument(
         "-o", "--output", metavar="OUT", help="write the pruned conversation here (.json or .jsonl)"
     )
     _add_format(prune)
@@ -649,7 +670,7 @@ def _prune(args: argparse.Namespace) -> int:
     except ValueError as error:  # pragma: no cover - the argument parser already checked the numbers
         raise _Fatal(f"error: {error}", code=EXIT_USAGE) from None
     try:
-        result = prune(messages, config)
+        result = prune(messages, config, **_template_options(args))
     except ContextOverflowError as error:
         raise _Fatal(f"error: cannot prune {args.path}: {error}") from None
     if args.output:
@@ -663,6 +684,8 @@ def _prune(args: argparse.Namespace) -> int:
         "budget": plan.budget,
         "preamble": [plan.preamble.start, plan.preamble.stop],
         "preamble_tokens": plan.preamble_tokens,
+        "preamble_kept": plan.preamble_kept,
+        "fixed_tokens": plan.fixed_tokens,
         "kept": [[turn.start, turn.stop] for turn in plan.kept],
         "dropped": [[turn.start, turn.stop] for turn in plan.dropped],
         "kept_messages": plan.kept_count,
@@ -675,6 +698,62 @@ def _prune(args: argparse.Namespace) -> int:
     else:
         _print_plan(report)
     return EXIT_OK
+
+
+def _template_options(args: argparse.Namespace) -> dict[str, Any]:
+    """``prune``'s template, system prompt, tools and text counter from the command line."""
+    from .errors import OrionMessagesError
+    from .templates import ToolSchema, detect_template, get_template
+
+    wanted = [args.system_prompt, args.tools, args.counter, args.template_file]
+    if args.template is None:
+        if any(option is not None for option in wanted):
+            raise _Fatal(
+                "error: --system-prompt, --tools, --counter and --template-file need --template",
+                code=EXIT_USAGE,
+            )
+        return {}
+    try:
+        if args.template == "auto":
+            jinja = Path(args.template_file).read_text(encoding="utf-8") if args.template_file else None
+            template = detect_template(jinja)
+        else:
+            template = get_template(args.template)
+        options: dict[str, Any] = {"template": template, "counter": _text_counter(args.counter)}
+        if args.system_prompt is not None:
+            options["system_prompt"] = Path(args.system_prompt).read_text(encoding="utf-8")
+        if args.tools is not None:
+            tools = json.loads(Path(args.tools).read_text(encoding="utf-8"))
+            options["tools"] = [ToolSchema.model_validate(tool) for tool in tools]
+    except (OrionMessagesError, ImportError, ValueError, TypeError, OSError) as error:
+        raise _Fatal(f"error: {error}", code=EXIT_USAGE) from None
+    return options
+
+
+def _text_counter(kind: str | None) -> Any:
+    from .text_counters import (
+        count_words,
+        estimate_text_tokens,
+        huggingface_counter,
+        sentencepiece_counter,
+        tiktoken_counter,
+    )
+
+    if kind in (None, "chars4"):
+        return estimate_text_tokens
+    if kind == "words":
+        return count_words
+    name, _, argument = kind.partition(":")
+    adapters: dict[str, Callable[[str], Any]] = {
+        "hf": huggingface_counter,
+        "tiktoken": tiktoken_counter,
+        "sentencepiece": sentencepiece_counter,
+    }
+    if name not in adapters or not argument:
+        raise ValueError(
+            f"unknown --counter {kind!r}: use chars4, words, hf:FILE, tiktoken:NAME or sentencepiece:FILE"
+        )
+    return adapters[name](argument)
 
 
 def _print_plan(report: dict[str, Any]) -> None:
@@ -691,7 +770,8 @@ def _print_plan(report: dict[str, Any]) -> None:
     )
     if len(preamble):
         print(
-            f"  preamble  {_span(preamble)} kept, {report['preamble_tokens']:,} tokens (before the first user message)"
+            f"  preamble  {_span(preamble)} {'kept' if report['preamble_kept'] else 'left out, as orion-core'}, "
+            f"{report['preamble_tokens']:,} tokens (before the first user message)"
         )
     for name, turns in (("kept", kept), ("dropped", dropped)):
         if turns:

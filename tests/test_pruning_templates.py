@@ -7,6 +7,8 @@ with the chars/4 estimate where the issue text gives the figure. Nothing is take
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,6 +20,7 @@ from orion_messages import (
     Message,
     TokenCounter,
     ToolCall,
+    dumps,
     estimate_tokens,
     get_template,
     plan_prune,
@@ -222,3 +225,36 @@ def test_prune_with_a_template_sends_what_orion_core_sends() -> None:
     result_ = prune(messages, window(system + prefix + user), template="chatml", counter=count_words)
     assert [m.id for m in result_.messages] == ["msg-5"]
     assert [m.id for m in result_.dropped] == ["msg-2", "msg-3", "msg-4"]
+
+
+def test_the_cli_plans_with_a_template_system_prompt_and_counter(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from orion_messages.cli import main
+
+    conversation = tmp_path / "chat.json"
+    worked = [
+        Message.user("msg-1", "What is 2+3?", timestamp=1),
+        Message.assistant("msg-2", "It is 5.", timestamp=2),
+        Message.user("msg-3", "Thanks!", timestamp=3),
+    ]
+    conversation.write_bytes(dumps(worked))
+    (tmp_path / "system.txt").write_text("Be brief.", encoding="utf-8")
+    (tmp_path / "tools.json").write_text("[]", encoding="utf-8")
+    common = ["prune", str(conversation), "--max-response-tokens", "0", "--template", "chatml"]
+    common += ["--system-prompt", str(tmp_path / "system.txt"), "--tools", str(tmp_path / "tools.json")]
+    # ChatML worked example (docs/pruning.md): fixed 4, turns 8 and 2; 13 available drops the first
+    assert main([*common, "--max-context-tokens", "13", "--counter", "words", "--format", "json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert (report["kept"], report["dropped"], report["fixed_tokens"]) == ([[2, 3]], [[0, 2]], 4)
+    # 5 available: the latest turn (2) does not fit what the fixed 4 leaves
+    assert main([*common, "--max-context-tokens", "5", "--counter", "words"]) == 1
+    assert (
+        "Latest message (2 tokens) plus system prompt (4 tokens) exceeds context budget (5 tokens). "
+        "Clear the conversation or increase context size." in capsys.readouterr().err
+    )
+    assert main(["prune", str(conversation), "--max-context-tokens", "9", "--max-response-tokens", "0",
+                 "--counter", "words"]) == 2  # fmt: skip
+    assert "need --template" in capsys.readouterr().err
+    assert main([*common, "--max-context-tokens", "9", "--counter", "bogus"]) == 2
+    assert "unknown --counter" in capsys.readouterr().err
