@@ -65,7 +65,12 @@ def _tools_block(tools: Sequence[ToolSchema]) -> str:
     if not tools:
         return ""
     parts = [_TOOLS_HEADER]
-    for tool in tools:
+    for index, tool in enumerate(tools):
+        if not isinstance(tool, ToolSchema):
+            raise TypeError(
+                f"tools[{index}]: expected a ToolSchema, found a {type(tool).__name__}"
+                " (build one with ToolSchema.model_validate(...))"
+            )
         parts.append(f"### {tool.name}\n{tool.description}\nParameters: {pretty_json(tool.parameters)}\n\n")
     parts.append(_TOOLS_FOOTER)
     return "".join(parts)
@@ -82,6 +87,10 @@ class ChatTemplate(ABC):
     Only a message's ``role`` and ``content`` are rendered; ids, timestamps, tool calls and tool
     results' metadata never reach the prompt. ``system``-role messages render as ``""`` and are
     left out of ``format``; only the ``system_prompt`` argument reaches the prompt.
+
+    Subclass it for a template of your own: implement the three abstract operations, and
+    ``format`` when the whole prompt is not their concatenation. Templates of the same class are
+    equal.
     """
 
     name: str
@@ -89,32 +98,13 @@ class ChatTemplate(ABC):
     display_name: str
     """A human name for the template (``"ChatML"``, ``"Llama 3 / 3.1"``)."""
 
-    # (open, close) markup around each side's content; tool results use ``_tool``.
-    _user: tuple[str, str]
-    _assistant: tuple[str, str]
-    _tool: tuple[str, str]
-    _wraps_results = True
-    """Whether a tool result's content is wrapped as ``"[Tool result]\\n" + content``."""
-
     @abstractmethod
     def format_system(self, system_prompt: str, tools: Sequence[ToolSchema] = ()) -> str:
         """The system block: the system prompt (used exactly as given) and the tools block."""
 
+    @abstractmethod
     def format_message(self, message: Message) -> str:
-        """The fragment of one message, as counted by orion-core's ``plan_prune``."""
-        role = message.role
-        if role is Role.SYSTEM:
-            return ""
-        content = message.content
-        if role in _ASSISTANT_SIDE:
-            start, end = self._assistant
-        elif role is Role.TOOL_RESULT:
-            start, end = self._tool
-            if self._wraps_results:
-                content = _result(content)
-        else:
-            start, end = self._user
-        return start + content + end
+        """The fragment of one message, as orion-core's ``plan_prune`` counts it."""
 
     @abstractmethod
     def assistant_prefix(self) -> str:
@@ -125,15 +115,48 @@ class ChatTemplate(ABC):
     ) -> str:
         """The whole prompt orion-core sends: system block, non-system messages, assistant prefix."""
         parts = [self.format_system(system_prompt, tools)]
-        parts.extend(self.format_message(message) for message in messages if message.role is not Role.SYSTEM)
+        parts.extend(self.format_message(message) for message in messages if message.role != Role.SYSTEM)
         parts.append(self.assistant_prefix())
         return "".join(parts)
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self)
+
+    def __hash__(self) -> int:
+        return hash(type(self))
 
     def __repr__(self) -> str:
         return f"<ChatTemplate {self.name}>"
 
 
-class ChatML(ChatTemplate):
+class _MarkupTemplate(ChatTemplate):
+    """A template whose message fragments are fixed markup around the content, by role."""
+
+    # (open, close) markup around each side's content; tool results use ``_tool``.
+    _user: tuple[str, str]
+    _assistant: tuple[str, str]
+    _tool: tuple[str, str]
+    _wraps_results = True
+    """Whether a tool result's content is wrapped as ``"[Tool result]\n" + content``."""
+
+    def format_message(self, message: Message) -> str:
+        """The fragment of one message, as orion-core's ``plan_prune`` counts it."""
+        role = message.role
+        if role == Role.SYSTEM:
+            return ""
+        content = message.content
+        if role in _ASSISTANT_SIDE:
+            start, end = self._assistant
+        elif role == Role.TOOL_RESULT:
+            start, end = self._tool
+            if self._wraps_results:
+                content = _result(content)
+        else:
+            start, end = self._user
+        return start + content + end
+
+
+class ChatML(_MarkupTemplate):
     """ChatML, orion-core's default: ``<|im_start|>role\\n ... <|im_end|>\\n``."""
 
     name = "chatml"
@@ -156,7 +179,7 @@ def _llama3_header(role: str) -> str:
     return "<|start_header_id|>" + role + "<|end_header_id|>\n\n"
 
 
-class Llama3(ChatTemplate):
+class Llama3(_MarkupTemplate):
     """Llama 3 and 3.1: header tokens around each role, ``<|eot_id|>`` after each message."""
 
     name = "llama3"
@@ -181,7 +204,7 @@ class Llama3(ChatTemplate):
         return _llama3_header("assistant")
 
 
-class _FoldingTemplate(ChatTemplate):
+class _FoldingTemplate(_MarkupTemplate):
     """A template whose whole prompt folds the system text into the first user-side message.
 
     Its ``format_system`` and ``format_message`` give the pieces orion-core counts; ``format``
@@ -206,12 +229,12 @@ class _FoldingTemplate(ChatTemplate):
         parts = [self._start]
         for message in messages:
             role = message.role
-            if role is Role.SYSTEM:
+            if role == Role.SYSTEM:
                 continue
             if role in _ASSISTANT_SIDE:
                 parts.append(self._assistant[0] + message.content + self._assistant[1])
                 continue
-            body = _result(message.content) if role is Role.TOOL_RESULT else message.content
+            body = _result(message.content) if role == Role.TOOL_RESULT else message.content
             if not folded:
                 body = self._fold(system_text) + body
                 folded = True
@@ -300,7 +323,7 @@ _VICUNA_PREAMBLE = (
 )
 
 
-class Alpaca(ChatTemplate):
+class Alpaca(_MarkupTemplate):
     """Alpaca: ``### Instruction:`` / ``### Response:`` sections after a preamble."""
 
     name = "alpaca"
@@ -318,7 +341,7 @@ class Alpaca(ChatTemplate):
         return "### Response:\n"
 
 
-class Vicuna(ChatTemplate):
+class Vicuna(_MarkupTemplate):
     """Vicuna v1.1: ``USER: ... ASSISTANT: ...</s>`` after a preamble."""
 
     name = "vicuna"
@@ -336,7 +359,7 @@ class Vicuna(ChatTemplate):
         return "ASSISTANT: "
 
 
-class Phi3(ChatTemplate):
+class Phi3(_MarkupTemplate):
     """Phi-3: ``<|user|>`` / ``<|assistant|>`` / ``<|system|>`` blocks ended by ``<|end|>``."""
 
     name = "phi3"
@@ -359,7 +382,7 @@ _DEEPSEEK_BOS = "<\uff5cbegin\u2581of\u2581sentence\uff5c>"
 _DEEPSEEK_EOS = "<\uff5cend\u2581of\u2581sentence\uff5c>"
 
 
-class DeepSeek(ChatTemplate):
+class DeepSeek(_MarkupTemplate):
     """DeepSeek-LLM chat: ``User: ...`` / ``Assistant: ...`` between DeepSeek's sentence tokens."""
 
     name = "deepseek"
@@ -378,7 +401,7 @@ class DeepSeek(ChatTemplate):
         return "Assistant:"
 
 
-class CommandR(ChatTemplate):
+class CommandR(_MarkupTemplate):
     """Cohere Command-R and R+: turn tokens with no whitespace at all."""
 
     name = "command-r"

@@ -1,7 +1,7 @@
 """Text token counters: what orion-core's ``plan_prune`` counts rendered template text with.
 
 A counter is any ``Callable[[str], int]``. This module gives orion-core's default estimate
-(``estimate_text_tokens``), the word counter its reference tests use (``count_words``) and
+(``estimate_text_tokens``), a word counter exactly like Rust's ``split_whitespace`` (``count_words``) and
 adapters for the real tokenizers a host may have: Hugging Face ``tokenizers`` (a
 ``tokenizer.json``), ``tiktoken`` encodings and SentencePiece models. Each adapter needs an
 optional extra and imports its library only when called.
@@ -12,7 +12,6 @@ from __future__ import annotations
 import importlib
 import inspect
 import os
-import re
 import typing
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeAlias
@@ -58,17 +57,18 @@ def estimate_text_tokens(text: str) -> int:
 
 # Python's str.split() also splits at U+001C..U+001F (file, group, record and unit separators);
 # Rust's split_whitespace, which orion-core counts words with, does not.
-_PYTHON_ONLY_SPACE = re.compile("[\x1c-\x1f]")
-_NOT_SPACE = str.maketrans(dict.fromkeys(range(28, 32), "x"))
+_PYTHON_ONLY_SPACE = ("\x1c", "\x1d", "\x1e", "\x1f")
+_NOT_SPACE = str.maketrans(dict.fromkeys(range(0x1C, 0x20), "x"))
 
 
 def count_words(text: str) -> int:
     """The number of whitespace-separated words, as Rust's ``split_whitespace().count()``.
 
-    Whitespace is Unicode's White_Space set. This is the counter orion-core's own tests plan
-    with, and the CLI's ``--counter words``.
+    Whitespace is Unicode's White_Space set (so U+001C to U+001F, which Python's ``str.split()``
+    splits at, do not split words). A tokenizer-free counter, and the CLI's ``--counter words``.
     """
-    if _PYTHON_ONLY_SPACE.search(text):
+    # Four substring tests cost far less than one regex search on the usual text without them.
+    if any(separator in text for separator in _PYTHON_ONLY_SPACE):
         text = text.translate(_NOT_SPACE)
     return len(text.split())
 

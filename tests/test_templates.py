@@ -3,6 +3,11 @@
 
 from __future__ import annotations
 
+import json
+import re
+from collections.abc import Sequence
+from typing import Any
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -22,6 +27,10 @@ from orion_messages import (
     get_template,
     template_from_name,
 )
+from orion_messages._pretty_json import pretty_json
+from orion_messages.wire import loads_message
+
+from .conftest import FIXTURES
 
 T0 = 1781512345678
 
@@ -207,3 +216,231 @@ def test_tool_schema_is_strict_and_frozen() -> None:
         ToolSchema(name=1, description="", parameters=None)  # type: ignore[arg-type]
     with pytest.raises(ValidationError):
         ToolSchema(name="a", description="", parameters={"x": float("nan")})
+
+
+# --- Golden fixtures (fixtures/templates/): every template, every role, written by hand ---
+
+GOLDENS = FIXTURES / "templates"
+INPUTS = json.loads((GOLDENS / "inputs.json").read_text(encoding="utf-8"))
+MESSAGES = {name: loads_message(json.dumps(value)) for name, value in INPUTS["messages"].items()}
+
+
+def golden(name: str) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((GOLDENS / f"{name}.json").read_text(encoding="utf-8"))
+    assert data["template"] == name
+    return data
+
+
+def tools_named(name: str) -> list[ToolSchema]:
+    return [ToolSchema.model_validate(tool) for tool in INPUTS["tools"][name]]
+
+
+@pytest.mark.parametrize("name", list(TEMPLATES))
+def test_system_block_goldens(name: str) -> None:
+    expected = golden(name)["system"]
+    cases = INPUTS["system_cases"]
+    assert set(expected) == {f"{case['system_prompt']}+{case['tools']}" for case in cases}
+    for key, text in expected.items():
+        prompt, tools = key.split("+")
+        rendered = TEMPLATES[name].format_system(INPUTS["system_prompts"][prompt], tools_named(tools))
+        assert rendered == text, key
+
+
+@pytest.mark.parametrize("name", list(TEMPLATES))
+def test_message_goldens(name: str) -> None:
+    expected = golden(name)["messages"]
+    assert set(expected) == set(MESSAGES)
+    for key, text in expected.items():
+        assert TEMPLATES[name].format_message(MESSAGES[key]) == text, key
+
+
+@pytest.mark.parametrize("name", list(TEMPLATES))
+def test_assistant_prefix_goldens(name: str) -> None:
+    assert TEMPLATES[name].assistant_prefix() == golden(name)["assistant_prefix"]
+
+
+@pytest.mark.parametrize("name", list(TEMPLATES))
+def test_whole_prompt_goldens(name: str) -> None:
+    expected = golden(name)["prompts"]
+    cases = INPUTS["prompt_cases"]
+    assert set(expected) == {f"{c['system_prompt']}+{c['tools']}+{c['conversation']}" for c in cases}
+    for key, text in expected.items():
+        prompt, tools, conversation = key.split("+")
+        messages = [MESSAGES[message] for message in INPUTS["conversations"][conversation]]
+        rendered = TEMPLATES[name].format(INPUTS["system_prompts"][prompt], messages, tools_named(tools))
+        assert rendered == text, key
+
+
+def _load(name: str) -> Any:
+    return json.loads((GOLDENS / name).read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("case", _load("tools-block.json")["cases"], ids=lambda case: case["label"][:40])
+def test_tools_block_goldens(case: dict[str, Any]) -> None:
+    tools = [ToolSchema.model_validate(tool) for tool in case["tools"]]
+    block = case["expected"]
+    assert TEMPLATES["chatml"].format_system("", tools) == "<|im_start|>system\n" + block + "<|im_end|>\n"
+    # Every template puts the block directly after the system prompt.
+    for template in TEMPLATES.values():
+        assert "Be brief." + block in template.format_system("Be brief.", tools), template.name
+    assert TEMPLATES["alpaca"].format_system("S", tools) == "S" + block + "\n\n"
+
+
+@pytest.mark.parametrize(("name", "expected"), _load("names.json")["cases"])
+def test_name_goldens(name: str, expected: str | None) -> None:
+    template = template_from_name(name)
+    assert (template.name if template else None) == expected
+    if expected is None:
+        with pytest.raises(UnknownTemplateError):
+            get_template(name)
+    else:
+        assert get_template(name) is template
+
+
+@pytest.mark.parametrize("case", _load("detection.json")["cases"], ids=lambda case: case["label"][:50])
+def test_detection_goldens(case: dict[str, Any]) -> None:
+    assert detect_template(case["template"]).name == case["expected"]
+
+
+def test_word_count_goldens() -> None:
+    counts = _load("word-counts.json")
+    assert set(counts["empty_system_block"]) == set(TEMPLATES) == set(counts["assistant_prefix"])
+    for name, template in TEMPLATES.items():
+        assert count_words(template.format_system("")) == counts["empty_system_block"][name], name
+        assert count_words(template.assistant_prefix()) == counts["assistant_prefix"][name], name
+    for text, expected in counts["count_words"]:
+        assert count_words(text) == expected, repr(text)
+    for text, expected in counts["estimate_text_tokens"]:
+        assert estimate_text_tokens(text) == expected, repr(text)
+
+
+# --- Properties the fact sheet states ---
+
+JSON_WITHOUT_FLOATS = st.recursive(
+    st.none() | st.booleans() | st.integers(min_value=-(2**63), max_value=2**64 - 1) | st.text(max_size=8),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=6), children, max_size=4)
+    ),
+    max_leaves=16,
+)
+
+
+@given(JSON_WITHOUT_FLOATS)
+def test_pretty_printing_is_pythons_indent_2_sorted_layout_without_floats(value: Any) -> None:
+    expected = json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True)
+    assert pretty_json(value) == expected
+
+
+PLAIN = re.compile(r"-?[0-9]+\.[0-9]+")
+SCIENTIFIC = re.compile(r"-?[0-9](\.[0-9]+)?e[+-][0-9]+")
+
+
+def _significant_digits(text: str) -> str:
+    mantissa = text.lstrip("-").split("e")[0].replace(".", "")
+    return mantissa.lstrip("0").rstrip("0")
+
+
+@given(st.floats(allow_nan=False, allow_infinity=False))
+def test_floats_use_repr_digits_in_serde_jsons_layout(value: float) -> None:
+    text = pretty_json(value)
+    assert float(text) == value
+    assert text.startswith("-") == repr(value).startswith("-")
+    if value == 0.0:
+        assert text in ("0.0", "-0.0")
+    elif 1e-5 <= abs(value) < 1e16:
+        assert PLAIN.fullmatch(text), text
+    else:
+        assert SCIENTIFIC.fullmatch(text), text
+    if value != 0.0:
+        assert _significant_digits(text) == _significant_digits(repr(value))
+
+
+WORDY = st.text(
+    alphabet=st.sampled_from(["a", "b", "<", "/", " ", "\n", "\u3000", "\x1f", "\u00a0"]), max_size=12
+)
+
+
+@pytest.mark.parametrize("name", list(TEMPLATES))
+@given(
+    system_prompt=WORDY,
+    first=WORDY,
+    rest=st.lists(
+        st.tuples(st.sampled_from(["user", "assistant", "tool_call", "tool_result", "system"]), WORDY),
+        max_size=6,
+    ),
+    with_tools=st.booleans(),
+)
+def test_the_counted_pieces_never_count_fewer_words_than_the_prompt(
+    name: str, system_prompt: str, first: str, rest: list[tuple[str, str]], with_tools: bool
+) -> None:
+    # Section 6: kept turns begin with a user message; the prompt built from them is the counted
+    # text with some characters removed. For chatml, phi3 and alpaca the two counts are equal.
+    template = TEMPLATES[name]
+    tools = [ToolSchema(name="now", description="Time.", parameters={"type": "object"})] if with_tools else []
+    messages = [user(first)] + [
+        Message(id=f"m{index}", role=role, content=content, timestamp=T0)
+        for index, (role, content) in enumerate(rest)
+    ]
+    counted = count_words(template.format_system(system_prompt, tools)) + count_words(
+        template.assistant_prefix()
+    )
+    counted += sum(count_words(template.format_message(message)) for message in messages)
+    in_prompt = count_words(template.format(system_prompt, messages, tools))
+    if name in ("chatml", "phi3", "alpaca"):
+        assert in_prompt == counted
+    else:
+        assert in_prompt <= counted
+
+
+def test_tool_schema_ignores_unknown_keys_and_takes_any_json_value() -> None:
+    tool = ToolSchema.model_validate({"name": "a", "description": "b", "parameters": [1, "x"], "label": "A"})
+    assert tool.parameters == [1, "x"]
+    assert not hasattr(tool, "label")
+    assert ToolSchema(name="a", description="b", parameters=None).parameters is None
+    with pytest.raises(ValidationError):
+        ToolSchema.model_validate({"name": "a", "description": "b"})
+
+
+DOCS = FIXTURES.parent / "docs" / "templates.md"
+
+
+@pytest.mark.parametrize("index", range(7))
+def test_the_docs_examples_run(index: int) -> None:
+    blocks = re.findall(r"```python\n(.*?)```", DOCS.read_text(encoding="utf-8"), re.DOTALL)
+    assert len(blocks) == 7, "update the count above when adding or removing an example"
+    exec(compile(blocks[index], f"docs/templates.md (example {index + 1})", "exec"), {})
+
+
+def test_templates_of_one_class_are_equal_and_a_custom_template_needs_three_operations() -> None:
+    chatml = TEMPLATES["chatml"]
+    assert type(chatml)() == chatml
+    assert hash(type(chatml)()) == hash(chatml)
+    assert chatml != TEMPLATES["phi3"]
+    assert len(set(TEMPLATES.values())) == 10
+
+    class Plain(ChatTemplate):
+        name = "plain"
+        display_name = "Plain"
+
+        def format_system(self, system_prompt: str, tools: Sequence[ToolSchema] = ()) -> str:
+            return system_prompt + "\n"
+
+        def format_message(self, message: Message) -> str:
+            return "" if message.role == "system" else f"{message.role}: {message.content}\n"
+
+        def assistant_prefix(self) -> str:
+            return "assistant:"
+
+    assert Plain().format("S", [user("hi")]) == "S\nuser: hi\nassistant:"
+
+
+def test_a_role_set_without_validation_still_renders() -> None:
+    # model_copy(update=...) skips validation and leaves the role a plain str.
+    raw = assistant("x").model_copy(update={"role": "system"})
+    assert all(template.format_message(raw) == "" for template in TEMPLATES.values())
+    assert TEMPLATES["chatml"].format("", [raw]) == "<|im_start|>system\n<|im_end|>\n<|im_start|>assistant\n"
+
+
+def test_tools_must_be_tool_schemas() -> None:
+    with pytest.raises(TypeError, match=r"tools\[0\]: expected a ToolSchema, found a dict"):
+        TEMPLATES["chatml"].format_system("", [{"name": "a", "description": "", "parameters": {}}])  # type: ignore[list-item]

