@@ -1,7 +1,7 @@
 """The conversation: a validated list of messages, the host's twin of orion-core's agent history.
 
 ``Conversation`` sits above planning and pruning and owns what it learns about itself: the layout
-and per-message costs its plans reuse (a ``PlanCache``), and the bytes each message was encoded to
+and per-message costs its plans reuse (a ``_PlanCache``), and the bytes each message was encoded to
 by the last save, so saving again after an append encodes only the new message.
 """
 
@@ -20,7 +20,7 @@ from .counting import MessageCounter
 from .errors import Problem
 from .ids import message_counter
 from .models import Message
-from .planning import ContextConfig, PlanCache, PrunePlan, _counting, _plan
+from .planning import ContextConfig, PrunePlan, _counting, _plan, _PlanCache
 from .pruning import PruneResult, Summarizer, _prune
 from .templates import ChatTemplate, ToolSchema
 from .text_counters import TextCounter
@@ -92,7 +92,7 @@ class Conversation:
     def __init__(self, messages: Iterable[Message] = ()) -> None:
         self._messages: list[Message] = []
         self._last_counter = 0
-        self._plans = PlanCache()
+        self._plans = _PlanCache()
         self._encoded = _EncodedFile()  # the bytes of the last save, extended by the next one
         self.extend(messages)
 
@@ -308,5 +308,7 @@ class Conversation:
         config = ContextConfig() if config is None else config
         result = _prune(self._plans, self._messages, config, counting, summarize, self.next_id)
         if result.summary is not None:
-            self.replace_messages(result.messages)
+            # With a template the preamble is not sent (as orion-core) but stays in the history.
+            kept_back = [] if result.plan.preamble_kept else self._messages[: result.plan.preamble.stop]
+            self.replace_messages([*kept_back, *result.messages])
         return result

@@ -216,7 +216,7 @@ class _Column:
         self.dirty: set[int] = set()
 
 
-class PlanCache:
+class _PlanCache:
     """What a conversation keeps from one plan to the next: its layout and its per-message costs.
 
     ``Conversation`` holds one and tells it what changed (``changed``, ``reset``); appended
@@ -319,11 +319,11 @@ def plan_prune(
     """
     config = ContextConfig() if config is None else config
     counting = _counting(count, template, system_prompt, tools, counter)
-    return _plan(PlanCache(), messages, config, counting)
+    return _plan(_PlanCache(), messages, config, counting)
 
 
 def _plan(
-    cache: PlanCache,
+    cache: _PlanCache,
     messages: Sequence[Message],
     config: ContextConfig,
     counting: _Counting,

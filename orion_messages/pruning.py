@@ -19,12 +19,12 @@ from .ids import last_counter
 from .models import Message, Role
 from .planning import (
     ContextConfig,
-    PlanCache,
     PrunePlan,
     PruneStrategy,
     _Counting,
     _counting,
     _plan,
+    _PlanCache,
     plan_prune,
 )
 from .templates import ChatTemplate, ToolSchema
@@ -112,11 +112,11 @@ def prune(
     if new_id is None:
         ids = [message.id for message in messages]
         new_id = lambda: f"msg-{last_counter(ids) + 1}"  # noqa: E731
-    return _prune(PlanCache(), messages, config, counting, summarize, new_id)
+    return _prune(_PlanCache(), messages, config, counting, summarize, new_id)
 
 
 def _prune(
-    cache: PlanCache,
+    cache: _PlanCache,
     messages: Sequence[Message],
     config: ContextConfig,
     counting: _Counting,

@@ -18,6 +18,7 @@ from orion_messages import (
     ContextOverflowError,
     Conversation,
     Message,
+    PruneStrategy,
     TokenCounter,
     ToolCall,
     dumps,
@@ -258,3 +259,20 @@ def test_the_cli_plans_with_a_template_system_prompt_and_counter(
     assert "need --template" in capsys.readouterr().err
     assert main([*common, "--max-context-tokens", "9", "--counter", "bogus"]) == 2
     assert "unknown --counter" in capsys.readouterr().err
+
+
+def test_a_summary_with_a_template_keeps_the_preamble_in_the_conversation() -> None:
+    # chatml, words: fixed 2 + 1 = 3; turn [1:4] 3 + 2 + 2 = 7; latest [4:5] 3; available 12
+    # latest 3 -> 6 left; [1:4] 7 > 6: dropped and summarized; the summary
+    # "<|im_start|>user\n[Summary of earlier conversation]\nsum<|im_end|>\n" is 6 words: it fits the 6
+    conversation = Conversation(agent_turns())
+    config = ContextConfig(max_context_tokens=12, max_response_tokens=0, strategy=PruneStrategy.SUMMARIZE)
+    result = conversation.prune(
+        config, template="chatml", counter=count_words, summarize=lambda folded, prior: "sum"
+    )
+    assert result.summary is not None
+    # sent: the summary and the latest turn, without the system message (as orion-core)
+    assert [m.id for m in result.messages] == [result.summary.id, "msg-5"]
+    assert result.tokens == 6 + 3
+    # the conversation keeps its system message in front, as orion-core's history does
+    assert [m.id for m in conversation] == ["msg-1", result.summary.id, "msg-5"]
