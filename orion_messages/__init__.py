@@ -16,7 +16,7 @@ from .chat_template_dicts import (
     from_chat_template,
     to_chat_template,
 )
-from .checks import check
+from .checks import find_problems
 from .conversation import Conversation
 from .conversions import (
     MISSING_RESULT_TEXT,
@@ -27,6 +27,7 @@ from .conversions import (
     find_orphans,
     fix_orphans,
 )
+from .counting import MessageCounter
 from .errors import (
     ContextOverflowError,
     ConversationExists,
@@ -47,6 +48,7 @@ from .errors import (
     UnknownTemplateError,
 )
 from .events import AgentEvent, dump_event, iter_events, parse_event, record_events
+from .ids import message_number, tool_call_id
 from .models import Message, Role, ToolCall, ToolResult, now_ms
 from .openai_chat import from_openai, to_openai
 from .orion_backend import (
@@ -86,7 +88,7 @@ from .text_counters import (
     sentencepiece_counter,
     tiktoken_counter,
 )
-from .turns import Turns, split_turns
+from .turns import TurnLayout, split_turns
 from .wire import dumps, dumps_message, loads, loads_message
 
 __all__ = [
@@ -108,6 +110,7 @@ __all__ = [
     "METADATA_KEY",
     "MISSING_RESULT_TEXT",
     "Message",
+    "MessageCounter",
     "MessageNotFound",
     "MissingExtraError",
     "NotALogError",
@@ -134,12 +137,11 @@ __all__ = [
     "ToolResult",
     "ToolSchema",
     "TornLineWarning",
-    "Turns",
+    "TurnLayout",
     "UnknownTemplateError",
     "__version__",
     "append_jsonl",
     "callable_counter",
-    "check",
     "count_words",
     "detect_template",
     "dump_event",
@@ -148,6 +150,7 @@ __all__ = [
     "estimate_text_tokens",
     "estimate_tokens",
     "find_orphans",
+    "find_problems",
     "fix_orphans",
     "from_anthropic",
     "from_chat_template",
@@ -160,6 +163,7 @@ __all__ = [
     "load",
     "loads",
     "loads_message",
+    "message_number",
     "now_ms",
     "open_async_store",
     "open_store",
@@ -180,6 +184,7 @@ __all__ = [
     "to_openai",
     "to_orion_backend",
     "tokenizer_counter",
+    "tool_call_id",
 ]
 
 # Renamed public names, kept as deprecated aliases for one release. Add one line per rename:
@@ -187,7 +192,10 @@ __all__ = [
 # ``new_name`` must be in ``__all__``; the second item says in which release the old name went,
 # and the CHANGELOG's Deprecated section lists the alias. Type checkers do not see the aliases
 # (see ``__getattr__`` below), so a typed code base finds every old name at once.
-_DEPRECATED: dict[str, tuple[str, str]] = {}
+_DEPRECATED: dict[str, tuple[str, str]] = {
+    "Turns": ("TurnLayout", "0.2.0"),
+    "check": ("find_problems", "0.2.0"),
+}
 
 
 def _deprecated_alias(name: str) -> object:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
-from .checks import check
+from .checks import find_problems
 from .errors import FormatError, OrionMessagesError, Problem, StoreError
 from .models import Message
 from .store import ConversationStore, StoreURL, is_store_url, open_store, parse_store_url
@@ -98,6 +98,6 @@ def validate_source(raw: str, *, strict: bool) -> list[Report] | None:
             except StoreError as error:
                 reports.append((label, None, [Problem("", str(error))], []))
                 continue
-            semantic = check(messages)
+            semantic = find_problems(messages)
             reports.append((label, messages, semantic if strict else [], [] if strict else semantic))
     return reports

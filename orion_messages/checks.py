@@ -7,12 +7,12 @@ from collections.abc import Sequence
 from .errors import Problem
 from .models import Message, Role
 
-__all__ = ["check"]
+__all__ = ["find_problems"]
 
 _CALLING_ROLES = frozenset({Role.ASSISTANT, Role.TOOL_CALL})
 
 
-def check(messages: Sequence[Message]) -> list[Problem]:
+def find_problems(messages: Sequence[Message]) -> list[Problem]:
     """The semantic problems in a conversation, each with its location.
 
     Finds duplicate message ids, duplicate tool-call ids, ``tool_calls`` on a role other than
@@ -32,53 +32,68 @@ def check(messages: Sequence[Message]) -> list[Problem]:
             problems.append(
                 Problem(f"{where}.id", f'duplicate message id "{message.id}" (first at [{first}])')
             )
-        if message.tool_calls and message.role not in _CALLING_ROLES:
-            problems.append(
-                Problem(
-                    f"{where}.tool_calls",
-                    f"only assistant and tool_call messages carry tool calls, found them on a {message.role} message",
-                )
+        problems.extend(_call_problems(where, message, call_ids))
+        problems.extend(_result_problems(index, message, call_ids, completed))
+    return problems
+
+
+def _call_problems(where: str, message: Message, call_ids: dict[str, str]) -> list[Problem]:
+    """Tool calls on a role that cannot carry them, and call ids seen before (recorded in ``call_ids``)."""
+    problems: list[Problem] = []
+    if message.tool_calls and message.role not in _CALLING_ROLES:
+        problems.append(
+            Problem(
+                f"{where}.tool_calls",
+                f"only assistant and tool_call messages carry tool calls, found them on a {message.role} message",
             )
-        for number, call in enumerate(message.tool_calls):
-            call_where = f"{where}.tool_calls[{number}].id"
-            if call.id in call_ids:
-                problems.append(
-                    Problem(call_where, f'duplicate tool-call id "{call.id}" (first at {call_ids[call.id]})')
-                )
-            else:
-                call_ids[call.id] = call_where
-        result = message.tool_result
-        if message.role is Role.TOOL_RESULT and result is None:
-            problems.append(Problem(f"{where}.tool_result", "a tool_result message must carry a tool result"))
-        if result is None:
-            continue
-        if message.role is not Role.TOOL_RESULT:
+        )
+    for number, call in enumerate(message.tool_calls):
+        call_where = f"{where}.tool_calls[{number}].id"
+        if call.id in call_ids:
             problems.append(
-                Problem(
-                    f"{where}.tool_result",
-                    f"only tool_result messages carry a tool result, found one on a {message.role} message",
-                )
+                Problem(call_where, f'duplicate tool-call id "{call.id}" (first at {call_ids[call.id]})')
             )
-        if result.tool_call_id not in call_ids:
+        else:
+            call_ids[call.id] = call_where
+    return problems
+
+
+def _result_problems(
+    index: int, message: Message, call_ids: dict[str, str], completed: dict[str, int]
+) -> list[Problem]:
+    """A result missing, misplaced, answering no earlier call, answering one twice, or differing in text."""
+    where = f"[{index}]"
+    result = message.tool_result
+    if result is None:
+        if message.role is Role.TOOL_RESULT:
+            return [Problem(f"{where}.tool_result", "a tool_result message must carry a tool result")]
+        return []
+    problems: list[Problem] = []
+    if message.role is not Role.TOOL_RESULT:
+        problems.append(
+            Problem(
+                f"{where}.tool_result",
+                f"only tool_result messages carry a tool result, found one on a {message.role} message",
+            )
+        )
+    if result.tool_call_id not in call_ids:
+        problems.append(
+            Problem(
+                f"{where}.tool_result.tool_call_id",
+                f'no earlier tool call has the id "{result.tool_call_id}"',
+            )
+        )
+    if not result.pending:
+        earlier = completed.setdefault(result.tool_call_id, index)
+        if earlier != index:
             problems.append(
                 Problem(
                     f"{where}.tool_result.tool_call_id",
-                    f'no earlier tool call has the id "{result.tool_call_id}"',
+                    f'tool call "{result.tool_call_id}" already has a completed result at [{earlier}]',
                 )
             )
-        if not result.pending:
-            earlier = completed.setdefault(result.tool_call_id, index)
-            if earlier != index:
-                problems.append(
-                    Problem(
-                        f"{where}.tool_result.tool_call_id",
-                        f'tool call "{result.tool_call_id}" already has a completed result at [{earlier}]',
-                    )
-                )
-        if message.content != result.content:
-            problems.append(
-                Problem(
-                    f"{where}.content", "differs from tool_result.content (orion-core stores the text twice)"
-                )
-            )
+    if message.content != result.content:
+        problems.append(
+            Problem(f"{where}.content", "differs from tool_result.content (orion-core stores the text twice)")
+        )
     return problems

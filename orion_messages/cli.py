@@ -31,7 +31,7 @@ from . import _cli_convert
 from ._cli_text import printable as _printable
 from ._store_cli import read_source, validate_source, write_target
 from ._version import __version__
-from .checks import check
+from .checks import find_problems
 from .errors import ContextOverflowError, FormatError, OrionMessagesError, Problem
 from .events import parse_event
 from .models import Message, Role
@@ -39,6 +39,14 @@ from .pruning import ContextConfig, TokenCounter, estimate_tokens, prune
 from .schema import conversation_schema, render, write_schemas
 from .storage import _split_records, save, save_jsonl
 from .store import is_store_url
+from .templates import ToolSchema, detect_template, get_template
+from .text_counters import (
+    count_words,
+    estimate_text_tokens,
+    huggingface_counter,
+    sentencepiece_counter,
+    tiktoken_counter,
+)
 from .turns import split_turns
 from .wire import _reject_duplicate_keys, dumps, dumps_message, loads, loads_message
 
@@ -212,6 +220,27 @@ def _add_prune(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     prune.add_argument("-o", "--output", metavar="OUT", help="write the pruned conversation here, or -")
     _add_to(prune, "format of OUT (default: by its extension; for -, the input's format)")
     prune.add_argument("-v", "--verbose", action="store_true", help="print every kept and dropped turn")
+    prune.add_argument(
+        "--template",
+        metavar="NAME",
+        help="plan exactly as orion-core with this chat template (chatml, llama3, mistral, ...; "
+        "auto: detect it from --template-file)",
+    )
+    prune.add_argument(
+        "--template-file",
+        metavar="FILE",
+        help="a Jinja chat template (as in a GGUF file) for --template auto",
+    )
+    prune.add_argument("--system-prompt", metavar="FILE", help="the system prompt, read from FILE as is")
+    prune.add_argument(
+        "--tools", metavar="FILE", help="the tools, a JSON array of {name, description, parameters}"
+    )
+    prune.add_argument(
+        "--counter",
+        metavar="KIND",
+        help="how rendered text is counted: chars4 (default), words, hf:TOKENIZER.JSON, "
+        "tiktoken:ENCODING or sentencepiece:MODEL",
+    )
     _add_format(prune)
     prune.set_defaults(run=_prune, parser=prune)
 
@@ -510,7 +539,7 @@ def _parse_conversation(data: bytes, parsed: _Parsed, *, strict: bool) -> None:
     except FormatError as error:
         parsed.add(error.problems)
         return
-    semantic = check(parsed.messages)
+    semantic = find_problems(parsed.messages)
     known = set(semantic)
     parsed.add([problem for problem in problems if problem not in known])
     parsed.add(semantic, error=False)
@@ -541,7 +570,7 @@ def _parse_records(data: bytes, parsed: _Parsed, *, strict: bool, progress: _Pro
             continue
         parsed.add(_duplicate_keys(record, number))
     if parsed.kind == "jsonl" and parsed.valid:
-        parsed.add(check(parsed.messages), error=strict)
+        parsed.add(find_problems(parsed.messages), error=strict)
 
 
 def _duplicate_keys(record: bytes, line: int) -> list[Problem]:
@@ -840,7 +869,7 @@ def _prune(args: argparse.Namespace) -> int:
         reserved_tokens=args.reserved_tokens,
     )
     try:
-        result = prune(messages, config)
+        result = prune(messages, config, **_template_options(args))
     except ContextOverflowError as error:
         if args.format == "json":
             print(json.dumps(_refusal_json(name, error), indent=2, ensure_ascii=False))
@@ -858,6 +887,8 @@ def _prune(args: argparse.Namespace) -> int:
         "budget": plan.budget,
         "preamble": _span_json(plan.preamble),
         "preamble_tokens": plan.preamble_tokens,
+        "preamble_kept": plan.preamble_kept,
+        "fixed_tokens": plan.fixed_tokens,
         "kept": [_span_json(turn) for turn in plan.kept],
         "dropped": [_span_json(turn) for turn in plan.dropped],
         "kept_messages": plan.kept_count,
@@ -901,7 +932,10 @@ def _print_plan(report: dict[str, Any], *, verbose: bool, emit: Callable[[str], 
     ):
         emit(f"  {label:<8}  {_plural(len(turns), 'turn')}, {_plural(count, 'message')}, {tokens:,} tokens")
     if len(preamble):
-        emit(f"  preamble  {_span(preamble)} kept, {report['preamble_tokens']:,} tokens (before the first user message)")  # fmt: skip
+        fate = "kept" if report["preamble_kept"] else "left out, as orion-core does"
+        emit(f"  preamble  {_span(preamble)} {fate}, {report['preamble_tokens']:,} tokens (before the first user message)")  # fmt: skip
+    if report["fixed_tokens"]:
+        emit(f"  fixed     {report['fixed_tokens']:,} tokens (system block and assistant prefix)")
     if verbose:
         for label, turns in (("kept", kept), ("dropped", dropped)):
             emit(f"  {label} turns: " + (", ".join(_span(turn) for turn in turns) or "none"))
@@ -911,6 +945,51 @@ def _print_plan(report: dict[str, Any], *, verbose: bool, emit: Callable[[str], 
         emit(f"wrote {_plural(report['kept_messages'], 'message')} to {report['output']}")
     else:
         emit("(a plan only: pass -o OUT to write the pruned conversation, --verbose for every turn)")
+
+
+def _template_options(args: argparse.Namespace) -> dict[str, Any]:
+    """``prune``'s template, system prompt, tools and text counter from the command line."""
+    wanted = [args.system_prompt, args.tools, args.counter, args.template_file]
+    if args.template is None:
+        if any(option is not None for option in wanted):
+            raise _Fatal(
+                "error: --system-prompt, --tools, --counter and --template-file need --template",
+                code=EXIT_USAGE,
+            )
+        return {}
+    try:
+        if args.template == "auto":
+            jinja = Path(args.template_file).read_text(encoding="utf-8") if args.template_file else None
+            template = detect_template(jinja)
+        else:
+            template = get_template(args.template)
+        options: dict[str, Any] = {"template": template, "counter": _text_counter(args.counter)}
+        if args.system_prompt is not None:
+            options["system_prompt"] = Path(args.system_prompt).read_text(encoding="utf-8")
+        if args.tools is not None:
+            tools = json.loads(Path(args.tools).read_text(encoding="utf-8"))
+            options["tools"] = [ToolSchema.model_validate(tool) for tool in tools]
+    except (OrionMessagesError, ImportError, ValueError, TypeError, OSError) as error:
+        raise _Fatal(f"error: {error}", code=EXIT_USAGE) from None
+    return options
+
+
+def _text_counter(kind: str | None) -> Any:
+    if kind in (None, "chars4"):
+        return estimate_text_tokens
+    if kind == "words":
+        return count_words
+    name, _, argument = kind.partition(":")
+    adapters: dict[str, Callable[[str], Any]] = {
+        "hf": huggingface_counter,
+        "tiktoken": tiktoken_counter,
+        "sentencepiece": sentencepiece_counter,
+    }
+    if name not in adapters or not argument:
+        raise ValueError(
+            f"unknown --counter {kind!r}: use chars4, words, hf:FILE, tiktoken:NAME or sentencepiece:FILE"
+        )
+    return adapters[name](argument)
 
 
 # --------------------------------------------------------------------------------------------

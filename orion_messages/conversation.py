@@ -1,24 +1,32 @@
-"""The conversation: a validated list of messages, the host's twin of orion-core's agent history."""
+"""The conversation: a validated list of messages, the host's twin of orion-core's agent history.
+
+``Conversation`` sits above planning and pruning and owns what it learns about itself: the layout
+and per-message costs its plans reuse (a ``_PlanCache``), and the bytes each message was encoded to
+by the last save, so saving again after an append encodes only the new message.
+"""
 
 from __future__ import annotations
 
-import re
+import os
+import warnings
 from collections.abc import Iterable, Iterator, Sequence
-from typing import TYPE_CHECKING, overload
+from pathlib import Path
+from typing import Any, overload
 
-from .checks import check
+from . import storage
+from ._encoded import _EncodedFile
+from .checks import find_problems
+from .counting import MessageCounter
 from .errors import Problem
+from .ids import message_number
 from .models import Message
-from .turns import Turns, split_turns
-
-if TYPE_CHECKING:
-    from collections.abc import Callable
-
-    from .pruning import ContextConfig, PrunePlan, PruneResult
+from .planning import ContextConfig, PrunePlan, _counting, _plan, _PlanCache
+from .pruning import PruneResult, Summarizer, _prune
+from .templates import ChatTemplate, ToolSchema
+from .text_counters import TextCounter
+from .turns import TurnLayout, split_turns
 
 __all__ = ["Conversation"]
-
-_COUNTER_ID = re.compile(r"msg-([0-9]+)")
 
 
 def _require_message(message: object) -> None:
@@ -50,6 +58,29 @@ class _MessagesView(Sequence[Message]):
     def __repr__(self) -> str:
         return f"<{len(self._items)} messages>"
 
+    def __eq__(self, other: object) -> bool:
+        """Equal to a view, list or tuple holding equal messages in the same order."""
+        if isinstance(other, _MessagesView):
+            return self._items == other._items
+        if isinstance(other, list):
+            return self._items == other
+        if isinstance(other, tuple):
+            return self._items == list(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]  # compares by value, like the list it shows
+
+    def __contains__(self, message: object) -> bool:
+        return message in self._items
+
+    def index(self, value: Any, start: int = 0, stop: int | None = None) -> int:
+        """The index of the first message equal to ``value`` (``list.index``)."""
+        return self._items.index(value, start, len(self._items) if stop is None else stop)
+
+    def count(self, value: Any) -> int:
+        """How many messages equal ``value``."""
+        return self._items.count(value)
+
 
 class Conversation:
     """A validated list of messages with orion-core's agent operations.
@@ -61,11 +92,13 @@ class Conversation:
     def __init__(self, messages: Iterable[Message] = ()) -> None:
         self._messages: list[Message] = []
         self._last_counter = 0
+        self._plans = _PlanCache()
+        self._encoded = _EncodedFile()  # the bytes of the last save, extended by the next one
         self.extend(messages)
 
     @property
     def messages(self) -> Sequence[Message]:
-        """The messages, in order (a read-only view, not a copy)."""
+        """The messages, in order (a read-only view, not a copy; equal to a list of the same messages)."""
         return _MessagesView(self._messages)
 
     def __len__(self) -> int:
@@ -86,6 +119,42 @@ class Conversation:
         return self._messages == other._messages
 
     __hash__ = None  # type: ignore[assignment]
+
+    # --- files --------------------------------------------------------------------------------
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str], *, strict: bool = False) -> Conversation:
+        """A conversation from a conversation file (``orion_messages.load``)."""
+        return cls(storage.load(path, strict=strict))
+
+    @classmethod
+    def load_jsonl(
+        cls, path: str | os.PathLike[str], *, repair: bool = False, strict: bool = False
+    ) -> Conversation:
+        """A conversation from a JSON Lines log (``orion_messages.read_jsonl``)."""
+        return cls(storage.read_jsonl(path, repair=repair, strict=strict))
+
+    def save(self, path: str | os.PathLike[str], *, indent: int | None = None) -> None:
+        """Write the conversation file atomically, exactly as ``orion_messages.save`` writes it.
+
+        The compact form reuses the bytes of every message encoded by an earlier save (messages
+        are immutable), so saving again after an append encodes the new message only.
+        """
+        if indent is not None:
+            storage.save(path, self._messages, indent=indent)
+            return
+        self._encoded.update(self._messages)
+        target = Path(path)
+        # storage writes any bytes-like buffer; this one is reused, not copied
+        self._encoded.write_compact(lambda data: storage._replace_atomically(target, data))  # type: ignore[arg-type]
+
+    def save_jsonl(self, path: str | os.PathLike[str]) -> None:
+        """Write the whole conversation as a JSON Lines log atomically (``orion_messages.save_jsonl``)."""
+        self._encoded.update(self._messages)
+        parts = self._encoded.parts
+        storage._replace_atomically(Path(path), b"\n".join(parts) + b"\n" if parts else b"")
+
+    # --- changes ------------------------------------------------------------------------------
 
     def append(self, message: Message) -> None:
         """Add one message at the end."""
@@ -112,18 +181,28 @@ class Conversation:
         for message in new:
             _require_message(message)
         self._messages = []
+        self._plans.reset()
+        self._encoded = _EncodedFile()
         self.extend(new)
+
+    def _replace_at(self, index: int, message: Message) -> None:
+        self._messages[index] = message
+        self._plans.changed(index)
+        self._encoded.replaced(index)
 
     def set_pinned(self, id: str, pinned: bool) -> bool:
         """Pin or unpin the first message with ``id``; False when there is none, as in orion-core."""
         for index, message in enumerate(self._messages):
             if message.id == id:
-                self._messages[index] = message.pin() if pinned else message.unpin()
+                self._replace_at(index, message.pin() if pinned else message.unpin())
                 return True
         return False
 
     def next_id(self) -> str:
-        """A fresh ``msg-N`` id, past every ``msg-N`` in the conversation and every id given before."""
+        """A fresh ``msg-N`` id, past every ``msg-N`` in the conversation and every id given before.
+
+        Tool calls of a message take ids ``tool_call_id(message_id, k)``: ``msg-2-call-1``...
+        """
         self._last_counter += 1
         return f"msg-{self._last_counter}"
 
@@ -154,7 +233,7 @@ class Conversation:
                     update={"content": content, "is_error": is_error, "pending": False}
                 )
                 resolved = message.model_copy(update={"content": content, "tool_result": new_result})
-                self._messages[index] = resolved
+                self._replace_at(index, resolved)
                 return resolved
             resolved_at = index
         if resolved_at is not None:
@@ -163,33 +242,61 @@ class Conversation:
             )
         raise KeyError(f'no pending result for tool call "{tool_call_id}"')
 
-    def turns(self) -> Turns:
-        """The preamble and orion-core's turns, as index ranges."""
+    def _count(self, message: Message) -> None:
+        counter = message_number(message.id)
+        if counter is not None and counter > self._last_counter:
+            self._last_counter = counter
+
+    # --- deprecated twins of the free functions ----------------------------------------------
+
+    def turns(self) -> TurnLayout:
+        """Deprecated: use ``split_turns(conversation.messages)``."""
+        warnings.warn(
+            "Conversation.turns() is deprecated; use split_turns(conversation.messages)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
         return split_turns(self._messages)
 
     def check(self) -> list[Problem]:
-        """The semantic problems in the conversation (see ``orion_messages.check``)."""
-        return check(self._messages)
+        """Deprecated: use ``find_problems(conversation.messages)``."""
+        warnings.warn(
+            "Conversation.check() is deprecated; use find_problems(conversation.messages)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return find_problems(self._messages)
 
-    def _count(self, message: Message) -> None:
-        match = _COUNTER_ID.fullmatch(message.id)
-        if match is not None:
-            self._last_counter = max(self._last_counter, int(match[1]))
+    # --- pruning ------------------------------------------------------------------------------
 
     def plan_prune(
-        self, config: ContextConfig | None = None, *, count: Callable[[Message], int] | None = None
+        self,
+        config: ContextConfig | None = None,
+        *,
+        count: MessageCounter | None = None,
+        template: ChatTemplate | str | None = None,
+        system_prompt: str = "",
+        tools: Sequence[ToolSchema] = (),
+        counter: TextCounter | None = None,
     ) -> PrunePlan:
-        """Which turns fit ``config``'s context window (see ``orion_messages.plan_prune``)."""
-        from .pruning import _conversation_plan
+        """Which turns fit ``config``'s context window (see ``orion_messages.plan_prune``).
 
-        return _conversation_plan(self, self._messages, config, count)
+        The layout and each message's count are kept from one plan to the next: after an append,
+        only the new messages are laid out, rendered and counted.
+        """
+        counting = _counting(count, template, system_prompt, tools, counter)
+        return _plan(self._plans, self._messages, ContextConfig() if config is None else config, counting)
 
     def prune(
         self,
         config: ContextConfig | None = None,
         *,
-        count: Callable[[Message], int] | None = None,
-        summarize: Callable[[list[Message], str | None], str] | None = None,
+        count: MessageCounter | None = None,
+        summarize: Summarizer | None = None,
+        template: ChatTemplate | str | None = None,
+        system_prompt: str = "",
+        tools: Sequence[ToolSchema] = (),
+        counter: TextCounter | None = None,
     ) -> PruneResult:
         """Prune to ``config``'s context window (see ``orion_messages.prune``).
 
@@ -197,9 +304,11 @@ class Conversation:
         summary that succeeds replaces the folded messages here too, as orion-core does, with a
         fresh id from ``next_id``.
         """
-        from .pruning import _conversation_prune
-
-        result = _conversation_prune(self, self._messages, config, count, summarize, self.next_id)
+        counting = _counting(count, template, system_prompt, tools, counter)
+        config = ContextConfig() if config is None else config
+        result = _prune(self._plans, self._messages, config, counting, summarize, self.next_id)
         if result.summary is not None:
-            self.replace_messages(result.messages)
+            # With a template the preamble is not sent (as orion-core) but stays in the history.
+            kept_back = [] if result.plan.preamble_kept else self._messages[: result.plan.preamble.stop]
+            self.replace_messages([*kept_back, *result.messages])
         return result

@@ -109,30 +109,45 @@ OverflowReason = Literal["overhead", "latest", "pinned"]
 class ContextOverflowError(OrionMessagesError, ValueError):
     """orion-core's three refusals: no room at all, the latest turn does not fit, the pinned turns do not fit.
 
-    ``reason`` says which (``"overhead"``, ``"latest"`` or ``"pinned"``); ``tokens`` is what needed
-    room and ``budget`` the room it had; ``turn`` is the turn's message range where one is at fault.
+    The text is orion-core's own, numbers included (what it shows after ``Context error: ``); what
+    we know beyond it is in the attributes.
     """
 
     def __init__(
-        self, reason: OverflowReason, tokens: int, budget: int, detail: str = "", turn: range | None = None
+        self,
+        reason: OverflowReason,
+        tokens: int,
+        available: int,
+        *,
+        fixed_tokens: int = 0,
+        budget: int | None = None,
+        turn: range | None = None,
     ) -> None:
         self.reason: OverflowReason = reason
         """Which refusal: ``"overhead"``, ``"latest"`` or ``"pinned"``."""
         self.tokens = tokens
-        """The tokens that needed room."""
-        self.budget = budget
-        """The room they had."""
+        """The tokens in the text: the fixed overhead, the latest turn, or every pinned turn together."""
+        self.available = available
+        """``max(0, max_context_tokens - max_response_tokens)``, as in the text."""
+        self.fixed_tokens = fixed_tokens
+        """The fixed overhead (system block and assistant prefix, or ``reserved_tokens`` and the preamble)."""
+        self.budget = available - fixed_tokens if budget is None else budget
+        """The room the refused part had: what was left when it was tried."""
         self.turn = turn
         """The message range of the turn at fault (the latest turn, or the pinned turn that did not fit)."""
         if reason == "overhead":
-            text = (
-                f"System prompt and tools ({tokens} tokens) exceed available context budget ({budget} tokens)"
-            )
+            text = f"System prompt and tools ({tokens} tokens) exceed available context budget ({available} tokens)"
         elif reason == "latest":
-            text = f"Latest message ({tokens} tokens) exceeds context budget ({budget} tokens)"
+            text = (
+                f"Latest message ({tokens} tokens) plus system prompt ({fixed_tokens} tokens) exceeds context "
+                f"budget ({available} tokens). Clear the conversation or increase context size."
+            )
         else:
-            text = f"Pinned messages ({tokens} tokens) exceed the available context budget ({budget} tokens)"
-        super().__init__(f"{text}{detail}")
+            text = (
+                f"Pinned messages ({tokens} tokens) exceed the available context budget ({available} tokens). "
+                "Unpin some messages or increase context size."
+            )
+        super().__init__(text)
 
 
 class NotALogError(FormatError):

@@ -20,7 +20,7 @@ from typing import BinaryIO, NamedTuple, Union
 
 import orjson
 
-from .checks import check
+from .checks import find_problems
 from .errors import FormatError, NotALogError, NotARegularFileError, Problem, TornLineWarning
 from .models import Message
 from .wire import _reject_duplicate_keys, dumps, dumps_message, loads, loads_message
@@ -626,7 +626,7 @@ def _check_strictly(records: list[tuple[int, bytes]], messages: list[Message], s
             _strict_line(line)
         except FormatError as error:
             raise error.at_line(number, source=source) from None
-    problems = check(messages)
+    problems = find_problems(messages)
     if problems:
         raise FormatError(problems, source=source)
 

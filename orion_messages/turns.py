@@ -1,17 +1,27 @@
-"""Turns: how orion-core groups a conversation's messages for pruning."""
+"""Turns: how orion-core groups a conversation's messages for pruning.
+
+A turn starts at each ``user`` message and holds every following non-user message up to the next
+user message; the messages before the first user message form the preamble.
+"""
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import compress, repeat
+from operator import eq, itemgetter
+from typing import Any
 
 from .models import Message, Role
 
-__all__ = ["Turns", "split_turns"]
+__all__ = ["TurnLayout", "split_turns"]
+
+_ROLE = itemgetter("role")
 
 
 @dataclass(frozen=True)
-class Turns:
+class TurnLayout:
     """A conversation split into turns, as orion-core splits it for pruning.
 
     A turn starts at each ``user`` message and holds every following non-user message up to the
@@ -24,9 +34,29 @@ class Turns:
     """One range of message indexes per turn, in order."""
 
 
-def split_turns(messages: Sequence[Message]) -> Turns:
+def _user_starts(roles: Sequence[object], offset: int = 0) -> list[int]:
+    """The indexes (plus ``offset``) of the ``user`` entries of a role column, found at C speed."""
+    return list(compress(range(offset, offset + len(roles)), map(eq, roles, repeat(Role.USER))))
+
+
+def _turn_ranges(starts: Sequence[int], stop: int) -> list[range]:
+    """One range per turn, from the turns' first indexes and the end of the messages."""
+    return list(map(range, starts, [*starts[1:], stop]))
+
+
+def split_turns(messages: Sequence[Message]) -> TurnLayout:
     """Split ``messages`` into the preamble and orion-core's turns."""
-    starts = [index for index, message in enumerate(messages) if message.role is Role.USER]
-    ends = [*starts[1:], len(messages)] if starts else []
+    starts = _user_starts([_ROLE(vars(message)) for message in messages])
     first = starts[0] if starts else len(messages)
-    return Turns(range(first), [range(start, end) for start, end in zip(starts, ends, strict=True)])
+    return TurnLayout(range(first), _turn_ranges(starts, len(messages)))
+
+
+def __getattr__(name: str) -> Any:
+    if name == "Turns":
+        warnings.warn(
+            "orion_messages.turns.Turns is deprecated; use TurnLayout (same class)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return TurnLayout
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

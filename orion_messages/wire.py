@@ -18,7 +18,7 @@ from pydantic import ConfigDict, TypeAdapter, ValidationError
 from pydantic_core import PydanticSerializationError
 
 from ._problems import format_error, location
-from .checks import check
+from .checks import find_problems
 from .errors import FormatError, Problem
 from .models import Message
 
@@ -72,7 +72,7 @@ def loads(data: bytes | bytearray | memoryview | str, *, strict: bool = False) -
     except ValidationError as error:
         raise _rejection(error, data) from None
     if strict:
-        problems = check(messages)
+        problems = find_problems(messages)
         if problems:
             raise FormatError(problems)
     return messages

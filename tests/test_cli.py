@@ -511,7 +511,11 @@ def test_prune_refusal_exits_1_with_the_reason(hand: Path, tmp_path: Path, capsy
     captured = capsys.readouterr()
     assert captured.out == ""
     assert len(_lines(captured.err)) == 1
-    assert "Latest message (12 tokens) exceeds context budget (5 tokens)" in captured.err
+    # orion-core's text: {fixed} is the preamble (5), {available} is 30 - 20
+    assert (
+        "Latest message (12 tokens) plus system prompt (5 tokens) exceeds context budget (10 tokens). "
+        "Clear the conversation or increase context size." in captured.err
+    )
     assert not out.exists()
 
 

@@ -1,12 +1,33 @@
-"""The conversation: orion-core's agent operations, turns, and the semantic check."""
+"""The conversation: orion-core's agent operations, files, turns, and the semantic check."""
 
 from __future__ import annotations
 
-import pytest
+import warnings
+from pathlib import Path
 
-from orion_messages import Conversation, Message, Problem, ToolCall, check, loads, split_turns
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import orion_messages
+from orion_messages import (
+    Conversation,
+    Message,
+    Problem,
+    ToolCall,
+    TurnLayout,
+    dumps,
+    dumps_message,
+    find_problems,
+    loads,
+    read_jsonl,
+    save_jsonl,
+    split_turns,
+    tool_call_id,
+)
 
 from .conftest import FIXTURES
+from .strategies import conversations, messages
 
 
 def _call(id: str, name: str = "tool") -> ToolCall:
@@ -39,6 +60,22 @@ def test_messages_is_a_read_only_view_in_order() -> None:
         view[0] = Message.user("x", "y")  # type: ignore[index]
     conversation.append(Message.user("msg-7", "more", timestamp=7))
     assert len(view) == 7  # a view, not a copy
+
+
+def test_the_view_compares_like_the_sequence_it_shows() -> None:
+    messages = _tool_loop()
+    conversation = Conversation(messages)
+    assert conversation.messages == conversation.messages
+    assert conversation.messages == messages
+    assert messages == conversation.messages  # the reflected comparison too
+    assert conversation.messages == tuple(messages)  # type: ignore[comparison-overlap]  # typed Sequence
+    assert conversation.messages != messages[:-1]
+    assert conversation.messages != [*messages[:-1], Message.user("msg-6", "other", timestamp=6)]
+    assert conversation.messages != "not a sequence of messages"  # type: ignore[comparison-overlap]
+    assert messages[2] in conversation.messages
+    assert conversation.messages.index(messages[2]) == 2
+    with pytest.raises(TypeError):
+        hash(conversation.messages)
 
 
 def test_append_and_extend_add_at_the_end() -> None:
@@ -213,10 +250,8 @@ def test_resolve_checks_its_arguments() -> None:
 def test_turns_start_at_each_user_message() -> None:
     messages = loads((FIXTURES / "v0.7/pinned-summary.json").read_bytes())
     # system | user(summary) | user, assistant | user, assistant
-    turns = Conversation(messages).turns()
-    assert turns.preamble == range(0, 1)
-    assert turns.turns == [range(1, 2), range(2, 4), range(4, 6)]
-    assert split_turns(messages) == turns
+    turns = split_turns(messages)
+    assert turns == TurnLayout(range(0, 1), [range(1, 2), range(2, 4), range(4, 6)])
 
 
 def test_turns_without_users_are_all_preamble() -> None:
@@ -240,7 +275,7 @@ def test_turns_hold_tool_results_with_their_call() -> None:
 def test_check_finds_nothing_in_the_goldens() -> None:
     for folder in ("v0.7", "v0.8", "own"):
         for path in (FIXTURES / folder).glob("*.json"):
-            assert check(loads(path.read_bytes())) == [], path.name
+            assert find_problems(loads(path.read_bytes())) == [], path.name
 
 
 def test_check_duplicate_message_ids() -> None:
@@ -249,7 +284,7 @@ def test_check_duplicate_message_ids() -> None:
         Message.user("b", "y", timestamp=2),
         Message.user("a", "z", timestamp=3),
     ]
-    assert check(messages) == [Problem("[2].id", 'duplicate message id "a" (first at [0])')]
+    assert find_problems(messages) == [Problem("[2].id", 'duplicate message id "a" (first at [0])')]
 
 
 def test_check_duplicate_tool_call_ids() -> None:
@@ -257,7 +292,7 @@ def test_check_duplicate_tool_call_ids() -> None:
         Message.assistant("m1", "", [_call("c1"), _call("c1")], timestamp=1),
         Message.assistant("m2", "", [_call("c1")], timestamp=2),
     ]
-    problems = check(messages)
+    problems = find_problems(messages)
     assert [p.location for p in problems] == ["[0].tool_calls[1].id", "[1].tool_calls[0].id"]
     assert all(p.message == 'duplicate tool-call id "c1" (first at [0].tool_calls[0].id)' for p in problems)
 
@@ -265,19 +300,21 @@ def test_check_duplicate_tool_call_ids() -> None:
 @pytest.mark.parametrize("role", ["system", "user", "tool_result"])
 def test_check_tool_calls_on_a_role_that_does_not_call(role: str) -> None:
     message = Message(id="m", role=role, content="", timestamp=1, tool_calls=[_call("c")])
-    problems = [p for p in check([message]) if p.location == "[0].tool_calls"]
+    problems = [p for p in find_problems([message]) if p.location == "[0].tool_calls"]
     assert len(problems) == 1
     assert f"found them on a {role} message" in problems[0].message
 
 
 def test_check_tool_calls_on_tool_call_role_are_fine() -> None:
     messages = loads((FIXTURES / "v0.7/role-tool-call.json").read_bytes())
-    assert check(messages) == []
+    assert find_problems(messages) == []
 
 
 def test_check_tool_result_message_without_a_result() -> None:
     message = Message(id="m", role="tool_result", content="x", timestamp=1)
-    assert check([message]) == [Problem("[0].tool_result", "a tool_result message must carry a tool result")]
+    assert find_problems([message]) == [
+        Problem("[0].tool_result", "a tool_result message must carry a tool result")
+    ]
 
 
 def test_check_result_on_another_role() -> None:
@@ -285,7 +322,7 @@ def test_check_result_on_another_role() -> None:
     stray = Message(
         **{**Message.tool_result("m2", "c", "tool", "x", timestamp=2).model_dump(), "role": "user"}
     )
-    problems = check([calls, stray])
+    problems = find_problems([calls, stray])
     assert [p.location for p in problems] == ["[1].tool_result"]
     assert "found one on a user message" in problems[0].message
 
@@ -293,7 +330,7 @@ def test_check_result_on_another_role() -> None:
 def test_check_result_without_an_earlier_call() -> None:
     result_first = Message.tool_result("m1", "c", "tool", "x", timestamp=1)
     call_after = Message.assistant("m2", "", [_call("c")], timestamp=2)
-    assert check([result_first, call_after]) == [
+    assert find_problems([result_first, call_after]) == [
         Problem("[0].tool_result.tool_call_id", 'no earlier tool call has the id "c"')
     ]
 
@@ -305,7 +342,7 @@ def test_check_two_completed_results_for_one_call() -> None:
         Message.tool_result("m3", "c", "tool", "x", timestamp=3),
         Message.tool_result("m4", "c", "tool", "y", timestamp=4),
     ]
-    assert check(messages) == [
+    assert find_problems(messages) == [
         Problem("[3].tool_result.tool_call_id", 'tool call "c" already has a completed result at [2]')
     ]
 
@@ -313,7 +350,7 @@ def test_check_two_completed_results_for_one_call() -> None:
 def test_check_content_that_differs_from_the_result() -> None:
     call = Message.assistant("m1", "", [_call("c")], timestamp=1)
     result = Message.tool_result("m2", "c", "tool", "x", timestamp=2).model_copy(update={"content": "other"})
-    assert check([call, result]) == [
+    assert find_problems([call, result]) == [
         Problem("[1].content", "differs from tool_result.content (orion-core stores the text twice)")
     ]
 
@@ -323,5 +360,128 @@ def test_check_reports_every_problem_in_order() -> None:
         Message.tool_result("a", "nope", "t", "x", timestamp=1),
         Message.user("a", "y", timestamp=2),
     ]
-    assert [p.location for p in check(messages)] == ["[0].tool_result.tool_call_id", "[1].id"]
-    assert Conversation(messages).check() == check(messages)
+    assert [p.location for p in find_problems(messages)] == ["[0].tool_result.tool_call_id", "[1].id"]
+
+
+# --- renamed names, kept for one release ----------------------------------------------------
+
+
+def test_old_names_still_work_with_a_deprecation_warning() -> None:
+    messages = _tool_loop()
+    with pytest.deprecated_call(match="use orion_messages.find_problems"):
+        assert getattr(orion_messages, "check") is find_problems  # noqa: B009
+    with pytest.deprecated_call(match="use orion_messages.TurnLayout"):
+        assert getattr(orion_messages, "Turns") is TurnLayout  # noqa: B009
+    with pytest.deprecated_call(match=r"split_turns\(conversation.messages\)"):
+        assert Conversation(messages).turns() == split_turns(messages)
+    with pytest.deprecated_call(match=r"find_problems\(conversation.messages\)"):
+        assert Conversation(messages).check() == find_problems(messages)
+    with pytest.raises(AttributeError):
+        getattr(orion_messages, "no_such_name")  # noqa: B009
+
+
+def test_importing_the_package_warns_nothing() -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert "find_problems" in orion_messages.__all__
+        assert "check" not in orion_messages.__all__
+        assert "Turns" not in orion_messages.__all__
+
+
+# --- ids ------------------------------------------------------------------------------------
+
+
+def test_tool_call_ids_follow_orion_core() -> None:
+    # reference page: tool-call ids are {assistant id}-call-{k}, e.g. msg-2-call-1
+    assert tool_call_id("msg-2", 1) == "msg-2-call-1"
+    assert tool_call_id("msg-10", 3) == "msg-10-call-3"
+    with pytest.raises(ValueError, match="from 1"):
+        tool_call_id("msg-2", 0)
+
+
+# --- files ----------------------------------------------------------------------------------
+
+
+def test_save_and_load_round_trip(tmp_path: Path) -> None:
+    conversation = Conversation(_tool_loop())
+    conversation.save(tmp_path / "chat.json")
+    assert (tmp_path / "chat.json").read_bytes() == dumps(_tool_loop())
+    assert Conversation.load(tmp_path / "chat.json") == conversation
+    conversation.save(tmp_path / "pretty.json", indent=2)
+    assert (tmp_path / "pretty.json").read_bytes() == dumps(_tool_loop(), indent=2)
+    conversation.save_jsonl(tmp_path / "chat.jsonl")
+    assert read_jsonl(tmp_path / "chat.jsonl") == conversation.messages
+    save_jsonl(tmp_path / "reference.jsonl", _tool_loop())
+    assert (tmp_path / "chat.jsonl").read_bytes() == (tmp_path / "reference.jsonl").read_bytes()
+    assert Conversation.load_jsonl(tmp_path / "chat.jsonl") == conversation
+
+
+def test_saving_again_writes_every_change(tmp_path: Path) -> None:
+    path = tmp_path / "chat.json"
+    conversation = Conversation(_tool_loop())
+    conversation.save(path)
+    conversation.append(Message.user("msg-7", "more", timestamp=7))
+    conversation.resolve("msg-3-call-1", "42")
+    assert conversation.set_pinned("msg-2", True)
+    conversation.save(path)
+    assert path.read_bytes() == dumps(list(conversation))
+    conversation.save_jsonl(tmp_path / "chat.jsonl")
+    assert read_jsonl(tmp_path / "chat.jsonl") == list(conversation)
+    conversation.replace_messages(_tool_loop()[:2])
+    conversation.save(path)
+    assert path.read_bytes() == dumps(_tool_loop()[:2])
+    empty = Conversation()
+    empty.save(path)
+    empty.save_jsonl(tmp_path / "empty.jsonl")
+    assert path.read_bytes() == dumps([])
+    assert (tmp_path / "empty.jsonl").read_bytes() == b""
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(start=conversations(max_size=6), steps=st.data())
+def test_a_save_after_any_changes_writes_what_dumps_writes(
+    tmp_path: Path, start: list[Message], steps: st.DataObject
+) -> None:
+    # the bytes kept from earlier saves are reused only where the message is the same object
+    path = tmp_path / "chat.json"
+    conversation = Conversation(start)
+    for _ in range(steps.draw(st.integers(0, 6))):
+        action = steps.draw(st.sampled_from(["append", "pin", "save", "replace"]))
+        if action == "append":
+            conversation.append(steps.draw(messages()))
+        elif action == "pin" and len(conversation):
+            index = steps.draw(st.integers(0, len(conversation) - 1))
+            conversation.set_pinned(conversation[index].id, steps.draw(st.booleans()))
+        elif action == "replace":
+            conversation.replace_messages(steps.draw(conversations(max_size=3)))
+        else:
+            conversation.save(path)
+        conversation.save(path)
+        assert path.read_bytes() == dumps(list(conversation))
+    conversation.save_jsonl(tmp_path / "chat.jsonl")
+    save_jsonl(tmp_path / "reference.jsonl", list(conversation))
+    assert (tmp_path / "chat.jsonl").read_bytes() == (tmp_path / "reference.jsonl").read_bytes()
+
+
+def test_a_message_that_cannot_be_written_leaves_the_next_save_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from orion_messages import _encoded
+
+    def refuse_msg_7(message: Message) -> bytes:
+        if message.id == "msg-7":
+            raise orion_messages.FormatError([Problem("", "cannot be written")])
+        return dumps_message(message)
+
+    path = tmp_path / "chat.json"
+    conversation = Conversation(_tool_loop())
+    conversation.save(path)
+    monkeypatch.setattr(_encoded, "dumps_message", refuse_msg_7)
+    conversation.append(Message.user("msg-7", "unwritable", timestamp=7))
+    assert conversation.set_pinned("msg-2", True)  # a replaced message waits to be encoded too
+    with pytest.raises(orion_messages.FormatError):
+        conversation.save(path)
+    assert path.read_bytes() == dumps(_tool_loop())  # the file is left as it was
+    monkeypatch.undo()
+    conversation.save(path)
+    assert path.read_bytes() == dumps(list(conversation))

@@ -18,9 +18,9 @@ from orion_messages import (
     Message,
     Problem,
     append_jsonl,
-    check,
     dumps,
     dumps_message,
+    find_problems,
     loads,
     loads_message,
     read_jsonl,
@@ -90,7 +90,7 @@ def test_one_message_round_trips_as_a_record(message: Message) -> None:
 
 @given(agent_conversations())
 def test_agent_histories_have_no_semantic_problems(history: list[Message]) -> None:
-    assert check(history) == []
+    assert find_problems(history) == []
     assert loads(dumps(history), strict=True) == history
 
 
@@ -118,7 +118,7 @@ def test_resolving_every_pending_result_leaves_none(history: list[Message], data
         )
     assert conversation.pending() == []
     assert [m.id for m in conversation] == [m.id for m in history]
-    assert check(list(conversation)) == []
+    assert find_problems(list(conversation)) == []
 
 
 @given(st.lists(messages(), min_size=1, max_size=5), st.data())

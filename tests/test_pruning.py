@@ -163,17 +163,19 @@ def test_refusal_when_the_overhead_leaves_no_room() -> None:
         plan_prune(build("U1"), config(30, 20, reserved=10))
     error = caught.value
     assert isinstance(error, ValueError)
-    assert (error.reason, error.tokens, error.budget) == ("overhead", 10, 10)
-    assert str(error).startswith(
-        "System prompt and tools (10 tokens) exceed available context budget (10 tokens)"
-    )
+    assert (error.reason, error.tokens, error.available, error.fixed_tokens) == ("overhead", 10, 10, 10)
+    # orion-core's text, exactly (reference page, "Facts from the real serde": refusals)
+    assert str(error) == "System prompt and tools (10 tokens) exceed available context budget (10 tokens)"
 
 
 def test_refusal_when_nothing_is_available_even_without_overhead() -> None:
     # available = max(0, 100 - 200) = 0; overhead 0 >= 0: refused
     with pytest.raises(ContextOverflowError) as caught:
         plan_prune(build("U1"), config(100, 200))
-    assert (caught.value.reason, caught.value.tokens, caught.value.budget) == ("overhead", 0, 0)
+    assert (caught.value.reason, caught.value.tokens, caught.value.available) == ("overhead", 0, 0)
+    assert (
+        str(caught.value) == "System prompt and tools (0 tokens) exceed available context budget (0 tokens)"
+    )
 
 
 def test_refusal_when_the_latest_turn_does_not_fit() -> None:
@@ -182,18 +184,36 @@ def test_refusal_when_the_latest_turn_does_not_fit() -> None:
         plan_prune(build("U1 U8 A8"), config(20, reserved=5))
     error = caught.value
     assert (error.reason, error.tokens, error.budget, error.turn) == ("latest", 16, 15, range(1, 3))
-    assert str(error).startswith("Latest message (16 tokens) exceeds context budget (15 tokens)")
+    assert (error.available, error.fixed_tokens) == (20, 5)
+    # {latest} 16, {fixed} 5, {available} 20 = context - response, not what the overhead leaves
+    assert str(error) == (
+        "Latest message (16 tokens) plus system prompt (5 tokens) exceeds context budget (20 tokens). "
+        "Clear the conversation or increase context size."
+    )
 
 
 def test_refusal_when_the_pinned_turns_do_not_fit() -> None:
     # available 20; latest [2:3] 8 -> 12 left; pinned t0 7 -> 5 left; pinned t1 6 > 5: refused
-    # pinned tokens so far 7 + 6 = 13 against the 12 left after the latest turn
+    # pinned_total sums every pinned turn: 7 + 6 = 13; {available} is 20
     with pytest.raises(ContextOverflowError) as caught:
         plan_prune(build("U7* U6* U8"), config(20))
     error = caught.value
-    assert (error.reason, error.tokens, error.budget, error.turn) == ("pinned", 13, 12, range(1, 2))
+    assert (error.reason, error.tokens, error.budget, error.turn) == ("pinned", 13, 5, range(1, 2))
+    assert str(error) == (
+        "Pinned messages (13 tokens) exceed the available context budget (20 tokens). "
+        "Unpin some messages or increase context size."
+    )
+
+
+def test_pinned_total_counts_every_pinned_turn_and_a_pinned_latest_turn() -> None:
+    # available 20; latest [3:4] pinned 5 -> 15; pinned t0 [0:1] 9 -> 6; pinned t1 [1:2] 7 > 6: refused
+    # pinned_total = 9 + 7 + 4 (t2, not yet tried) + 5 (the latest, pinned) = 25
+    with pytest.raises(ContextOverflowError) as caught:
+        plan_prune(build("U9* U7* U4* U5*"), config(20))
+    error = caught.value
+    assert (error.reason, error.tokens, error.turn) == ("pinned", 25, range(1, 2))
     assert str(error).startswith(
-        "Pinned messages (13 tokens) exceed the available context budget (12 tokens)"
+        "Pinned messages (25 tokens) exceed the available context budget (20 tokens)."
     )
 
 
@@ -225,13 +245,13 @@ def test_a_preamble_that_leaves_no_room_is_refused_like_overhead() -> None:
     with pytest.raises(ContextOverflowError) as caught:
         plan_prune(build("S10 A5 U1"), config(20, reserved=5))
     error = caught.value
-    assert (error.reason, error.tokens, error.budget) == ("overhead", 20, 20)
-    assert "preamble, messages [0:2], 15" in str(error)
+    assert (error.reason, error.tokens, error.available) == ("overhead", 20, 20)
+    assert str(error) == "System prompt and tools (20 tokens) exceed available context budget (20 tokens)"
 
 
 def test_no_user_message_keeps_the_preamble() -> None:
     plan = plan_prune(build("S3 A2"), config(10))
-    assert plan == PrunePlan(range(0, 2), [], [], 5, 5, 0, 10)
+    assert plan == PrunePlan(range(0, 2), [], [], 5, 5, 0, 10, fixed_tokens=5)
 
 
 def test_empty_conversation() -> None:
@@ -337,13 +357,45 @@ def test_each_message_is_counted_once_across_plans() -> None:
         calls.append(message.id)
         return 1
 
+    counter = TokenCounter(count)
     messages = build("U1 A1 U1 A1")
-    plan_prune(messages, config(100), count=count)
-    plan_prune(messages, config(50), count=count)
+    plan_prune(messages, config(100), count=counter)
+    plan_prune(messages, config(50), count=counter)
     assert sorted(calls) == ["msg-1", "msg-2", "msg-3", "msg-4"]
     messages.append(Message.user("msg-5", "more", timestamp=T0))
-    plan_prune(messages, config(100), count=count)
+    plan_prune(messages, config(100), count=counter)
     assert sorted(calls) == ["msg-1", "msg-2", "msg-3", "msg-4", "msg-5"]
+
+
+def test_a_plain_function_counts_a_plain_list_afresh_each_plan() -> None:
+    calls: list[str] = []
+
+    def count(message: Message) -> int:
+        calls.append(message.id)
+        return 1
+
+    messages = build("U1 A1")
+    plan_prune(messages, config(100), count=count)
+    plan_prune(messages, config(100), count=count)
+    assert calls == ["msg-1", "msg-2", "msg-1", "msg-2"]  # no cache outlives the call
+
+
+def test_a_conversation_remembers_a_plain_functions_counts_and_recounts_a_changed_message() -> None:
+    calls: list[str] = []
+
+    def count(message: Message) -> int:
+        calls.append(message.id)
+        return 1
+
+    conversation = Conversation(build("U1 A1 U1"))
+    conversation.plan_prune(config(100), count=count)
+    conversation.plan_prune(config(100), count=count)
+    assert calls == ["msg-1", "msg-2", "msg-3"]
+    conversation.append(Message.assistant("msg-4", "ok", timestamp=T0))
+    conversation.set_pinned("msg-2", True)
+    plan = conversation.plan_prune(config(100), count=count)
+    assert calls == ["msg-1", "msg-2", "msg-3", "msg-2", "msg-4"]
+    assert plan.kept_tokens == 4
 
 
 def test_a_conversation_counts_only_appended_messages() -> None:
@@ -515,20 +567,6 @@ def test_the_new_summary_takes_the_place_of_the_prior_one() -> None:
     # the new summary sits where the prior one was, so the assistant message stays in its turn
     assert [m.id for m in result.messages] == ["msg-8", "msg-2", "msg-5", "msg-6", "msg-7"]
     assert [m.id for m in result.dropped] == ["msg-1", "msg-3", "msg-4"]
-
-
-def test_the_cache_for_a_plain_callable_goes_with_it() -> None:
-    from orion_messages import pruning
-
-    def count(message: Message) -> int:
-        return 1
-
-    plan_prune(build("U1 A1"), config(10), count=count)
-    assert count in pruning._COUNTERS
-    before = len(pruning._COUNTERS)
-    del count
-    gc.collect()
-    assert len(pruning._COUNTERS) == before - 1
 
 
 def test_a_repeated_call_id_ties_every_call_to_its_results() -> None:

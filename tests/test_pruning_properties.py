@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import contextlib
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from hypothesis import given
 from hypothesis import strategies as st
 
-from orion_messages import Conversation, Message, Role, ToolCall
+from orion_messages import TEMPLATES, Conversation, Message, Role, ToolCall
 from orion_messages.pruning import (
     ContextConfig,
     ContextOverflowError,
@@ -25,6 +26,7 @@ from orion_messages.pruning import (
     is_summary,
     plan_prune,
 )
+from orion_messages.text_counters import count_words
 
 T0 = 1781512345678
 
@@ -146,37 +148,58 @@ def naive_turns(messages: list[Message]) -> list[list[int]]:
 
 @dataclass
 class Refusal:
-    """A refusal as the reference algorithm states it: which, what needed room, the room it had."""
+    """A refusal as the reference states it: which, the tokens and the available room in its text, the text."""
 
     reason: str
     tokens: int
-    budget: int
+    available: int
+    text: str
+
+
+# orion-core's texts (reference page, "Facts from the real serde": refusals)
+TEXTS = {
+    "overhead": "System prompt and tools ({tokens} tokens) exceed available context budget ({available} tokens)",
+    "latest": "Latest message ({tokens} tokens) plus system prompt ({fixed} tokens) exceeds context budget "
+    "({available} tokens). Clear the conversation or increase context size.",
+    "pinned": "Pinned messages ({tokens} tokens) exceed the available context budget ({available} tokens). "
+    "Unpin some messages or increase context size.",
+}
+
+
+def refusal(reason: str, tokens: int, available: int, fixed: int) -> Refusal:
+    """The reference's refusal with its text filled in."""
+    return Refusal(
+        reason, tokens, available, TEXTS[reason].format(tokens=tokens, available=available, fixed=fixed)
+    )
 
 
 def orion_core_plan(
-    messages: list[Message], config: ContextConfig
+    messages: list[Message], config: ContextConfig, costs_of: Callable[[Message], int] | None = None
 ) -> tuple[list[range], list[range]] | Refusal:
     """The reference page's ``plan_prune``, step by step, for a conversation starting with a user message."""
+    costs_of = cost if costs_of is None else costs_of
     available = max(0, config.max_context_tokens - config.max_response_tokens)
-    if config.reserved_tokens >= available:
-        return Refusal("overhead", config.reserved_tokens, available)
-    budget = available - config.reserved_tokens
+    fixed = config.reserved_tokens
+    if fixed >= available:
+        return refusal("overhead", fixed, available, fixed)
+    budget = available - fixed
     turns = naive_turns(messages)
-    costs = [sum(cost(messages[i]) for i in turn) for turn in turns]
+    if not turns:
+        return [], []
+    costs = [sum(costs_of(messages[i]) for i in turn) for turn in turns]
+    pinned = [n for n, turn in enumerate(turns) if any(messages[i].pinned for i in turn)]
     latest = len(turns) - 1
     if costs[latest] > budget:
-        return Refusal("latest", costs[latest], budget)
+        return refusal("latest", costs[latest], available, fixed)
     budget -= costs[latest]
     keep = {latest}
-    room_for_pinned = budget
-    pinned_so_far = 0
-    for number in range(latest):
-        if any(messages[i].pinned for i in turns[number]):
-            pinned_so_far += costs[number]
-            if costs[number] > budget:
-                return Refusal("pinned", pinned_so_far, room_for_pinned)
-            budget -= costs[number]
-            keep.add(number)
+    for number in pinned:
+        if number == latest:
+            continue
+        if costs[number] > budget:  # the text sums every pinned turn, the latest included
+            return refusal("pinned", sum(costs[n] for n in pinned), available, fixed)
+        budget -= costs[number]
+        keep.add(number)
     for number in range(latest - 1, -1, -1):
         if number in keep:
             continue
@@ -191,12 +214,17 @@ def orion_core_plan(
     )
 
 
+def as_refusal(error: ContextOverflowError) -> Refusal:
+    """The library's refusal in the reference's terms."""
+    return Refusal(error.reason, error.tokens, error.available, str(error))
+
+
 def plan_or_refusal(messages: list[Message], config: ContextConfig) -> PrunePlan | Refusal:
     """The library's plan, or its refusal in the reference's terms."""
     try:
         return plan_prune(messages, config)
     except ContextOverflowError as error:
-        return Refusal(error.reason, error.tokens, error.budget)
+        return as_refusal(error)
 
 
 @given(cases(wild=False, pending=False))
@@ -318,7 +346,7 @@ def test_conversation_replans_after_appends_as_from_scratch(
     try:
         incremental: PrunePlan | Refusal = conversation.plan_prune(config)
     except ContextOverflowError as error:
-        incremental = Refusal(error.reason, error.tokens, error.budget)
+        incremental = as_refusal(error)
     assert incremental == fresh
 
 
@@ -345,3 +373,109 @@ def test_one_summary_accumulates_and_fits(case: tuple[list[Message], ContextConf
         if result.summary is not None:
             assert sum(map(is_summary, result.messages)) == 1
             assert plan_prune(result.messages, config).dropped == []
+
+
+# --- with a chat template: orion-core's plan exactly ---------------------------------------
+
+
+@st.composite
+def templated_cases(
+    draw: st.DrawFn, *, wild: bool, pending: bool = True
+) -> tuple[list[Message], ContextConfig, str]:
+    """A conversation, a context window sized from its rendered word counts, and a template name."""
+    messages = draw(conversations(wild=wild, pending=pending))
+    name = draw(st.sampled_from(sorted(TEMPLATES)))
+    template = TEMPLATES[name]
+    fixed = count_words(template.format_system("", ())) + count_words(template.assistant_prefix())
+    total = sum(count_words(template.format_message(m)) for m in messages)
+    available = fixed + total * draw(st.sampled_from([0, 10, 30, 50, 70, 85, 95, 100, 110])) // 100
+    available += draw(st.integers(-1, 2))
+    response = draw(st.integers(0, 20))
+    config = ContextConfig(max_context_tokens=max(0, available) + response, max_response_tokens=response)
+    return messages, config, name
+
+
+def rendered_cost(name: str) -> Callable[[Message], int]:
+    """A message's cost under a template, by section 6: the words of its rendered fragment."""
+    template = TEMPLATES[name]
+    return lambda message: count_words(template.format_message(message))
+
+
+def with_fixed(config: ContextConfig, name: str) -> ContextConfig:
+    """``config`` with the template's fixed overhead (section 6, step 2) as ``reserved_tokens``."""
+    template = TEMPLATES[name]
+    fixed = count_words(template.format_system("", ())) + count_words(template.assistant_prefix())
+    return ContextConfig(
+        max_context_tokens=config.max_context_tokens,
+        max_response_tokens=config.max_response_tokens,
+        reserved_tokens=config.reserved_tokens + fixed,
+    )
+
+
+def templated_plan(messages: list[Message], config: ContextConfig, name: str) -> PrunePlan | Refusal:
+    try:
+        return plan_prune(messages, config, template=name, counter=count_words)
+    except ContextOverflowError as error:
+        return as_refusal(error)
+
+
+@given(templated_cases(wild=True))
+def test_a_template_plans_exactly_as_orion_core(case: tuple[list[Message], ContextConfig, str]) -> None:
+    # any conversation, preamble, pending results and stray results included: orion-core ignores them
+    messages, config, name = case
+    expected = orion_core_plan(messages, with_fixed(config, name), rendered_cost(name))
+    got = templated_plan(messages, config, name)
+    if isinstance(expected, Refusal):
+        assert got == expected
+    else:
+        assert isinstance(got, PrunePlan)
+        assert (got.kept, got.dropped) == expected
+        assert not got.preamble_kept
+
+
+@given(templated_cases(wild=False, pending=False))
+def test_a_template_plan_equals_a_plan_with_the_rendered_counts(
+    case: tuple[list[Message], ContextConfig, str],
+) -> None:
+    # issue 11: planning with a template equals planning with each message's rendered count passed
+    # in as its token count (no-template mode), the fixed overhead as reserved_tokens
+    # (agent-like, no pending result: the no-template mode protects those, orion-core does not)
+    messages, config, name = case
+    cost_of = rendered_cost(name)
+    counted = [m.with_token_count(cost_of(m)) for m in messages]
+    got = templated_plan(messages, config, name)
+    try:
+        plain: PrunePlan | Refusal = plan_prune(counted, with_fixed(config, name))
+    except ContextOverflowError as error:
+        plain = as_refusal(error)
+    if isinstance(plain, Refusal):
+        assert got == plain
+        return
+    assert isinstance(got, PrunePlan)
+    assert (got.kept, got.dropped, got.kept_tokens, got.dropped_tokens) == (
+        plain.kept,
+        plain.dropped,
+        plain.kept_tokens,
+        plain.dropped_tokens,
+    )
+    assert (got.budget, got.fixed_tokens) == (plain.budget, plain.fixed_tokens)
+
+
+@given(templated_cases(wild=True), st.data())
+def test_a_templated_replan_after_appends_equals_a_fresh_plan(
+    case: tuple[list[Message], ContextConfig, str], data: st.DataObject
+) -> None:
+    messages, config, name = case
+    split = data.draw(st.integers(0, len(messages)))
+    conversation = Conversation(messages[:split])
+    for message in [None, *messages[split:]]:
+        if message is not None:
+            conversation.append(message)
+        if data.draw(st.booleans()):
+            with contextlib.suppress(ContextOverflowError):
+                conversation.plan_prune(config, template=name, counter=count_words)
+    try:
+        incremental: PrunePlan | Refusal = conversation.plan_prune(config, template=name, counter=count_words)
+    except ContextOverflowError as error:
+        incremental = as_refusal(error)
+    assert incremental == templated_plan(messages, config, name)

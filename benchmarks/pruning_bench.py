@@ -1,0 +1,183 @@
+"""Planning a prune and saving a conversation again, against their floors, in one run.
+
+    python benchmarks/pruning_bench.py            # 20,000 and 100,000 messages
+    python benchmarks/pruning_bench.py --quick    # 2,000 messages, fewer repeats
+
+Rows, on the project corpus (``corpus.py``) and a corpus of short messages (~280 bytes, every one
+with a ``token_count``):
+
+- ``plan_prune`` on a plain list, cold (laid out and counted from scratch), without a template and
+  with the ChatML template (the default chars/4 text counter), as a multiple of ``orjson.loads`` of
+  the same conversation's bytes; ``Conversation.plan_prune`` after one appended message, both ways.
+- ``Conversation.save`` after appending one message, as a multiple of writing the same bytes to a
+  new file, fsyncing it and renaming it over the old one (the floor of any atomic save); a full
+  ``dumps`` beside it for scale.
+
+CPU time (GC paused, the fastest of several runs) for planning; wall time for saving, which waits
+on the disk, one save and one raw write in turns, the ratio of their medians. Prints a Markdown
+table; nothing is asserted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import os
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import orjson
+from corpus import make_conversation
+
+import orion_messages as om
+from orion_messages import storage
+
+CONFIG = om.ContextConfig(max_context_tokens=131_072, max_response_tokens=4_096)
+# The whole conversation fits with a template too: the plan's work is measured, not a refusal.
+WIDE = om.ContextConfig(max_context_tokens=1 << 40, max_response_tokens=4_096)
+
+
+def best_time(action: Callable[[], Any], runs: int, clock: Callable[[], float] = time.process_time) -> float:
+    """The median time of ``action`` over ``runs`` runs, GC paused, the result freed untimed."""
+    times = []
+    for _ in range(runs):
+        gc.collect()
+        gc.disable()
+        try:
+            start = clock()
+            result = action()
+            elapsed = clock() - start
+            del result
+        finally:
+            gc.enable()
+        times.append(elapsed)
+    return min(times)
+
+
+def short_corpus(size: int) -> list[dict[str, Any]]:
+    """``size`` short messages (~280 bytes), every one with a ``token_count``."""
+    out: list[dict[str, Any]] = []
+    for number in range(1, size + 1):
+        role = ("user", "assistant")[number % 2]
+        content = f"message {number}: " + "short words for a short message " * 7
+        out.append(
+            {
+                "id": f"msg-{number}",
+                "role": role,
+                "content": content,
+                "timestamp": 1781512345678 + number,
+                "token_count": len(content) // 4,
+            }
+        )
+    return out
+
+
+def raw_atomic_write(path: Path, data: bytes) -> None:
+    """The floor: write a new file, fsync it, rename it over ``path``."""
+    temporary = path.with_name(path.name + ".raw-tmp")
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.replace(temporary, path)
+
+
+def bench_plan(messages: list[om.Message], data: bytes, runs: int) -> dict[str, float]:
+    """Planning rows as multiples of ``orjson.loads``."""
+    floor = best_time(lambda: orjson.loads(data), runs)
+    extra = om.Message.user("msg-extra", "one more question about the parser", timestamp=1)
+    ratios: dict[str, float] = {}
+    ratios["plan_prune, plain list, cold, no template"] = best_time(
+        lambda: om.plan_prune(messages, CONFIG), runs
+    )
+    ratios["plan_prune, plain list, cold, chatml template"] = best_time(
+        lambda: om.plan_prune(messages, WIDE, template="chatml"), runs
+    )
+    for label, options in (("no template", {}), ("chatml template", {"template": "chatml"})):
+        conversation = om.Conversation(messages)
+        conversation.plan_prune(WIDE, **options)
+
+        def append_and_plan(conversation: om.Conversation = conversation, options: Any = options) -> None:
+            conversation.append(extra.model_copy(update={"id": conversation.next_id()}))
+            conversation.plan_prune(WIDE, **options)
+
+        ratios[f"Conversation: append one message, then plan, {label}"] = best_time(append_and_plan, runs)
+    return {name: value / floor for name, value in ratios.items()}
+
+
+def bench_save(messages: list[om.Message], runs: int) -> dict[str, float]:
+    """Saving rows as multiples of a raw write + fsync + rename of the same bytes.
+
+    The two are measured in turns, one run of each at a time, so that both meet the same state
+    of the disk and its cache; the ratio is of the medians.
+    """
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "chat.json"
+        conversation = om.Conversation(messages)
+        conversation.save(path)
+        extra = om.Message.assistant("msg-extra", "done: the parser accepts the file", timestamp=1)
+
+        def append_and_save() -> None:
+            conversation.append(extra.model_copy(update={"id": conversation.next_id()}))
+            conversation.save(path)
+
+        saves, floors, atomics = [], [], []
+        for _ in range(runs):
+            saves.append(best_time(append_and_save, 1, time.perf_counter))
+            data = path.read_bytes()
+            floors.append(best_time(lambda data=data: raw_atomic_write(path, data), 1, time.perf_counter))
+            atomics.append(
+                best_time(lambda data=data: storage._replace_atomically(path, data), 1, time.perf_counter)
+            )
+        floor = statistics.median(floors)
+        dumps = best_time(lambda: om.dumps(list(conversation)), max(3, runs // 3))
+        assert path.read_bytes() == om.dumps(list(conversation))  # the same bytes as a full dumps
+    return {
+        "Conversation.save after one append": statistics.median(saves) / floor,
+        "storage's atomic replace of the same bytes (no encoding), for scale": statistics.median(atomics)
+        / floor,
+        "full dumps (CPU), for scale": dumps / floor,
+    }
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the rows and print one Markdown table per corpus."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="2,000 messages, 3 runs")
+    parser.add_argument("--sizes", type=int, nargs="+", help="conversation sizes")
+    parser.add_argument("--runs", type=int, help="runs per measurement")
+    args = parser.parse_args(argv)
+    sizes = args.sizes or ([2_000] if args.quick else [20_000, 100_000])
+    runs = args.runs or (3 if args.quick else 7)
+    corpora = {"project corpus": make_conversation, "short messages": short_corpus}
+    for corpus_name, make in corpora.items():
+        table: dict[str, dict[int, float]] = {}
+        for size in sizes:
+            data = orjson.dumps(make(size))
+            messages = om.loads(data)
+            rows = {**bench_plan(messages, data, runs), **bench_save(messages, runs)}
+            for name, ratio in rows.items():
+                table.setdefault(name, {})[size] = ratio
+        print(f"\n### {corpus_name}\n")
+        print("| operation | " + " | ".join(f"{size:,} messages" for size in sizes) + " |")
+        print("|---|" + "---|" * len(sizes))
+        for name, by_size in table.items():
+            floor = "orjson.loads" if "plan" in name else "write+fsync+rename"
+            cells = " | ".join(f"{by_size[size]:.2f}x" for size in sizes)
+            print(f"| {name} (x {floor}) | {cells} |")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

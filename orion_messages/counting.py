@@ -1,0 +1,256 @@
+"""Counting a message's tokens without a chat template: message counters.
+
+A *message counter* takes a ``Message`` and returns its token count (``MessageCounter``); a *text
+counter* takes a string (``TextCounter``, what the chat-template plan counts rendered text with).
+The two are distinct: each planning entry point checks early that it got the kind it takes and
+says which one to use instead.
+
+Without a template, a message counts ``token_count`` where the host filled it in and otherwise
+orion-core's estimate, ``max(1, chars // 4)``, over its content and each tool call's name and
+arguments (compact JSON).
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import weakref
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from functools import partial
+from operator import itemgetter
+from typing import Any
+
+import orjson
+
+from .models import Message
+from .text_counters import callable_counter
+
+__all__ = ["MessageCounter", "TokenCounter", "estimate_tokens", "tokenizer_counter"]
+
+MessageCounter = Callable[[Message], int]
+"""A message counter: ``Message -> int`` (the ``count=`` of the planning functions)."""
+
+_TOKEN_COUNT = itemgetter("token_count")
+
+
+def _arguments_text(arguments: object) -> str:
+    try:
+        return orjson.dumps(arguments).decode()
+    except TypeError:  # an int past 64 bits, deep nesting or a cycle, built from Python
+        pass
+    try:
+        return json.dumps(arguments, separators=(",", ":"), ensure_ascii=False)
+    except (TypeError, ValueError, RecursionError):  # a cycle, an int too long for str(), not JSON
+        return _rough_json(arguments)
+
+
+@dataclass(frozen=True)
+class _Literal:
+    """Text to write as is, on ``_rough_json``'s stack."""
+
+    text: str
+
+
+def _rough_json(value: object) -> str:
+    """Text as long as the compact JSON of ``value``, for values ``json`` cannot write.
+
+    Iterative; a container met again is written as ``null``; an int too long for ``str()``
+    becomes as many ``9`` as it has digits; anything else not JSON is written as its ``str``.
+    """
+    out: list[str] = []
+    seen: set[int] = set()  # ids of the containers on the way, for this call only
+    stack: list[object] = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, _Literal):
+            out.append(item.text)
+        elif isinstance(item, (dict, list, tuple)):
+            if id(item) in seen:
+                out.append("null")
+                continue
+            seen.add(id(item))
+            stack.extend(reversed(_rough_members(item)))
+            out.append("{" if isinstance(item, dict) else "[")
+        elif type(item) is int:
+            out.append("-" * (item < 0) + "9" * (int(item.bit_length() * 0.30103) + 1))
+        else:
+            out.append(json.dumps(item, ensure_ascii=False, default=str))
+    return "".join(out)
+
+
+def _rough_members(item: dict[Any, Any] | list[Any] | tuple[Any, ...]) -> list[object]:
+    """A container's members with the punctuation between them, and its closing bracket."""
+    pieces: list[object] = []
+    if isinstance(item, dict):
+        for number, (key, member) in enumerate(item.items()):
+            comma = "," if number else ""
+            pieces += [_Literal(comma + json.dumps(str(key), ensure_ascii=False) + ":"), member]
+        return [*pieces, _Literal("}")]
+    for number, member in enumerate(item):
+        if number:
+            pieces.append(_Literal(","))
+        pieces.append(member)
+    return [*pieces, _Literal("]")]
+
+
+def _text_parts(message: Message) -> list[str]:
+    parts = [message.content]
+    for call in message.tool_calls:
+        parts.append(call.name)
+        parts.append(_arguments_text(call.arguments))
+    return parts
+
+
+def estimate_tokens(message: Message | str) -> int:
+    """orion-core's estimate, ``max(1, chars // 4)``.
+
+    For a message, the characters are those of its content plus each tool call's name and
+    arguments (as compact JSON text); for a string, its own characters.
+    """
+    if isinstance(message, str):
+        return max(1, len(message) // 4)
+    return max(1, sum(map(len, _text_parts(message))) // 4)
+
+
+def _gaps(values: list[int | None]) -> Iterator[int]:
+    """The indexes of the ``None`` entries, found at C speed; entries may be filled in meanwhile."""
+    index = -1
+    while True:
+        try:
+            index = values.index(None, index + 1)
+        except ValueError:
+            return
+        yield index
+
+
+def _checked(value: object, index: int, message: Message) -> int:
+    if type(value) is not int or value < 0:
+        raise ValueError(
+            f"the token counter returned {value!r} for message [{index}] (id {message.id!r}); "
+            "expected a non-negative int"
+        )
+    return value
+
+
+class TokenCounter:
+    """A message counter that counts each message once and remembers it while the message lives.
+
+    Messages are immutable; a changed copy is a new object and is counted afresh. With
+    ``use_token_count``, a message's ``token_count`` is used where the host filled it in and
+    ``count`` is asked only for the others. Pass the same counter to every plan of a plain list
+    to benefit from the cache (``Conversation`` remembers its counts itself).
+    """
+
+    __slots__ = ("__weakref__", "_count", "_counts", "_refs", "_use_token_count")
+
+    def __init__(self, count: MessageCounter, *, use_token_count: bool = False) -> None:
+        self._count = _require_message_counter(count, "TokenCounter")
+        self._use_token_count = use_token_count
+        # Keyed by id(message), each entry dropped by a weakref callback when its message goes.
+        self._counts: dict[int, int] = {}
+        self._refs: dict[int, weakref.ref[Message]] = {}
+
+    def __call__(self, message: Message) -> int:
+        """The message's token count, counted on first sight and remembered."""
+        return self.counts([message])[0]
+
+    def __len__(self) -> int:
+        """How many message counts are remembered."""
+        return len(self._counts)
+
+    def counts(self, messages: Sequence[Message], offset: int = 0) -> list[int]:
+        """The token count of each message, in order; only messages never seen before are counted.
+
+        ``offset`` is added to the indexes an error names.
+        """
+        values: list[int | None]
+        if self._use_token_count:
+            values = list(map(_TOKEN_COUNT, map(vars, messages)))
+            gaps = list(_gaps(values))
+            values_at = list(map(self._counts.get, [id(messages[index]) for index in gaps]))
+            for index, cached in zip(gaps, values_at, strict=True):
+                values[index] = cached
+        else:
+            values = list(map(self._counts.get, map(id, messages)))
+        for index in _gaps(values):
+            values[index] = self._count_new(messages[index], index + offset)
+        return values  # type: ignore[return-value]  # every None was filled in
+
+    def _count_new(self, message: Message, index: int) -> int:
+        value = _checked(_call_counter(self._count, message, index), index, message)
+        key = id(message)
+        self._counts[key] = value
+        self._refs[key] = weakref.ref(message, partial(self._forget, key))
+        return value
+
+    def _forget(self, key: int, _ref: object) -> None:
+        self._counts.pop(key, None)
+        self._refs.pop(key, None)
+
+
+def tokenizer_counter(tokenize: Callable[[str], int], *, use_token_count: bool = True) -> TokenCounter:
+    """A message counter from a text counter (``str -> int``, such as ``lambda s: len(enc.encode(s))``).
+
+    A message counts ``tokenize`` of its content plus, for each tool call, of its name and of its
+    arguments as compact JSON text. With ``use_token_count`` (the default), a ``token_count``
+    the host filled in is used instead.
+    """
+    callable_counter(tokenize)  # a Message -> int given here fails now, with a clear TypeError
+
+    def count(message: Message) -> int:
+        return sum(map(tokenize, _text_parts(message)))
+
+    return TokenCounter(count, use_token_count=use_token_count)
+
+
+def default_counts(messages: Sequence[Message], token_counts: Sequence[int | None]) -> list[int]:
+    """The default count of each message: ``token_count`` where set, else ``estimate_tokens``."""
+    values = list(token_counts)
+    for index in _gaps(values):
+        values[index] = estimate_tokens(messages[index])
+    return values  # type: ignore[return-value]  # every None was filled in
+
+
+def message_counts(messages: Sequence[Message], count: MessageCounter, offset: int = 0) -> list[int]:
+    """``count`` of each message, checked (``offset`` is added to the indexes an error names)."""
+    if isinstance(count, TokenCounter):
+        return count.counts(messages, offset)
+    return [_checked(_call_counter(count, m, i + offset), i + offset, m) for i, m in enumerate(messages)]
+
+
+def _call_counter(count: MessageCounter, message: Message, index: int) -> object:
+    try:
+        return count(message)
+    except (AttributeError, TypeError) as error:
+        # What a text counter given a Message raises; say so where it happens, cause attached.
+        raise TypeError(
+            f"the message counter {_name(count)} raised {type(error).__name__} on message [{index}]. "
+            "count= takes a Message -> int; a str -> int counter goes in counter= (with a template) "
+            "or in tokenizer_counter(...)"
+        ) from error
+
+
+def _name(function: object) -> str:
+    return getattr(function, "__qualname__", None) or type(function).__name__
+
+
+def _first_parameter(function: object) -> object:
+    """The annotation of a callable's first parameter (a string under postponed annotations)."""
+    try:
+        parameters = list(inspect.signature(function).parameters.values())  # type: ignore[arg-type]
+    except (TypeError, ValueError):  # a builtin without a signature
+        return None
+    return parameters[0].annotation if parameters else None
+
+
+def _require_message_counter(count: object, where: str) -> MessageCounter:
+    """``count`` if it is a message counter; a ``TypeError`` if it is plainly a text counter."""
+    if not callable(count):
+        raise TypeError(f"{where}: expected a message counter (Message -> int), got {type(count).__name__}")
+    if _first_parameter(count) in (str, "str"):
+        raise TypeError(
+            f"{where}: {_name(count)} counts text (str -> int), not messages; pass it as counter= "
+            "with a template, or wrap it with tokenizer_counter(...) to count messages"
+        )
+    return count  # callable, and not declared to take a str
