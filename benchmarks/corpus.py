@@ -224,10 +224,23 @@ def make_short_conversation(size: int, *, seed: int = 0) -> list[dict[str, Any]]
         add("user", text(60, 220))
         if rng.random() < 0.3 and len(out) + 2 < size:
             call_id = f"msg-{len(out) + 1}-call-1"
-            call = {"id": call_id, "name": "read_file", "arguments": {"path": f"src/{text(4, 16).split()[0]}.py"}}
+            call = {
+                "id": call_id,
+                "name": "read_file",
+                "arguments": {"path": f"src/{text(4, 16).split()[0]}.py"},
+            }
             add("assistant", text(0, 40), tool_calls=[call])
             body = text(40, 160)
-            add("tool_result", body, tool_result={"tool_call_id": call_id, "tool_name": "read_file", "content": body, "is_error": False})
+            add(
+                "tool_result",
+                body,
+                tool_result={
+                    "tool_call_id": call_id,
+                    "tool_name": "read_file",
+                    "content": body,
+                    "is_error": False,
+                },
+            )
         add("assistant", text(60, 260))
     del out[size:]
     return out

@@ -73,7 +73,9 @@ def _value_schema(levels: int) -> core_schema.CoreSchema:
 
     Unrolled rather than recursive: pydantic-core has no depth limit to set, and an unrolled
     schema makes the limit part of the type. Each level is a definition that refers to the one
-    below (a tree would double at every level). The order keeps ``true``, ``1`` and ``1.0`` apart.
+    below (a tree would double at every level). Strings, objects and arrays are tried first (the
+    common cases: a failed choice costs an error object); strict types keep ``true``, ``1`` and
+    ``1.0`` apart.
     """
     scalars: list[core_schema.CoreSchema] = [
         core_schema.str_schema(strict=True),
@@ -86,9 +88,10 @@ def _value_schema(levels: int) -> core_schema.CoreSchema:
     for level in range(1, levels + 1):
         inner = core_schema.definition_reference_schema(f"orion-json-value-{level - 1}")
         choices = [
-            *scalars,
-            core_schema.list_schema(inner, strict=True),
+            scalars[0],
             core_schema.dict_schema(_KEY, inner, strict=True),
+            core_schema.list_schema(inner, strict=True),
+            *scalars[1:],
         ]
         definitions.append(_union(choices, f"orion-json-value-{level}"))
     top = core_schema.definition_reference_schema(f"orion-json-value-{levels}")
@@ -102,6 +105,9 @@ def _union(choices: list[Any], ref: str) -> core_schema.CoreSchema:
         mode="left_to_right",
         custom_error_type=_JSON_VALUE_ERROR,
         custom_error_message=_JSON_VALUE_RULES,
+        # Written by type inference: what validation let in is plain JSON data, and inference
+        # is several times faster than trying each choice of the union.
+        serialization=core_schema.simple_ser_schema("any"),
     )
 
 

@@ -10,15 +10,17 @@ from __future__ import annotations
 
 import time
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime, timedelta, timezone
 from enum import Enum
-from typing import TYPE_CHECKING, Any, Protocol, cast, overload
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, cast, overload
+
+from typing_extensions import Self
 
 from pydantic import BaseModel, ConfigDict, Field, GetCoreSchemaHandler
 from pydantic_core import core_schema
 
-from ._json_rules import JSON_VALUE
+from ._json_rules import JSON_VALUE, value_problem
 
 __all__ = ["Message", "Role", "ToolCall", "ToolResult", "now_ms"]
 
@@ -83,6 +85,26 @@ class _WireModel(BaseModel):
     model_config = _WIRE_CONFIG
     __pydantic_extra__: dict[str, JSON_VALUE] = Field(init=False)
 
+    values_unchecked: ClassVar[bool] = False
+    """Set once ``model_construct`` or ``model_copy(update=...)`` put in a value that JSON cannot
+    hold (NaN, infinity): from then on the writer looks for such numbers in what it writes.
+
+    Validated models cannot hold one, so until then writing costs no scan of the output. The
+    flag is process-wide and never cleared (the object may live on); it is not a cache.
+    """
+
+    @classmethod
+    def model_construct(cls, _fields_set: set[str] | None = None, **values: Any) -> Self:
+        """pydantic's construction without validation; see ``values_unchecked``."""
+        _note_unchecked(values.values())
+        return super().model_construct(_fields_set, **values)
+
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
+        """pydantic's copy; ``update`` is not validated (see ``values_unchecked``)."""
+        if update:
+            _note_unchecked(update.values())
+        return super().model_copy(update=update, deep=deep)
+
     def model_dump_json(self, **options: Any) -> str:
         """The wire form, as orion-core writes it: each key a default would fill is left out.
 
@@ -90,6 +112,16 @@ class _WireModel(BaseModel):
         """
         options.setdefault("exclude_defaults", True)
         return super().model_dump_json(**options)
+
+
+def _note_unchecked(values: Iterable[Any]) -> None:
+    for value in values:
+        if type(value) in (str, bool, int, type(None)) or isinstance(value, _WireModel):
+            continue
+        if isinstance(value, (tuple, list)) and all(isinstance(item, _WireModel) for item in value):
+            continue
+        if value_problem(value) is not None:
+            _WireModel.values_unchecked = True
 
 
 class ToolCall(_WireModel):

@@ -28,7 +28,7 @@ from ._json_rules import (
 from ._problems import location, problems_from
 from .checks import check
 from .errors import FormatError, Problem, UnknownKeyWarning
-from .models import Message
+from .models import Message, _WireModel
 
 __all__ = ["FloatStyle", "dumps", "dumps_message", "loads", "loads_message"]
 
@@ -286,9 +286,9 @@ def dump_json(
         ) from None
     except ValueError as error:  # Python refuses to spell an integer of more than 4300 digits
         raise FormatError([Problem("", f"cannot be written as JSON: {error}")]) from None
-    # NaN and infinity reach a model only past validation (model_construct, model_copy); the
-    # writer spells them as literals, and two substring tests (C speed) find any.
-    if (b"NaN" in data or b"Infinity" in data) and (literal := first_non_finite_literal(data)):
+    # NaN and infinity reach a model only past validation (model_construct, model_copy), which
+    # raises the flag; the writer spells them as literals, and the scan finds any.
+    if _WireModel.values_unchecked and (literal := first_non_finite_literal(data)):
         raise FormatError(
             [
                 Problem(
