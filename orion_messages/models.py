@@ -15,10 +15,9 @@ from datetime import datetime, timedelta, timezone
 from enum import Enum
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, cast, overload
 
-from typing_extensions import Self
-
 from pydantic import BaseModel, ConfigDict, Field, GetCoreSchemaHandler
 from pydantic_core import core_schema
+from typing_extensions import Self
 
 from ._json_rules import JSON_VALUE, value_problem
 
@@ -94,7 +93,7 @@ class _WireModel(BaseModel):
     """
 
     @classmethod
-    def model_construct(cls, _fields_set: set[str] | None = None, **values: Any) -> Self:
+    def model_construct(cls, _fields_set: set[str] | None = None, **values: Any) -> Self:  # type: ignore[override]
         """pydantic's construction without validation; see ``values_unchecked``."""
         _note_unchecked(values.values())
         return super().model_construct(_fields_set, **values)
