@@ -224,6 +224,8 @@ def _is_unknown_key(loc: tuple[int | str, ...]) -> bool:
 
 def _explained(error: FormatError, data: bytes | str) -> FormatError:
     """Say plainly why a document that is empty or starts with a byte order mark is not JSON."""
+    if len(error.problems) == 1 and isinstance(data, bytes) and _UTF8_WORDING in error.problems[0].message:
+        return _at_invalid_utf8(error, data)
     if len(error.problems) != 1 or error.problems[0].line != 1:
         return error
     if not data.strip():
@@ -233,6 +235,25 @@ def _explained(error: FormatError, data: bytes | str) -> FormatError:
     else:
         return error
     return FormatError([Problem("", f"malformed JSON: {why}", 1, 1)], source=error.source)
+
+
+_UTF8_WORDING = "invalid UTF-8"
+
+
+def _at_invalid_utf8(error: FormatError, data: bytes) -> FormatError:
+    """Place an invalid-UTF-8 problem where Python's decoder finds the bad byte.
+
+    jiter's column for it differs between versions; the decoder's offset is a structured value.
+    """
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as bad:
+        line_start = data.rfind(b"\n", 0, bad.start) + 1
+        line = data.count(b"\n", 0, bad.start) + 1
+        column = len(data[line_start : bad.start].decode("utf-8", "replace")) + 1
+        (problem,) = error.problems
+        return FormatError([Problem(problem.location, problem.message, line, column)], source=error.source)
+    return error
 
 
 FloatStyle = Literal["zmij", "ryu"]
