@@ -247,7 +247,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         _bench_size(size, runs, (load, dump, prune, load_gc), memory, corpus_notes, skipped, size == sizes[0])
 
     appends, save_times = _bench_append(log_sizes, 5 if args.quick else 15)
-    codec = _bench_codec(min(sizes), runs_for(min(sizes)), skipped)
+    codec = _bench_codec(min(sizes), runs_for(min(sizes)), skipped, 100_000 if args.quick else 1_000_000)
     elapsed = time.perf_counter() - started
 
     report = _report(
@@ -422,7 +422,7 @@ def _bench_append(
     return appends, save_times
 
 
-def _bench_codec(size: int, runs: int, skipped: dict[str, str | None]) -> str:
+def _bench_codec(size: int, runs: int, skipped: dict[str, str | None], elements: int) -> str:
     """Load and dump on both corpora, peers in the same run, memory per message and peak memory.
 
     The project corpus at ``size`` messages and the short-message corpus at twice as many
@@ -444,7 +444,7 @@ def _bench_codec(size: int, runs: int, skipped: dict[str, str | None]) -> str:
         row, row_goals = _codec_row(name, wire, runs, skipped)
         lines.append(row)
         goals += row_goals
-    lines += ["", *goals, "", *_peak_memory_table()]
+    lines += ["", *goals, "", *_peak_memory_table(elements)]
     return "\n".join(lines) + "\n"
 
 
@@ -508,14 +508,13 @@ print(peak() - before)
 """
 
 
-def _peak_memory_table() -> list[str]:
+def _peak_memory_table(elements: int) -> list[str]:
+    keys = elements // 10
     documents = {
-        "arguments: array of 1,000,000 integers": b"["
-        + b",".join(b"%d" % i for i in range(1_000_000))
+        f"arguments: array of {elements:,} integers": b"["
+        + b",".join(b"%d" % i for i in range(elements))
         + b"]",
-        "arguments: object of 100,000 keys": b"{"
-        + b",".join(b'"k%d":"v"' % i for i in range(100_000))
-        + b"}",
+        f"arguments: object of {keys:,} keys": b"{" + b",".join(b'"k%d":"v"' % i for i in range(keys)) + b"}",
     }
     lines = [
         "| peak memory while loading (max RSS growth, fresh process) | input | orion_messages.loads "
@@ -637,9 +636,10 @@ def _report(
                         f"- {section.title} at least {GOAL_PEERS:g}x faster than {peer}: not measured (skipped)"
                     )
                 else:
+                    goal = GOAL_PEERS_LOAD.get(peer, GOAL_PEERS)
                     lines.append(
-                        f"- {section.title} at least {GOAL_PEERS:g}x faster than {peer}: {theirs / ours:.2f}x "
-                        f"{_goal(theirs >= GOAL_PEERS * ours)}"
+                        f"- {section.title} at least {goal:g}x faster than {peer}: {theirs / ours:.2f}x "
+                        f"{_goal(theirs >= goal * ours)}"
                     )
         lines.append(
             f"- a plan under {GOAL_PLAN:g}x orjson.loads (bare list, laid out from scratch): "

@@ -201,7 +201,9 @@ def _own_conversation() -> list[Message]:
             [ToolCall(id="msg-3-call-1", name="list_dir", arguments={"path": ".", "depth": 2})],
             timestamp=start + 2000,
         ),
-        Message.tool_result("msg-4", "msg-3-call-1", "list_dir", "README.md\nsrc/", timestamp=start + 2100),
+        Message.tool_result_message(
+            "msg-4", "msg-3-call-1", "list_dir", "README.md\nsrc/", timestamp=start + 2100
+        ),
         Message.assistant(
             "msg-5",
             "Reading two files and starting a scan.",
@@ -212,8 +214,10 @@ def _own_conversation() -> list[Message]:
             ],
             timestamp=start + 3000,
         ),
-        Message.tool_result("msg-6", "msg-5-call-1", "read_file", "# Orion\n", timestamp=start + 3100),
-        Message.tool_result(
+        Message.tool_result_message(
+            "msg-6", "msg-5-call-1", "read_file", "# Orion\n", timestamp=start + 3100
+        ),
+        Message.tool_result_message(
             "msg-7", "msg-5-call-2", "read_file", "not found: missing.txt", True, timestamp=start + 3200
         ),
         Message.pending_result("msg-8", "msg-5-call-3", "scan", timestamp=start + 3300),

@@ -284,7 +284,7 @@ def test_loads_takes_bytes_bytearray_memoryview_and_str(kind: type) -> None:
 def test_dumps_writes_the_wire_table_order_and_omissions() -> None:
     plain = Message.user("msg-1", "hi", timestamp=5)
     assert dumps([plain]) == b'[{"id":"msg-1","role":"user","content":"hi","timestamp":5}]'
-    full = Message.tool_result("msg-2", "c", "t", "out", timestamp=6).with_token_count(3).pin()
+    full = Message.tool_result_message("msg-2", "c", "t", "out", timestamp=6).with_token_count(3).pin()
     assert dumps_message(full) == (
         b'{"id":"msg-2","role":"tool_result","content":"out","timestamp":6,'
         b'"tool_result":{"tool_call_id":"c","tool_name":"t","content":"out","is_error":false},'
@@ -296,7 +296,7 @@ def test_dumps_writes_the_wire_table_order_and_omissions() -> None:
 
 def test_dumps_writes_defaults_that_equal_the_omitted_values_explicitly_where_required() -> None:
     # timestamp 0, is_error false and token_count 0 are values, not omissions.
-    message = Message.tool_result("", "", "", "", timestamp=0).with_token_count(0)
+    message = Message.tool_result_message("", "", "", "", timestamp=0).with_token_count(0)
     assert dumps_message(message) == (
         b'{"id":"","role":"tool_result","content":"","timestamp":0,'
         b'"tool_result":{"tool_call_id":"","tool_name":"","content":"","is_error":false},"token_count":0}'
