@@ -8,6 +8,8 @@ fixtures under ``fixtures/invalid/hostile-*`` and ``fixtures/hostile/``.
 from __future__ import annotations
 
 import math
+import subprocess
+import sys
 import tracemalloc
 import warnings
 from typing import Any
@@ -311,3 +313,21 @@ def test_true_one_and_one_point_zero_stay_apart_in_free_values() -> None:
     assert b'"arguments":[true,1,1.0,false,0,null]' in dumps_message(
         Message.assistant("m", "", [call], timestamp=1)
     )
+
+
+def test_only_values_set_past_validation_turn_on_the_output_scan() -> None:
+    # A fresh process: the flag is process-wide and never cleared.
+    script = """
+import math
+from orion_messages import Message, ToolCall, dumps, loads
+from orion_messages.models import _WireModel
+m = loads(b'[{"id":"m","role":"user","content":"","timestamp":1}]')[0]
+dumps([m.pin().unpin().with_token_count(3)])
+call = ToolCall(id="c", name="n", arguments={"a": 1.5})
+call.model_copy(update={"arguments": {"a": 2.5}, "name": "x"})
+assert _WireModel.values_unchecked is False
+call.model_copy(update={"arguments": [math.nan]})
+assert _WireModel.values_unchecked is True
+"""
+    completed = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=False)
+    assert completed.returncode == 0, completed.stderr
