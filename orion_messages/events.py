@@ -76,6 +76,12 @@ class _Event(_WireModel):
         cache_strings="keys",
     )
 
+    def model_dump_json(self, **options: Any) -> str:
+        """The wire form, as ``dump_event`` writes it (``type`` first); with options, pydantic's."""
+        if options:
+            return super().model_dump_json(**options)
+        return dump_event(self).decode()  # type: ignore[arg-type]
+
     @classmethod
     def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
         # help() shows the class docstring: list every field there with its own docstring.

@@ -331,3 +331,10 @@ assert _WireModel.values_unchecked is True
 """
     completed = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=False)
     assert completed.returncode == 0, completed.stderr
+
+
+def test_an_event_model_dump_json_is_its_wire_form() -> None:
+    line = b'{"type":"turn_start"}'
+    assert parse_event(line).model_dump_json().encode() == line
+    stats = b'{"type":"message_delta","delta":"a","tokens_generated":1,"tokens_per_sec":40.0}'
+    assert parse_event(stats).model_dump_json().encode() == stats
