@@ -13,7 +13,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-__all__ = ["make_conversation", "token_estimate"]
+__all__ = ["make_conversation", "make_short_conversation", "token_estimate"]
 
 _WORDS = [
     "the",
@@ -198,4 +198,49 @@ def make_conversation(size: int, *, seed: int = 0, pending_tail: bool = True) ->
         message["token_count"] = _count(message)
         if pinned:
             message["pinned"] = True
+    return out
+
+
+def make_short_conversation(size: int, *, seed: int = 0) -> list[dict[str, Any]]:
+    """``size`` short messages (about 280 bytes each as compact JSON), every one with a ``token_count``.
+
+    The chat of a small local model: user questions, short answers, now and then one tool call
+    with a small arguments object and its result. Where per-message costs show most.
+    """
+    rng = random.Random(seed)
+    text = _Text(rng)
+    out: list[dict[str, Any]] = []
+    clock = _BASE_TIME
+
+    def add(role: str, content: str, **fields: Any) -> None:
+        nonlocal clock
+        clock += rng.randint(20, 9_000)
+        message = {"id": f"msg-{len(out) + 1}", "role": role, "content": content, "timestamp": clock}
+        message.update(fields)
+        message["token_count"] = _count(message)
+        out.append(message)
+
+    while len(out) < size:
+        add("user", text(60, 220))
+        if rng.random() < 0.3 and len(out) + 2 < size:
+            call_id = f"msg-{len(out) + 1}-call-1"
+            call = {
+                "id": call_id,
+                "name": "read_file",
+                "arguments": {"path": f"src/{text(4, 16).split()[0]}.py"},
+            }
+            add("assistant", text(0, 40), tool_calls=[call])
+            body = text(40, 160)
+            add(
+                "tool_result",
+                body,
+                tool_result={
+                    "tool_call_id": call_id,
+                    "tool_name": "read_file",
+                    "content": body,
+                    "is_error": False,
+                },
+            )
+        add("assistant", text(60, 260))
+    del out[size:]
     return out

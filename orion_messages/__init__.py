@@ -45,9 +45,32 @@ from .errors import (
     StoreError,
     StoreVersionError,
     TornLineWarning,
+    UnknownKeyWarning,
     UnknownTemplateError,
 )
-from .events import AgentEvent, dump_event, iter_events, parse_event, record_events
+from .events import (
+    EVENT_TYPES,
+    AgentEndEvent,
+    AgentEvent,
+    AgentStartEvent,
+    ContextBudgetEvent,
+    ErrorEvent,
+    GenerationStatsEvent,
+    MessageDeltaEvent,
+    MessageEndEvent,
+    MessageStartEvent,
+    ToolDeniedEvent,
+    ToolExecEndEvent,
+    ToolExecStartEvent,
+    ToolExecUpdateEvent,
+    TurnEndEvent,
+    TurnStartEvent,
+    WarningEvent,
+    dump_event,
+    iter_events,
+    messages_from_events,
+    parse_event,
+)
 from .ids import message_number, tool_call_id
 from .models import Message, Role, ToolCall, ToolResult, now_ms
 from .openai_chat import from_openai, to_openai
@@ -89,13 +112,16 @@ from .text_counters import (
     tiktoken_counter,
 )
 from .turns import TurnLayout, split_turns
-from .wire import dumps, dumps_message, loads, loads_message
+from .wire import FloatStyle, dumps, dumps_message, loads, loads_message
 
 __all__ = [
+    "AgentEndEvent",
     "AgentEvent",
+    "AgentStartEvent",
     "ArgumentsMode",
     "AsyncConversationStore",
     "ChatTemplate",
+    "ContextBudgetEvent",
     "ContextConfig",
     "ContextOverflowError",
     "Conversation",
@@ -105,13 +131,20 @@ __all__ = [
     "ConversationStore",
     "ConversionError",
     "ConversionResult",
+    "EVENT_TYPES",
+    "ErrorEvent",
+    "FloatStyle",
     "FormatError",
+    "GenerationStatsEvent",
     "Loss",
     "METADATA_KEY",
     "MISSING_RESULT_TEXT",
     "Message",
     "MessageCounter",
+    "MessageDeltaEvent",
+    "MessageEndEvent",
     "MessageNotFound",
+    "MessageStartEvent",
     "MissingExtraError",
     "NotALogError",
     "NotARegularFileError",
@@ -134,11 +167,19 @@ __all__ = [
     "TextCounter",
     "TokenCounter",
     "ToolCall",
+    "ToolDeniedEvent",
+    "ToolExecEndEvent",
+    "ToolExecStartEvent",
+    "ToolExecUpdateEvent",
     "ToolResult",
     "ToolSchema",
     "TornLineWarning",
+    "TurnEndEvent",
     "TurnLayout",
+    "TurnStartEvent",
+    "UnknownKeyWarning",
     "UnknownTemplateError",
+    "WarningEvent",
     "__version__",
     "append_jsonl",
     "callable_counter",
@@ -164,6 +205,7 @@ __all__ = [
     "loads",
     "loads_message",
     "message_number",
+    "messages_from_events",
     "now_ms",
     "open_async_store",
     "open_store",
@@ -172,7 +214,6 @@ __all__ = [
     "plan_prune",
     "prune",
     "read_jsonl",
-    "record_events",
     "save",
     "save_jsonl",
     "sentencepiece_counter",
@@ -193,6 +234,7 @@ __all__ = [
 # and the CHANGELOG's Deprecated section lists the alias. Type checkers do not see the aliases
 # (see ``__getattr__`` below), so a typed code base finds every old name at once.
 _DEPRECATED: dict[str, tuple[str, str]] = {
+    "record_events": ("messages_from_events", "0.2.0"),
     "Turns": ("TurnLayout", "0.2.0"),
     "check": ("find_problems", "0.2.0"),
 }

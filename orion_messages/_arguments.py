@@ -13,7 +13,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from ._problems import problems_from
 from .models import ToolCall
-from .wire import _dump_json
+from .wire import dump_json
 
 _VALUE: TypeAdapter[Any] = TypeAdapter(Any)
 
@@ -24,18 +24,18 @@ def encode_arguments(value: Any) -> str:
     Raises:
         FormatError: the value cannot be written back losslessly (NaN set without validation).
     """
-    return _dump_json(_VALUE, value).decode("utf-8")
+    return dump_json(_VALUE, value).decode("utf-8")
 
 
 def decode_arguments(text: str) -> tuple[Any, str | None]:
     """The JSON value a string holds, or the string itself and why it is not one.
 
-    The rules are those of ``loads``: no NaN or infinity, at most 190 levels of nesting.
+    The rules are those of ``loads``: no NaN or infinity, at most ``VALUE_DEPTH_MAX`` levels of nesting.
     """
     try:
         value = _VALUE.validate_json(text)
         ToolCall(id="", name="", arguments=value)
     except ValidationError as error:
-        problem = problems_from(error)[0]
+        problem = next(problems_from(error))
         return text, f"not valid JSON ({problem.message}); kept as a string"
     return value, None

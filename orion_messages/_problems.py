@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from typing import Any
 
-from pydantic import ValidationError
+import annotated_types
+from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
+from ._json_rules import value_problem
 from .errors import FormatError, Problem
-from .models import I64_MAX, I64_MIN, U32_MAX
+from .models import Message, Role
 
 _JSON_POSITION = re.compile(
     r"^(?:Invalid JSON: )?(?P<what>.*?) at line (?P<line>\d+) column (?P<column>\d+)$"
@@ -33,9 +36,22 @@ _JSON_WORDING = {
     "expected `:`": "expected `:` after an object key",
 }
 
-_RANGES = {"timestamp": (I64_MIN, I64_MAX), "token_count": (0, U32_MAX)}
 
-_ROLES = '"system", "user", "assistant", "tool_call" or "tool_result"'
+def integer_ranges(model: type[BaseModel]) -> dict[str, tuple[int, int]]:
+    """The ``ge``/``le`` bounds of each range-checked field of ``model``, read from the model."""
+    ranges: dict[str, tuple[int, int]] = {}
+    for name, field in model.model_fields.items():
+        low = next((m.ge for m in field.metadata if isinstance(m, annotated_types.Ge)), None)
+        high = next((m.le for m in field.metadata if isinstance(m, annotated_types.Le)), None)
+        if isinstance(low, int) and isinstance(high, int):
+            ranges[name] = (low, high)
+    return ranges
+
+
+_RANGES = integer_ranges(Message)
+
+_ROLE_NAMES = [f'"{role.value}"' for role in Role]
+_ROLES = ", ".join(_ROLE_NAMES[:-1]) + " or " + _ROLE_NAMES[-1]
 
 
 def location(loc: tuple[int | str, ...]) -> str:
@@ -89,31 +105,45 @@ def _expected(error: ErrorDetails) -> str:
     return ""
 
 
-def problems_from(error: ValidationError) -> list[Problem]:
-    """Every problem in a pydantic ``ValidationError``, said plainly."""
-    problems: list[Problem] = []
+def _serde_form(kind: str, found: Any) -> str:
+    """A note for the two forms serde's derive reads and orion-core never writes."""
+    if kind in ("model_type", "model_attributes_type") and isinstance(found, list):
+        return " (a struct written as an array of its fields, which serde reads, is refused: orion-core never writes one)"
+    if kind == "enum" and isinstance(found, dict):
+        return ' (a role written as an object such as {"user":null}, which serde reads, is refused: orion-core never writes one)'
+    return ""
+
+
+def problems_from(error: ValidationError) -> Iterator[Problem]:
+    """Every problem in a pydantic ``ValidationError``, said plainly, in order."""
     for detail in error.errors(include_url=False):
-        kind = detail["type"]
-        where = location(detail["loc"])
-        if kind == "json_invalid":
-            problems.append(_json_problem(detail["msg"]))
-            continue
-        if kind == "string_unicode" and not detail["loc"]:
-            problems.append(Problem("", "the text holds an unpaired surrogate, which is not a character"))
-            continue
-        if kind == "missing":
-            problems.append(Problem(where, "required key is missing"))
-            continue
-        if kind in ("non_finite_number", "json_value"):
-            problems.append(Problem(where, detail["msg"]))
-            continue
-        expected = _expected(detail)
-        found = describe(detail.get("input"))
-        if expected:
-            problems.append(Problem(where, f"expected {expected}, found {found}"))
-        else:
-            problems.append(Problem(where, f"{detail['msg']}, found {found}"))
-    return problems
+        yield problem_from(detail)
+
+
+def problem_from(detail: ErrorDetails) -> Problem:
+    """One pydantic error detail, said plainly."""
+    kind = detail["type"]
+    where = location(detail["loc"])
+    if kind == "json_invalid":
+        return _json_problem(detail["msg"])
+    if kind == "string_unicode" and not detail["loc"]:
+        return Problem("", "the text holds an unpaired surrogate, which is not a character")
+    if kind == "missing":
+        return Problem(where, "required key is missing")
+    if kind == "json_value":
+        found = value_problem(detail.get("input"))
+        if found is None:
+            return Problem(where, detail["msg"])
+        inside = location(found[0])
+        at = f" (at {inside if inside.startswith('[') else '.' + inside})" if inside else ""
+        return Problem(where, f"{found[1]}{at}")
+    expected = _expected(detail)
+    found_text = describe(detail.get("input"))
+    if expected:
+        return Problem(
+            where, f"expected {expected}{_serde_form(kind, detail.get('input'))}, found {found_text}"
+        )
+    return Problem(where, f"{detail['msg']}, found {found_text}")
 
 
 def _json_problem(message: str) -> Problem:

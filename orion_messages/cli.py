@@ -48,7 +48,7 @@ from .text_counters import (
     tiktoken_counter,
 )
 from .turns import split_turns
-from .wire import _reject_duplicate_keys, dumps, dumps_message, loads, loads_message
+from .wire import dumps, dumps_message, duplicate_key_problems, loads, loads_message
 
 __all__ = ["main"]
 
@@ -574,16 +574,9 @@ def _parse_records(data: bytes, parsed: _Parsed, *, strict: bool, progress: _Pro
 
 
 def _duplicate_keys(record: bytes, line: int) -> list[Problem]:
-    """Keys repeated in one object of one record, placed on its line.
-
-    TODO(merge): the codec branch makes this check one pass inside the parsers; use its public
-    strict entry point for a single record then.
-    """
-    try:
-        _reject_duplicate_keys(record)
-    except FormatError as error:
-        return error.at_line(line).problems
-    return []
+    """Keys repeated in one object of one record, placed on its line (the codec's fast scanner)."""
+    problems = duplicate_key_problems(record)
+    return FormatError(problems).at_line(line).problems if problems else []
 
 
 def _messages(name: str) -> tuple[str, Kind, list[Message]]:

@@ -254,7 +254,7 @@ def _owe(fixed: list[Message], sources: list[int | None], owed: list[ToolCall], 
     """Append an error result for each owed call (after the results that follow the caller)."""
     for call in owed:
         fixed.append(
-            Message.tool_result(
+            Message.tool_result_message(
                 f"{call.id}-missing-result",
                 call.id,
                 call.name,

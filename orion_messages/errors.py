@@ -29,8 +29,12 @@ __all__ = [
     "StoreError",
     "StoreVersionError",
     "TornLineWarning",
+    "UnknownKeyWarning",
     "UnknownTemplateError",
 ]
+
+MAX_REPORTED_PROBLEMS = 100
+"""How many problems a ``FormatError`` holds; the rest are only counted (``omitted``)."""
 
 
 class OrionMessagesError(Exception):
@@ -73,23 +77,34 @@ class FormatError(OrionMessagesError, ValueError):
     when the input came from one. Nothing is ever returned partially when this is raised.
     """
 
-    def __init__(self, problems: Iterable[Problem], *, source: str | None = None) -> None:
-        self.problems: list[Problem] = list(problems)
+    def __init__(self, problems: Iterable[Problem], *, source: str | None = None, omitted: int = 0) -> None:
+        kept: list[Problem] = []
+        for problem in problems:  # a hostile file can hold millions: keep the first, count the rest
+            if len(kept) < MAX_REPORTED_PROBLEMS:
+                kept.append(problem)
+            else:
+                omitted += 1
+        self.problems: list[Problem] = kept
+        """The first ``MAX_REPORTED_PROBLEMS`` problems, in document order."""
+        self.omitted = omitted
+        """How many more problems were found and not kept."""
         self.source = source
         super().__init__(self._render())
 
     def _render(self) -> str:
         head = f"{self.source}: " if self.source else ""
-        count = len(self.problems)
+        count = len(self.problems) + self.omitted
         if count == 1:
             return f"{head}{self.problems[0]}"
         lines = [f"{head}{count} problems:"]
         lines.extend(f"  {problem}" for problem in self.problems)
+        if self.omitted:
+            lines.append(f"  ... and {self.omitted} more")
         return "\n".join(lines)
 
     def with_source(self, source: str) -> FormatError:
         """The same problems, reported against the file ``source``."""
-        return FormatError(self.problems, source=source)
+        return FormatError(self.problems, source=source, omitted=self.omitted)
 
     def at_line(self, line: int, *, source: str | None = None) -> FormatError:
         """The same problems, placed on ``line`` of a JSON Lines file."""
@@ -99,6 +114,7 @@ class FormatError(OrionMessagesError, ValueError):
                 for p in self.problems
             ),
             source=source if source is not None else self.source,
+            omitted=self.omitted,
         )
 
 
@@ -150,6 +166,51 @@ class ContextOverflowError(OrionMessagesError, ValueError):
         super().__init__(text)
 
 
+class TornLineWarning(OrionMessagesWarning):
+    """A JSON Lines log ends in an incomplete record, as a crash mid-append leaves it.
+
+    The fields say where; the message text is built from them (``PATH:LINE: skipping a torn
+    last line (N bytes at byte offset O), ...``).
+    """
+
+    def __init__(self, path: str, line: int | None, offset: int, size: int, *, repaired: bool) -> None:
+        self.path = path
+        """The log's path, as the caller named it."""
+        self.line = line
+        """The torn line's 1-based number; None where it was not counted (``append_jsonl`` does not read the log)."""
+        self.offset = offset
+        """The byte offset where the torn line starts: the log's length once it is cut off."""
+        self.size = size
+        """The torn line's length in bytes."""
+        self.repaired = repaired
+        """True when the torn bytes were truncated from the file, False when they were only skipped."""
+        where = path if line is None else f"{path}:{line}"
+        super().__init__(
+            f"{where}: skipping a torn last line ({size} bytes at byte offset {offset}), "
+            "as a crash mid-append leaves it" + ("; truncated it" if repaired else "")
+        )
+
+
+class UnknownKeyWarning(OrionMessagesWarning):
+    """An unknown key was loaded without its value, which cannot be written back exactly.
+
+    orion-core skips unknown keys unread, so it loads a value such as ``1e400`` or one nested
+    deeper than any parser goes; this library loads the document too, leaves that key out and
+    says so with this warning. ``location`` is the JSON path of the object that held the key
+    (``[3]``, ``[3].tool_calls[0]``), ``key`` the key and ``reason`` what is wrong with its value.
+    """
+
+    def __init__(self, location: str, key: str, reason: str) -> None:
+        self.location = location
+        """The JSON path of the object that held the key, such as ``[3]``."""
+        self.key = key
+        """The unknown key that was left out."""
+        self.reason = reason
+        """Why its value cannot be written back."""
+        where = f"{location}: " if location else ""
+        super().__init__(f'{where}unknown key "{key}" left out: {reason}')
+
+
 class NotALogError(FormatError):
     """``append_jsonl`` refused a file that is not a JSON Lines log of messages; the file is untouched.
 
@@ -176,31 +237,6 @@ class NotARegularFileError(OrionMessagesError, OSError):
 
     def __str__(self) -> str:  # OSError's own would print "[Errno None]"
         return f"{self.filename}: {self.kind}, not a regular file"
-
-
-class TornLineWarning(OrionMessagesWarning):
-    """A JSON Lines log ends in an incomplete record, as a crash mid-append leaves it.
-
-    The fields say where; the message text is built from them (``PATH:LINE: skipping a torn
-    last line (N bytes at byte offset O), ...``).
-    """
-
-    def __init__(self, path: str, line: int | None, offset: int, size: int, *, repaired: bool) -> None:
-        self.path = path
-        """The log's path, as the caller named it."""
-        self.line = line
-        """The torn line's 1-based number; None where it was not counted (``append_jsonl`` does not read the log)."""
-        self.offset = offset
-        """The byte offset where the torn line starts: the log's length once it is cut off."""
-        self.size = size
-        """The torn line's length in bytes."""
-        self.repaired = repaired
-        """True when the torn bytes were truncated from the file, False when they were only skipped."""
-        where = path if line is None else f"{path}:{line}"
-        super().__init__(
-            f"{where}: skipping a torn last line ({size} bytes at byte offset {offset}), "
-            "as a crash mid-append leaves it" + ("; truncated it" if repaired else "")
-        )
 
 
 class UnknownTemplateError(OrionMessagesError, ValueError):

@@ -3,7 +3,7 @@
 orion-core serializes ``AgentEvent`` as internally tagged JSON: one object per event whose
 ``"type"`` key names the variant in snake_case and comes first. ``parse_event`` reads one such
 object, ``dump_event`` writes it back as orion-core would, ``iter_events`` reads a JSON Lines
-stream and ``record_events`` rebuilds the conversation a stream describes.
+stream and ``messages_from_events`` rebuilds the conversation a stream describes.
 
 Typing is strict, as serde's is: the integer fields are unsigned 32-bit (0 to 4294967295), the
 ``*_per_sec`` and ``*_ms`` fields are 64-bit floats (an integer such as ``40`` is read, as serde
@@ -13,24 +13,22 @@ does not know are kept and written back after the known ones.
 
 from __future__ import annotations
 
+import inspect
 import os
+import warnings
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
-from pydantic import (
-    ConfigDict,
-    Field,
-    TypeAdapter,
-    ValidationError,
-    field_validator,
-)
+from pydantic import ConfigDict, Field, TypeAdapter, ValidationError
 from pydantic_core import ErrorDetails
 
-from ._problems import describe, location, problems_from
+from ._json_rules import JSON_VALUE
+from ._problems import describe, integer_ranges, location, problem_from
+from .checks import find_problems
 from .errors import FormatError, Problem
-from .models import U32_MAX, Message, Role, ToolResult, _json_value, _WireModel
-from .wire import _dump_json, _reject_non_finite_literals
+from .models import U32_MAX, Message, Role, ToolResult, _WireModel
+from .wire import dump_json, duplicate_key_problems, validate_json
 
 __all__ = [
     "AgentEndEvent",
@@ -52,9 +50,12 @@ __all__ = [
     "WarningEvent",
     "dump_event",
     "iter_events",
+    "messages_from_events",
     "parse_event",
-    "record_events",
 ]
+
+_FIELDS_HEADING = "Fields:"
+"""Where the generated field list starts in an event's docstring (the schemas leave it out)."""
 
 _U32 = Annotated[int, Field(ge=0, le=U32_MAX)]
 """An unsigned 32-bit integer, as Rust's ``u32``: 0 to 4294967295."""
@@ -70,7 +71,21 @@ class _Event(_WireModel):
         use_attribute_docstrings=True,
         allow_inf_nan=False,
         validate_default=False,
+        ser_json_inf_nan="constants",
+        cache_strings="keys",
     )
+
+    def model_dump_json(self, **options: Any) -> str:
+        """The wire form, as ``dump_event`` writes it (``type`` first); with options, pydantic's."""
+        if options:
+            return super().model_dump_json(**options)
+        return dump_event(self).decode()  # type: ignore[arg-type]
+
+    @classmethod
+    def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
+        # help() shows the class docstring: list every field there with its own docstring.
+        lines = [f"    {name}: {field.description or ''}" for name, field in cls.model_fields.items()]
+        cls.__doc__ = f"{inspect.cleandoc(cls.__doc__ or '')}\n\n{_FIELDS_HEADING}\n" + "\n".join(lines)
 
 
 class AgentStartEvent(_Event):
@@ -103,8 +118,8 @@ class TurnEndEvent(_Event):
     """The event's tag: ``turn_end``."""
     message: Message
     """The assistant message the turn generated."""
-    tool_results: tuple[Message, ...] = Field(strict=False)
-    """The tool-result messages of the tools the turn called, in order (empty when it called none)."""
+    tool_results: tuple[ToolResult, ...] = Field(strict=False)
+    """The results of the tools the turn called, in order (empty when it called none): tool results, not messages."""
 
 
 class MessageStartEvent(_Event):
@@ -168,13 +183,8 @@ class ToolExecStartEvent(_Event):
     """The id of the tool call being run."""
     tool_name: str
     """The name of the tool."""
-    args: Any
+    args: JSON_VALUE
     """The call's arguments, any JSON value (as in ``ToolCall.arguments``)."""
-
-    @field_validator("args", mode="after")
-    @classmethod
-    def _args_are_json(cls, value: Any) -> Any:
-        return _json_value(value)
 
 
 class ToolExecUpdateEvent(_Event):
@@ -272,54 +282,42 @@ AgentEvent = Annotated[
 # NaN and infinity are written as literals so that the shared writer refuses them (see wire.py).
 _EVENT: TypeAdapter[AgentEvent] = TypeAdapter(AgentEvent, config=ConfigDict(ser_json_inf_nan="constants"))
 
-EVENT_TYPES: tuple[str, ...] = (
-    "agent_start",
-    "agent_end",
-    "turn_start",
-    "turn_end",
-    "message_start",
-    "message_delta",
-    "message_end",
-    "generation_stats",
-    "tool_exec_start",
-    "tool_exec_update",
-    "tool_exec_end",
-    "tool_denied",
-    "context_budget",
-    "warning",
-    "error",
-)
-"""Every event ``type`` tag, in orion-core's declaration order."""
+_EVENT_CLASSES: tuple[type[_Event], ...] = get_args(get_args(AgentEvent)[0])
+
+EVENT_TYPES: tuple[str, ...] = tuple(event.model_fields["type"].default for event in _EVENT_CLASSES)
+"""Every event ``type`` tag, in orion-core's declaration order (read from the event classes)."""
 
 _U32_FIELDS = frozenset(
-    {
-        "tokens_generated",
-        "prompt_tokens",
-        "used_tokens",
-        "max_tokens",
-        "messages_in_context",
-        "messages_pruned",
-    }
+    name
+    for event in _EVENT_CLASSES
+    for name, (low, high) in integer_ranges(event).items()
+    if (low, high) == (0, U32_MAX)
 )
 _RANGE_ERRORS = frozenset({"less_than_equal", "greater_than_equal", "less_than", "greater_than"})
 _TYPE_LIST = ", ".join(f'"{tag}"' for tag in EVENT_TYPES)
 
 
-def parse_event(line: bytes | bytearray | memoryview | str) -> AgentEvent:
+def parse_event(line: bytes | bytearray | memoryview | str, *, strict: bool = False) -> AgentEvent:
     """Read one agent event: a JSON object as orion-core writes it, such as one line of a stream.
+
+    With ``strict=True`` (the meaning ``loads`` gives it), a key repeated in one object and the
+    problems ``check`` finds in the messages of an ``agent_end`` event are errors.
 
     Raises:
         FormatError: with every problem and its location inside the event (``message.timestamp``).
     """
     if isinstance(line, (bytearray, memoryview)):
         line = bytes(line)
-    try:
-        return _EVENT.validate_json(line)
-    except ValidationError as error:
-        # As in ``wire.loads``: a NaN or Infinity always fails validation (floats refuse them,
-        # JSON values are checked), so the literal is looked for on the error path only.
-        _reject_non_finite_literals(line)
-        raise FormatError(_event_problems(error)) from None
+    event = validate_json(_EVENT, line, _event_problems)
+    if strict:
+        problems = duplicate_key_problems(line)
+        if isinstance(event, AgentEndEvent):
+            problems.extend(
+                Problem(f"messages{p.location}", p.message) for p in find_problems(event.messages)
+            )
+        if problems:
+            raise FormatError(problems)
+    return event
 
 
 def dump_event(event: AgentEvent) -> bytes:
@@ -331,16 +329,18 @@ def dump_event(event: AgentEvent) -> bytes:
     Raises:
         FormatError: the event holds something that cannot be written back losslessly.
     """
-    body = _dump_json(_EVENT, event, exclude={"type"})
+    # ``type`` equals its default, so the shared writer's omission rule would leave it out.
+    body = dump_json(_EVENT, event, exclude={"type"})
     head = b'{"type":"' + event.type.encode() + b'"'
     return head + b"}" if body == b"{}" else head + b"," + body[1:]
 
 
-def iter_events(path: str | os.PathLike[str]) -> Iterator[AgentEvent]:
+def iter_events(path: str | os.PathLike[str], *, strict: bool = False) -> Iterator[AgentEvent]:
     """Read a JSON Lines stream of agent events, one event a line, lazily.
 
     Blank lines are skipped. Every other line must be a whole event: a bad line (a torn last
-    line included) raises ``FormatError`` naming the file and the line.
+    line included) raises ``FormatError`` naming the file and the line. ``strict`` is
+    ``parse_event``'s, for every line.
 
     Raises:
         FormatError: with the file, the line number and every problem on that line.
@@ -353,13 +353,13 @@ def iter_events(path: str | os.PathLike[str]) -> Iterator[AgentEvent]:
             if not line.strip():
                 continue
             try:
-                yield parse_event(line)
+                yield parse_event(line, strict=strict)
             except FormatError as error:
                 raise error.at_line(number, source=source) from None
 
 
-def record_events(events: Iterable[AgentEvent]) -> list[Message]:
-    """Rebuild the conversation an event stream describes.
+def messages_from_events(events: Iterable[AgentEvent]) -> list[Message]:
+    """Rebuild the conversation an event stream describes: read events, return messages.
 
     Each ``message_end`` appends its message. A ``generation_stats`` followed by an assistant
     (or ``tool_call``) message's ``message_end``, with no other ``message_end`` between them,
@@ -386,10 +386,14 @@ def record_events(events: Iterable[AgentEvent]) -> list[Message]:
     return messages
 
 
+def record_events(events: Iterable[AgentEvent]) -> list[Message]:
+    """Deprecated alias of ``messages_from_events`` (its name said the opposite of what it does)."""
+    warnings.warn("record_events is deprecated: use messages_from_events", DeprecationWarning, stacklevel=2)
+    return messages_from_events(events)
+
+
 def _event_problems(error: ValidationError) -> list[Problem]:
-    details = error.errors(include_url=False)
-    problems = problems_from(error)
-    return [_event_problem(detail, problem) for detail, problem in zip(details, problems, strict=True)]
+    return [_event_problem(detail, problem_from(detail)) for detail in error.errors(include_url=False)]
 
 
 def _event_problem(detail: ErrorDetails, problem: Problem) -> Problem:

@@ -9,13 +9,17 @@ trip through this library; orion-core itself would drop them.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+import warnings
+from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime, timedelta, timezone
 from enum import Enum
-from typing import TYPE_CHECKING, Any, Protocol, overload
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, cast, overload
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
-from pydantic_core import PydanticCustomError
+from pydantic import BaseModel, ConfigDict, Field, GetCoreSchemaHandler
+from pydantic_core import core_schema
+from typing_extensions import Self
+
+from ._json_rules import JSON_VALUE, value_problem
 
 __all__ = ["Message", "Role", "ToolCall", "ToolResult", "now_ms"]
 
@@ -49,71 +53,13 @@ class Role(str, Enum):
     def __str__(self) -> str:
         return self.value
 
-
-_PLAIN_SCALARS = frozenset({str, bool, type(None)})
-
-# The largest integer JSON readers here take back: jiter, like Python's int parsing, stops at
-# 4300 digits, so a longer integer would be written but could not be read again.
-_INT_LIMIT = 10**4300
-
-# How deep a JSON value inside a message may nest: what ``loads`` reads back inside a
-# conversation (jiter stops at about 200 levels in all; a conversation takes 4 of them).
-_MAX_DEPTH = 190
-
-
-def _json_value(value: Any) -> Any:
-    """Check that ``value`` is a JSON value that is written back losslessly; return it.
-
-    JSON has no NaN or infinity (a number too large for a double, such as ``1e400``, parses as
-    one), and from Python only ``dict`` with string keys, ``list``, ``str``, ``int``, ``float``,
-    ``bool`` and ``None`` survive a round trip.
-    """
-    stack = [(value, 1)]
-    while stack:
-        item, depth = stack.pop()
-        kind = type(item)
-        if kind in _PLAIN_SCALARS:
-            continue
-        if depth > _MAX_DEPTH and kind in (dict, list):
-            # Also ends the walk of a list or dict that contains itself.
-            raise PydanticCustomError(
-                "json_value",
-                "expected a JSON value nested at most {limit} levels deep, found a deeper one",
-                {"limit": _MAX_DEPTH},
-            )
-        if kind is int:
-            if -_INT_LIMIT < item < _INT_LIMIT:
-                continue
-            raise PydanticCustomError(
-                "json_value", "expected an integer of at most 4300 digits, found a longer one"
-            )
-        if kind is dict:
-            for key in item:
-                if type(key) is not str:
-                    raise PydanticCustomError(
-                        "json_value",
-                        "expected an object key (a string), found {found}",
-                        {"found": repr(key)},
-                    )
-            stack.extend((child, depth + 1) for child in item.values())
-        elif kind is list:
-            stack.extend((child, depth + 1) for child in item)
-        elif kind is float:
-            if item != item:
-                raise PydanticCustomError("non_finite_number", "expected a finite number, found NaN")
-            if item - item != 0.0:
-                raise PydanticCustomError(
-                    "non_finite_number",
-                    "expected a finite number, found {value} (such as a number too large for a double)",
-                    {"value": "-infinity" if item < 0 else "infinity"},
-                )
-        else:
-            raise PydanticCustomError(
-                "json_value",
-                "expected a JSON value (dict with string keys, list, str, int, float, bool or None), found {found}",
-                {"found": f"a {kind.__name__}"},
-            )
-    return value
+    @classmethod
+    def __get_pydantic_core_schema__(
+        cls, source: Any, handler: GetCoreSchemaHandler
+    ) -> core_schema.CoreSchema:
+        # Written as the string it is (a ``str`` enum), with no Python call per message.
+        schema = handler(source)
+        return cast(core_schema.CoreSchema, {**schema, "serialization": core_schema.simple_ser_schema("str")})
 
 
 _WIRE_CONFIG = ConfigDict(
@@ -122,29 +68,59 @@ _WIRE_CONFIG = ConfigDict(
     extra="allow",
     use_attribute_docstrings=True,
     validate_default=False,
-    ser_json_inf_nan="constants",  # never silently null; the validators keep NaN out
+    ser_json_inf_nan="constants",  # never silently null; the writer refuses the literals
+    cache_strings="keys",
 )
 
 
-def _extras_are_json(extra: dict[str, Any]) -> None:
-    """Check every unknown key's value with ``_json_value``, naming the key in the error."""
-    for key, value in extra.items():
-        try:
-            _json_value(value)
-        except PydanticCustomError as error:
-            raise PydanticCustomError(error.type, f'unknown key "{key}": {error.message()}') from None
-
-
 class _WireModel(BaseModel):
-    """What every wire model shares: strict, immutable, unknown keys kept and checked to be JSON."""
+    """What every wire model shares: strict, immutable, unknown keys kept as JSON values.
+
+    The unknown keys' values are checked by the JSON value rules inside pydantic-core (the
+    annotation of ``__pydantic_extra__``), so an instance without them costs no Python work.
+    ``model_dump_json`` writes the wire form (defaults left out), as ``dumps_message`` does.
+    """
 
     model_config = _WIRE_CONFIG
+    __pydantic_extra__: dict[str, JSON_VALUE] = Field(init=False)
 
-    @model_validator(mode="after")
-    def _extras_are_json(self) -> _WireModel:
-        if self.__pydantic_extra__:
-            _extras_are_json(self.__pydantic_extra__)
-        return self
+    values_unchecked: ClassVar[bool] = False
+    """Set once ``model_construct`` or ``model_copy(update=...)`` put in a value that JSON cannot
+    hold (NaN, infinity): from then on the writer looks for such numbers in what it writes.
+
+    Validated models cannot hold one, so until then writing costs no scan of the output. The
+    flag is process-wide and never cleared (the object may live on); it is not a cache.
+    """
+
+    @classmethod
+    def model_construct(cls, _fields_set: set[str] | None = None, **values: Any) -> Self:  # type: ignore[override]
+        """pydantic's construction without validation; see ``values_unchecked``."""
+        _note_unchecked(values.values())
+        return super().model_construct(_fields_set, **values)
+
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
+        """pydantic's copy; ``update`` is not validated (see ``values_unchecked``)."""
+        if update:
+            _note_unchecked(update.values())
+        return super().model_copy(update=update, deep=deep)
+
+    def model_dump_json(self, **options: Any) -> str:
+        """The wire form, as orion-core writes it: each key a default would fill is left out.
+
+        Pass ``exclude_defaults=False`` for every field, defaults included.
+        """
+        options.setdefault("exclude_defaults", True)
+        return super().model_dump_json(**options)
+
+
+def _note_unchecked(values: Iterable[Any]) -> None:
+    for value in values:
+        if type(value) in (str, bool, int, type(None)) or isinstance(value, _WireModel):
+            continue
+        if isinstance(value, (tuple, list)) and all(isinstance(item, _WireModel) for item in value):
+            continue
+        if value_problem(value) is not None:
+            _WireModel.values_unchecked = True
 
 
 class ToolCall(_WireModel):
@@ -154,18 +130,14 @@ class ToolCall(_WireModel):
     """
 
     id: str
-    """The call's id; orion-core's agent makes it ``{assistant message id}-call-{k}``."""
+    """The call's id; orion-core's agent makes it ``{assistant message id}-call-{k}``. Always written."""
     name: str
-    """The name of the tool to call."""
-    arguments: Any
-    """The arguments, any JSON value (usually an object); key order and int/float are kept."""
+    """The name of the tool to call. Always written."""
+    arguments: JSON_VALUE
+    """The arguments, any JSON value (usually an object); key order and int/float are kept. Always written.
 
-    @field_validator("arguments", mode="after")
-    @classmethod
-    def _only_json_values(cls, value: Any) -> Any:
-        if type(value) in _PLAIN_SCALARS:
-            return value
-        return _json_value(value)
+    orion-core writes object keys sorted (serde_json's map); this library keeps the order it was given.
+    """
 
 
 class ToolResult(_WireModel):
@@ -175,13 +147,13 @@ class ToolResult(_WireModel):
     """
 
     tool_call_id: str
-    """The id of the tool call this result answers."""
+    """The id of the tool call this result answers. Always written."""
     tool_name: str
-    """The name of the tool that ran."""
+    """The name of the tool that ran. Always written."""
     content: str
-    """The tool's output text."""
+    """The tool's output text. Always written."""
     is_error: bool
-    """Whether the tool failed; always written, ``false`` included."""
+    """Whether the tool failed. Always written, ``false`` included."""
     pending: bool = False
     """A placeholder for a result still to come; written only when true, read as false when missing."""
 
@@ -306,7 +278,28 @@ class Message(_WireModel):
         return cls._make(id, Role.ASSISTANT, content, timestamp, tool_calls=tuple(tool_calls))
 
     @classmethod
-    def _tool_result(
+    def tool_result_message(
+        cls,
+        id: str,
+        tool_call_id: str,
+        tool_name: str,
+        content: str,
+        is_error: bool = False,
+        *,
+        timestamp: int | None = None,
+    ) -> Message:
+        """A tool-result message (orion-core's ``Message::tool_result``).
+
+        The text is stored twice, at the top and in the result, as orion-core does. A
+        placeholder for a result still to come is ``pending_result``.
+        """
+        result = ToolResult(
+            tool_call_id=tool_call_id, tool_name=tool_name, content=content, is_error=is_error
+        )
+        return cls._make(id, Role.TOOL_RESULT, content, timestamp, tool_result=result)
+
+    @classmethod
+    def _deprecated_tool_result(
         cls,
         id: str,
         tool_call_id: str,
@@ -317,18 +310,15 @@ class Message(_WireModel):
         pending: bool = False,
         timestamp: int | None = None,
     ) -> Message:
-        """A tool-result message (orion-core's ``Message::tool_result``).
-
-        The text is stored twice, at the top and in the result, as orion-core does.
-        """
-        result = ToolResult(
-            tool_call_id=tool_call_id,
-            tool_name=tool_name,
-            content=content,
-            is_error=is_error,
-            pending=pending,
+        warnings.warn(
+            "Message.tool_result(...) is deprecated: use Message.tool_result_message(...), "
+            "or Message.pending_result(...) for a placeholder",
+            DeprecationWarning,
+            stacklevel=2,
         )
-        return cls._make(id, Role.TOOL_RESULT, content, timestamp, tool_result=result)
+        if pending:
+            return cls.pending_result(id, tool_call_id, tool_name, content, timestamp=timestamp)
+        return cls.tool_result_message(id, tool_call_id, tool_name, content, is_error, timestamp=timestamp)
 
     @classmethod
     def pending_result(
@@ -344,9 +334,10 @@ class Message(_WireModel):
 
         Fill it in later with ``Conversation.resolve(tool_call_id, content)``.
         """
-        return cls._tool_result(
-            id, tool_call_id, tool_name, content, False, pending=True, timestamp=timestamp
+        result = ToolResult(
+            tool_call_id=tool_call_id, tool_name=tool_name, content=content, is_error=False, pending=True
         )
+        return cls._make(id, Role.TOOL_RESULT, content, timestamp, tool_result=result)
 
     @classmethod
     def _make(
@@ -382,6 +373,6 @@ class Message(_WireModel):
         return self.model_copy(update={"token_count": token_count})
 
 
-# ``Message.tool_result(...)`` on the class builds a message; ``msg.tool_result`` on an instance is
-# the field. Set after class creation so pydantic keeps ``tool_result`` as a field.
-Message.tool_result = _ConstructorOrField(Message._tool_result)  # type: ignore[assignment]
+# Deprecated for one release: ``Message.tool_result(...)`` on the class builds a message (with a
+# DeprecationWarning); ``msg.tool_result`` on an instance is the field. Set after class creation so pydantic keeps ``tool_result`` as a field.
+Message.tool_result = _ConstructorOrField(Message._deprecated_tool_result)  # type: ignore[assignment]

@@ -25,7 +25,7 @@ from pydantic import TypeAdapter
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
 from pydantic_core import core_schema
 
-from .events import EVENT_TYPES, AgentEvent
+from .events import _FIELDS_HEADING, EVENT_TYPES, AgentEvent
 from .models import Message, ToolCall, ToolResult
 
 __all__ = [
@@ -85,7 +85,36 @@ def _generate(target: Any) -> dict[str, Any]:
     generated: dict[str, Any] = TypeAdapter(target).json_schema(
         mode="validation", schema_generator=_WireSchema
     )
-    return generated
+    cleaned: dict[str, Any] = _for_other_languages(generated)
+    return cleaned
+
+
+_JSON_VALUE_REF = "#/$defs/orion-json-value-"
+
+
+def _for_other_languages(schema: Any) -> Any:
+    """The wire schema without what only this library needs.
+
+    A free JSON value (checked here level by level, to a depth limit) is any JSON value; an
+    unknown key's value is anything (orion-core skips it unread); the field list that events
+    add to their docstrings for ``help()`` is left out of descriptions.
+    """
+    if isinstance(schema, list):
+        return [_for_other_languages(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    if str(schema.get("$ref", "")).startswith(_JSON_VALUE_REF):
+        return {**{k: v for k, v in schema.items() if k != "$ref"}, "type": list(_ANY_JSON)}
+    result: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key == "$defs":
+            value = {name: item for name, item in value.items() if not name.startswith("orion-json-value-")}
+        elif key == "additionalProperties" and isinstance(value, dict):
+            value = True
+        elif key == "description" and isinstance(value, str):
+            value = value.split(f"\n\n{_FIELDS_HEADING}")[0]
+        result[key] = _for_other_languages(value)
+    return result
 
 
 def _finish(

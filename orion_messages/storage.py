@@ -23,7 +23,7 @@ import orjson
 from .checks import find_problems
 from .errors import FormatError, NotALogError, NotARegularFileError, Problem, TornLineWarning
 from .models import Message
-from .wire import _reject_duplicate_keys, dumps, dumps_message, loads, loads_message
+from .wire import dumps, dumps_message, duplicate_key_problems, loads, loads_message
 
 __all__ = ["TornLineWarning", "append_jsonl", "iter_jsonl", "load", "read_jsonl", "save", "save_jsonl"]
 
@@ -614,10 +614,12 @@ def _parse_line(number: int, line: bytes, source: str) -> Message:
 def _strict_line(line: bytes) -> None:
     """The per-line part of ``strict``: refuse a record with a repeated key.
 
-    The one place a log line's strictness is decided, so that it can follow the codec's
-    definition of strict (``loads_message(line, strict=True)``) when that lands.
+    The codec's one definition of strict: repeated keys per record here, and the semantic
+    problems of the whole log in ``_check_strictly``.
     """
-    _reject_duplicate_keys(line)
+    problems = duplicate_key_problems(line)
+    if problems:
+        raise FormatError(problems)
 
 
 def _check_strictly(records: list[tuple[int, bytes]], messages: list[Message], source: str) -> None:

@@ -14,14 +14,14 @@ import difflib
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from types import MappingProxyType
-from typing import Annotated, Any
 
-from pydantic import AfterValidator, BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict
 
+from ._json_rules import JSON_VALUE
 from ._pretty_json import pretty_json
 from ._whitespace import UNICODE_WHITESPACE
 from .errors import UnknownTemplateError
-from .models import Message, Role, _json_value
+from .models import Message, Role
 
 __all__ = [
     "TEMPLATES",
@@ -45,7 +45,7 @@ class ToolSchema(BaseModel):
     """The tool's name, as the model must write it in a tool call."""
     description: str
     """What the tool does, shown to the model."""
-    parameters: Annotated[Any, AfterValidator(_json_value)]
+    parameters: JSON_VALUE
     """A JSON value, usually a JSON Schema object, describing the tool's arguments."""
 
 

@@ -8,21 +8,29 @@ The pydantic adapters are built once, here, at import.
 from __future__ import annotations
 
 import gc
-import json
 import re
-from collections.abc import Iterable, Iterator
+import warnings
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, Literal, TypeVar
 
 from pydantic import ConfigDict, TypeAdapter, ValidationError
-from pydantic_core import PydanticSerializationError
+from pydantic_core import PydanticSerializationError, from_json, to_json
 
-from ._problems import format_error, location
+from ._json_rules import (
+    SERDE_DEPTH_LIMIT,
+    duplicate_key_paths,
+    first_non_finite_literal,
+    flatten_deeper_than,
+    minus_zero_as_float,
+    value_problem,
+)
+from ._problems import location, problems_from
 from .checks import find_problems
-from .errors import FormatError, Problem
-from .models import Message
+from .errors import FormatError, Problem, UnknownKeyWarning
+from .models import Message, _WireModel
 
-__all__ = ["dumps", "dumps_message", "loads", "loads_message"]
+__all__ = ["FloatStyle", "dumps", "dumps_message", "loads", "loads_message"]
 
 # Write NaN and infinity as the literals, as the models do (the list adapter would write null):
 # they reach a dump only by skipping validation (model_construct, model_copy), and ``_dump``
@@ -30,10 +38,6 @@ __all__ = ["dumps", "dumps_message", "loads", "loads_message"]
 _CONVERSATION: TypeAdapter[list[Message]] = TypeAdapter(
     list[Message], config=ConfigDict(ser_json_inf_nan="constants")
 )
-
-# serde_json (ryu) writes a float's positive exponent without a sign (1e20); pydantic-core writes
-# 1e+20. Outside strings, the only place "e+" follows a digit is such an exponent.
-_STRING_OR_EXPONENT = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|(?<=[0-9])e\+')
 
 
 @contextmanager
@@ -52,58 +56,176 @@ def _collector_paused() -> Iterator[None]:
             gc.enable()
 
 
+def _as_input(data: bytes | bytearray | memoryview | str) -> bytes | str:
+    return bytes(data) if isinstance(data, (bytearray, memoryview)) else data
+
+
 def loads(data: bytes | bytearray | memoryview | str, *, strict: bool = False) -> list[Message]:
     """Read a conversation: a JSON array of messages, as orion-core writes it.
 
-    Accepts what orion-core accepts and rejects what it rejects (see the README's wire table),
-    and keeps unknown keys. With ``strict=True``, duplicate keys and the semantic problems that
-    ``Conversation.check`` finds are errors too.
+    Accepts what orion-core accepts and rejects what it rejects (see docs/compatibility.md).
+    Unknown keys are kept; one whose value cannot be written back exactly (``1e400``, nesting
+    deeper than the parser goes) is left out with an ``UnknownKeyWarning``.
+
+    With ``strict=True``, a key repeated in one object and every problem ``find_problems`` finds are
+    errors too (the one meaning of "strict" in this library).
 
     Raises:
         FormatError: with every problem and its location; nothing is returned partially.
     """
-    if isinstance(data, (bytearray, memoryview)):
-        data = bytes(data)
+    data = _as_input(data)
+    with _collector_paused():
+        messages = validate_json(_CONVERSATION, data, _conversation_problems)
     if strict:
-        _reject_duplicate_keys(data)
-    try:
-        with _collector_paused():
-            messages = _CONVERSATION.validate_json(data)
-    except ValidationError as error:
-        raise _rejection(error, data) from None
-    if strict:
-        problems = find_problems(messages)
+        problems = [*duplicate_key_problems(data), *find_problems(messages)]
         if problems:
             raise FormatError(problems)
     return messages
 
 
-def loads_message(data: bytes | bytearray | memoryview | str) -> Message:
-    """Read one message (a JSON object), such as one line of a JSON Lines log."""
-    if isinstance(data, (bytearray, memoryview)):
-        data = bytes(data)
-    try:
-        return Message.model_validate_json(data)
-    except ValidationError as error:
-        raise _rejection(error, data) from None
+def loads_message(data: bytes | bytearray | memoryview | str, *, strict: bool = False) -> Message:
+    """Read one message (a JSON object), such as one line of a JSON Lines log.
 
-
-def _rejection(error: ValidationError, data: bytes | str) -> FormatError:
-    """The ``FormatError`` for a document that failed validation.
-
-    jiter parses ``NaN`` and ``Infinity``, which serde refuses; every place such a number can
-    land fails validation (typed fields by type, JSON values by the models' validators), so the
-    literal is looked for here, on the error path only, to report it as the malformed JSON it is.
+    With ``strict=True``, a key repeated in one object is an error. The semantic problems that
+    ``find_problems`` finds span messages: a reader of a whole log runs ``find_problems`` over what it read.
     """
+    data = _as_input(data)
+    message = validate_json(_MESSAGE, data, _conversation_problems)
+    if strict and (problems := duplicate_key_problems(data)):
+        raise FormatError(problems)
+    return message
+
+
+def duplicate_key_problems(data: bytes | str) -> list[Problem]:
+    """A problem for every key repeated in one object of ``data`` (serde's "duplicate field").
+
+    The check ``strict=True`` adds; one pass of a C parser, only walked when a key repeats.
+    """
+    return [
+        Problem(location(path), f'duplicate key "{key}" in one object')
+        for path, key in duplicate_key_paths(data)
+    ]
+
+
+def _conversation_problems(error: ValidationError) -> list[Problem]:
+    return list(problems_from(error))
+
+
+T = TypeVar("T")
+
+
+def validate_json(
+    adapter: TypeAdapter[T], data: bytes | str, problems: Callable[[ValidationError], list[Problem]]
+) -> T:
+    """``adapter.validate_json`` with serde's reading of ``-0`` and of unknown keys.
+
+    Shared by every reader in the package. ``problems`` turns a validation error into the
+    problems to report (events name their locations differently).
+
+    Raises:
+        FormatError: the document does not load in orion-core either.
+    """
+    fixed = minus_zero_as_float(data)
     try:
-        _reject_non_finite_literals(data)
-    except FormatError as literal:
-        return literal
-    return _explained(format_error(error), data)
+        return adapter.validate_json(fixed)
+    except ValidationError as error:
+        failure = error
+    # The error path: NaN is malformed JSON (jiter reads it, serde does not), unless the parser
+    # stopped earlier at a depth it cannot read; then values orion-core would skip unread.
+    if not _is_too_deep(failure):
+        _refuse_non_finite_literal(data)
+    recovered = _without_unwritable_unknown_keys(adapter, fixed, failure)
+    if recovered is not None:
+        return recovered
+    if fixed is not data and _is_malformed(failure):
+        try:  # report malformed JSON at its place in the document as given
+            adapter.validate_json(data)
+        except ValidationError as original:
+            failure = original
+    raise _explained(FormatError(problems(failure)), data)
+
+
+def _refuse_non_finite_literal(data: bytes | str) -> None:
+    if (literal := first_non_finite_literal(data)) is not None:
+        name, line, column = literal
+        why = f"malformed JSON: expected a JSON value, found {name} (JSON has no NaN or infinity)"
+        raise FormatError([Problem("", why, line, column)])
+
+
+def _is_malformed(error: ValidationError) -> bool:
+    return any(detail["type"] == "json_invalid" for detail in error.errors(include_url=False))
+
+
+def _is_too_deep(error: ValidationError) -> bool:
+    # jiter gives no structured value for this; its type is json_invalid for every syntax error.
+    return any(
+        detail["type"] == "json_invalid" and "recursion limit" in detail["msg"]
+        for detail in error.errors(include_url=False)
+    )
+
+
+def _without_unwritable_unknown_keys(
+    adapter: TypeAdapter[T], data: bytes | str, error: ValidationError
+) -> T | None:
+    """Load ``data`` without the unknown keys whose values cannot be written back, warning for each.
+
+    serde skips unknown values unread, so orion-core loads ``{"x":1e400}`` and values nested
+    past any parser's limit. Here they are dropped (and named in an ``UnknownKeyWarning``).
+    Returns None when the document has some other problem.
+    """
+    if _is_too_deep(error):
+        data, replaced = flatten_deeper_than(data, _FLATTEN_BELOW)
+        if not replaced or first_non_finite_literal(data) is not None:
+            return None
+        try:
+            return adapter.validate_json(data)
+        except ValidationError as deeper:
+            error = deeper
+    details = error.errors(include_url=False)
+    if not details or not all(
+        detail["type"] == "json_value" and _is_unknown_key(detail["loc"]) for detail in details
+    ):
+        return None
+    document = from_json(data, allow_inf_nan=True)
+    tagged = isinstance(document, dict) and isinstance(document.get("type"), str)
+    for detail in details:
+        loc = detail["loc"][1:] if tagged and detail["loc"][:1] == (document["type"],) else detail["loc"]
+        holder = document
+        for step in loc[:-1]:
+            holder = holder[step]
+        value = holder.pop(loc[-1])
+        found = value_problem(value)
+        why = found[1] if found else "it cannot be written back"
+        warnings.warn(UnknownKeyWarning(location(tuple(loc[:-1])), str(loc[-1]), why), stacklevel=4)
+    try:
+        return adapter.validate_json(to_json(document))
+    except ValidationError:
+        return None
+
+
+# Values opening deeper than this are cut on the error path: deeper than anything orion-core
+# reads in a known field (serde's limit), below jiter's own limit.
+_FLATTEN_BELOW = SERDE_DEPTH_LIMIT + 8
+
+# The only fields that hold a free JSON value; a json_value error anywhere else is an unknown key.
+_FREE_VALUE_FIELDS = {"arguments": "tool_calls", "args": "tool_exec_start"}
+
+
+def _is_unknown_key(loc: tuple[int | str, ...]) -> bool:
+    if not loc or not isinstance(loc[-1], str):
+        return False
+    parent = _FREE_VALUE_FIELDS.get(loc[-1])
+    if parent is None:
+        return True
+    if parent == "tool_calls":
+        return not (len(loc) >= 3 and isinstance(loc[-2], int) and loc[-3] == parent)
+    return not (len(loc) == 1 or loc[-2] == parent)
 
 
 def _explained(error: FormatError, data: bytes | str) -> FormatError:
     """Say plainly why a document that is empty or starts with a byte order mark is not JSON."""
+    if len(error.problems) == 1 and isinstance(data, bytes) and _UTF8_WORDING in error.problems[0].message:
+        return _at_invalid_utf8(error, data)
     if len(error.problems) != 1 or error.problems[0].line != 1:
         return error
     if not data.strip():
@@ -115,32 +237,67 @@ def _explained(error: FormatError, data: bytes | str) -> FormatError:
     return FormatError([Problem("", f"malformed JSON: {why}", 1, 1)], source=error.source)
 
 
-def dumps(messages: Iterable[Message], *, indent: int | None = None) -> bytes:
+_UTF8_WORDING = "invalid UTF-8"
+
+
+def _at_invalid_utf8(error: FormatError, data: bytes) -> FormatError:
+    """Place an invalid-UTF-8 problem where Python's decoder finds the bad byte.
+
+    jiter's column for it differs between versions; the decoder's offset is a structured value.
+    """
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as bad:
+        line_start = data.rfind(b"\n", 0, bad.start) + 1
+        line = data.count(b"\n", 0, bad.start) + 1
+        column = len(data[line_start : bad.start].decode("utf-8", "replace")) + 1
+        (problem,) = error.problems
+        return FormatError([Problem(problem.location, problem.message, line, column)], source=error.source)
+    return error
+
+
+FloatStyle = Literal["zmij", "ryu"]
+"""How floats are spelled: ``"zmij"`` as serde_json 1.0.146 and later (``1e+16``, the default),
+``"ryu"`` as serde_json before it (``1e16``). Only the sign of a positive exponent differs."""
+
+
+def dumps(
+    messages: Iterable[Message], *, indent: int | None = None, float_style: FloatStyle = "zmij"
+) -> bytes:
     """Write a conversation as orion-core writes it: compact UTF-8 JSON, its key order and omissions.
 
     ``indent=2`` gives serde_json's pretty form. Unknown keys are written after the known ones.
+    Floats are spelled as current serde_json spells them (``1e+16``); ``float_style="ryu"``
+    gives the spelling of orion-core builds with serde_json before 1.0.146 (``1e16``).
 
     Raises:
         FormatError: a message holds something that cannot be written back losslessly.
     """
     if not isinstance(messages, list):
         messages = list(messages)
-    return _dump_json(_CONVERSATION, messages, indent=indent)
+    return dump_json(_CONVERSATION, messages, indent=indent, float_style=float_style)
 
 
-def dumps_message(message: Message, *, indent: int | None = None) -> bytes:
+def dumps_message(message: Message, *, indent: int | None = None, float_style: FloatStyle = "zmij") -> bytes:
     """Write one message as a compact JSON object, as a JSON Lines record holds it."""
-    return _dump_json(_MESSAGE, message, indent=indent)
+    return dump_json(_MESSAGE, message, indent=indent, float_style=float_style)
 
 
 _MESSAGE: TypeAdapter[Message] = TypeAdapter(Message)
 
 
-def _dump_json(adapter: TypeAdapter[Any], value: Any, *, indent: int | None = None, **options: Any) -> bytes:
-    """``adapter.dump_json`` with orion-core's omissions and float spelling, refusing lossy data.
+def dump_json(
+    adapter: TypeAdapter[Any],
+    value: Any,
+    *,
+    indent: int | None = None,
+    float_style: FloatStyle = "zmij",
+    **options: Any,
+) -> bytes:
+    """``adapter.dump_json`` with orion-core's omissions, refusing what cannot be read back.
 
     Shared by every writer in the package (conversations, messages, events); ``options`` go to
-    pydantic's ``dump_json``.
+    pydantic's ``dump_json``. pydantic-core already spells floats as current serde_json does.
     """
     try:
         data = adapter.dump_json(value, exclude_defaults=True, indent=indent, **options)
@@ -150,35 +307,35 @@ def _dump_json(adapter: TypeAdapter[Any], value: Any, *, indent: int | None = No
         ) from None
     except ValueError as error:  # Python refuses to spell an integer of more than 4300 digits
         raise FormatError([Problem("", f"cannot be written as JSON: {error}")]) from None
-    if (b"NaN" in data or b"Infinity" in data) and (literal := _non_finite_written(data)):
-        where = ""
-        if isinstance(value, list):  # name the message (a rare, failing path: dump each again)
-            where = next(
-                (f"[{i}]" for i, m in enumerate(value) if _non_finite_written(_MESSAGE.dump_json(m))), ""
-            )
+    # NaN and infinity reach a model only past validation (model_construct, model_copy), which
+    # raises the flag; the writer spells them as literals, and the scan finds any.
+    if _WireModel.values_unchecked and (literal := first_non_finite_literal(data)):
         raise FormatError(
             [
                 Problem(
-                    where,
-                    f"cannot be written as JSON: a number is {literal}, which JSON cannot hold "
-                    "(set without validation, through model_construct or model_copy)",
+                    _first_refused(value),
+                    f"cannot be written as JSON: a number is {literal[0]}, which JSON cannot hold (set without validation, through model_construct or model_copy)",
                 )
             ]
         )
-    if b"e+" in data:
+    if float_style == "ryu" and b"e+" in data:
         data = _STRING_OR_EXPONENT.sub(_drop_exponent_sign, data)
     return data
 
 
-_STRING_OR_NON_FINITE_BYTES = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|(-?Infinity|NaN)')
+def _first_refused(value: Any) -> str:
+    """Which message of a list holds the NaN (a rare, failing path: dump each again)."""
+    if not isinstance(value, list):
+        return ""
+    for index, message in enumerate(value):
+        if first_non_finite_literal(_MESSAGE.dump_json(message)) is not None:
+            return f"[{index}]"
+    return ""
 
 
-def _non_finite_written(data: bytes) -> str | None:
-    """The first NaN or Infinity literal outside a string in ``data`` (pydantic's output)."""
-    for match in _STRING_OR_NON_FINITE_BYTES.finditer(data):
-        if match[1] is not None:
-            return match[1].decode()
-    return None
+# serde_json before 1.0.146 (ryu) wrote a positive exponent without its sign. Outside strings,
+# the only place "e+" follows a digit is such an exponent. Used only for ``float_style="ryu"``.
+_STRING_OR_EXPONENT = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|(?<=[0-9])e\+')
 
 
 def _drop_exponent_sign(match: re.Match[bytes]) -> bytes:
@@ -191,82 +348,3 @@ def _serialization_reason(error: PydanticSerializationError) -> str:
     if "surrogates not allowed" in text:
         return "a string holds an unpaired surrogate, which UTF-8 cannot encode"
     return text
-
-
-def _reject_non_finite_literals(data: bytes | str) -> None:
-    # jiter accepts NaN and Infinity; serde does not. A cheap scan finds candidates, and the
-    # standard parser tells a real literal from the same letters inside a string.
-    if isinstance(data, str):
-        suspicious = "NaN" in data or "Infinity" in data
-    else:
-        suspicious = b"NaN" in data or b"Infinity" in data
-    if not suspicious:
-        return
-    try:
-        json.loads(data, parse_constant=_refuse_constant)
-    except _NonFiniteLiteral as literal:
-        line, column = _literal_position(data)
-        raise FormatError(
-            [
-                Problem(
-                    "",
-                    f"malformed JSON: expected a JSON value, found {literal} (JSON has no NaN or infinity)",
-                    line,
-                    column,
-                )
-            ]
-        ) from None
-    except (ValueError, RecursionError):
-        pass  # malformed or nested too deeply: the main parser reports it with its position
-
-
-# A string (skipped) or a NaN/Infinity literal outside strings.
-_STRING_OR_NON_FINITE = re.compile(r'"(?:[^"\\]|\\.)*"|(-?Infinity|NaN)')
-
-
-def _literal_position(data: bytes | str) -> tuple[int | None, int | None]:
-    """The 1-based line and column of the first NaN or Infinity literal outside a string."""
-    text = data.decode("utf-8", "replace") if isinstance(data, bytes) else data
-    for match in _STRING_OR_NON_FINITE.finditer(text):
-        if match[1] is not None:
-            start = match.start(1)
-            line_start = text.rfind("\n", 0, start) + 1
-            return text.count("\n", 0, start) + 1, start - line_start + 1
-    return None, None  # pragma: no cover - the standard parser found one
-
-
-class _NonFiniteLiteral(ValueError):
-    pass
-
-
-def _refuse_constant(name: str) -> Any:
-    raise _NonFiniteLiteral(name)
-
-
-def _reject_duplicate_keys(data: bytes | str) -> None:
-    try:
-        document = json.loads(data, object_pairs_hook=_Pairs)
-    except (ValueError, RecursionError):
-        return  # malformed or nested too deeply: the main parser reports it with its position
-    problems = list(_duplicate_key_problems(document, ()))
-    if problems:
-        raise FormatError(problems)
-
-
-class _Pairs(list[tuple[str, Any]]):
-    """An object's key/value pairs in order, duplicates included."""
-
-
-def _duplicate_key_problems(value: Any, path: tuple[int | str, ...]) -> Iterator[Problem]:
-    stack: list[tuple[Any, tuple[int | str, ...]]] = [(value, path)]
-    while stack:
-        item, where = stack.pop()
-        if isinstance(item, _Pairs):
-            seen: set[str] = set()
-            for key, child in item:
-                if key in seen:
-                    yield Problem(location(where), f'duplicate key "{key}" in one object')
-                seen.add(key)
-                stack.append((child, (*where, key)))
-        elif isinstance(item, list):
-            stack.extend((child, (*where, index)) for index, child in enumerate(item))

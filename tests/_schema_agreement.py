@@ -52,6 +52,10 @@ CANNOT_EXPRESS = {
         "nesting deeper than the parser allows: JSON Schema has no depth limit; serde_json "
         "(128 levels) and the library's parser refuse deeper documents"
     ),
+    "minus-zero": (
+        "-0 where an integer is required: JSON Schema compares numbers by value, so -0 is the "
+        "integer 0 to it; serde_json reads -0 as the float -0.0 and refuses it there"
+    ),
     "integral-float": (
         "a whole number written with a fraction or an exponent (1.0, 1e3) where an integer is "
         "required: JSON Schema compares numbers by value, so 1.0 is an integer to it; serde "
@@ -124,8 +128,8 @@ def library_verdict(case: Case) -> tuple[bool, str]:
     """Whether the library accepts the case (``loads(strict=False)`` and friends), and why not."""
     read: Callable[[bytes], object] = {
         "conversation": lambda data: loads(data, strict=False),
-        "message": loads_message,
-        "event": parse_event,
+        "message": lambda data: loads_message(data),
+        "event": lambda data: parse_event(data),
     }[case.kind]
     try:
         read(case.data)
@@ -224,8 +228,10 @@ def explanations(parsed: Parsed, schema: dict[str, Any], library_ok: bool, libra
         reasons.append("lone-surrogate")
     if has_non_finite(parsed.document):
         reasons.append("non-finite-number")
-    if "nested too deeply" in library_error:
+    if "nested too deeply" in library_error or "levels deep" in library_error:
         reasons.append("nesting-depth")
+    if "found the number -0.0" in library_error:
+        reasons.append("minus-zero")
     if LiteralIntegerValidator(schema).is_valid(parsed.document) == library_ok:
         reasons.append("integral-float")
     return reasons

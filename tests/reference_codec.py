@@ -2,7 +2,7 @@
 
 Built on the standard library's ``json`` only, never on ``orion_messages.wire``: a writer that
 applies the reference page's key order and omission rules and serde_json's spelling (compact, or
-``to_string_pretty``'s two-space form; floats as ryu writes them), and a reader's view of a
+``to_string_pretty``'s two-space form; floats as current serde_json, zmij, writes them), and a reader's view of a
 parsed message with the page's defaults filled in. ``same`` compares values the way a byte-exact
 round trip needs them compared: types, key order and the sign of zero included.
 """
@@ -54,6 +54,14 @@ def ryu_float(value: float) -> str:
     return sign + text
 
 
+def zmij_float(value: float) -> str:
+    """A finite float as serde_json 1.0.146 and later (zmij) spells it: ryu's digits and layout,
+    with an explicit sign on a positive exponent (``1e+16``, ``1.5e+21``; ``1e-7`` unchanged)."""
+    text = ryu_float(value)
+    mantissa, e, exponent = text.partition("e")
+    return f"{mantissa}e+{exponent}" if e and not exponent.startswith("-") else text
+
+
 def write_value(value: Any, indent: int | None = None, level: int = 0) -> str:
     """A JSON value as serde_json writes it: compact, or pretty with ``indent`` spaces."""
     if value is None:
@@ -67,7 +75,7 @@ def write_value(value: Any, indent: int | None = None, level: int = 0) -> str:
     if isinstance(value, int):
         return str(value)
     if isinstance(value, float):
-        return ryu_float(value)
+        return zmij_float(value)
     if isinstance(value, Mapping):
         items = [(json.dumps(key, ensure_ascii=False), item) for key, item in value.items()]
         if indent is None:

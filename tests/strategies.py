@@ -171,7 +171,7 @@ def agent_conversations(draw: st.DrawFn, *, max_turns: int = 4) -> list[Message]
                     finish(Message.pending_result(next_id(), call.id, call.name, timestamp=stamp()))
                 else:
                     finish(
-                        Message.tool_result(
+                        Message.tool_result_message(
                             next_id(), call.id, call.name, draw(texts), draw(st.booleans()), timestamp=stamp()
                         )
                     )

@@ -239,8 +239,15 @@ def test_validate_json_format_lists_problems(tmp_path: Path, capsys: CaptureFixt
     ]
 
 
+# Issue 14: orion-core loads an unknown key holding 1e400 (serde skips it unread), so this file
+# now loads, with an UnknownKeyWarning; the old hand-written event stream with messages as
+# turn_end.tool_results is now refused. Both stay where they are (fixtures are append-only).
+LOADS_SINCE_ISSUE_14 = FIXTURES / "invalid" / "hostile-1e400-in-unknown-key.json"
+REFUSED_SINCE_ISSUE_14 = FIXTURES / "events" / "tool-loop-denied-error.jsonl"
+
+
 def _invalid_fixtures() -> list[Path]:
-    return sorted((FIXTURES / "invalid").glob("*.json"))
+    return sorted(p for p in (FIXTURES / "invalid").glob("*.json") if p != LOADS_SINCE_ISSUE_14)
 
 
 @pytest.mark.parametrize("path", _invalid_fixtures(), ids=lambda path: path.name)
@@ -263,7 +270,8 @@ def test_the_fixture_folders_are_valid_and_invalid_as_named(capsys: CaptureFixtu
     invalid = {Path(item["path"]) for item in files if not item["valid"]}
     invalid -= set((FIXTURES / "conversions").glob("*.json"))  # other formats' goldens, not orion's
     # every file in an ``invalid`` folder (conversations and event streams), and nothing else
-    assert invalid == {path for path in FIXTURES.rglob("*.json*") if "invalid" in path.parts}
+    named = {path for path in FIXTURES.rglob("*.json*") if "invalid" in path.parts}
+    assert invalid == (named - {LOADS_SINCE_ISSUE_14}) | {REFUSED_SINCE_ISSUE_14}
     assert {item["format"] for item in report["files"]} == {"json", "jsonl", "events"}
 
 

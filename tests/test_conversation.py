@@ -40,7 +40,7 @@ def _tool_loop() -> list[Message]:
         Message.user("msg-2", "go", timestamp=2),
         Message.assistant("msg-3", "", [_call("msg-3-call-1", "a"), _call("msg-3-call-2", "b")], timestamp=3),
         Message.pending_result("msg-4", "msg-3-call-1", "a", timestamp=4),
-        Message.tool_result("msg-5", "msg-3-call-2", "b", "done", timestamp=5),
+        Message.tool_result_message("msg-5", "msg-3-call-2", "b", "done", timestamp=5),
         Message.assistant("msg-6", "ok", timestamp=6),
     ]
 
@@ -320,7 +320,7 @@ def test_check_tool_result_message_without_a_result() -> None:
 def test_check_result_on_another_role() -> None:
     calls = Message.assistant("m1", "", [_call("c")], timestamp=1)
     stray = Message(
-        **{**Message.tool_result("m2", "c", "tool", "x", timestamp=2).model_dump(), "role": "user"}
+        **{**Message.tool_result_message("m2", "c", "tool", "x", timestamp=2).model_dump(), "role": "user"}
     )
     problems = find_problems([calls, stray])
     assert [p.location for p in problems] == ["[1].tool_result"]
@@ -328,7 +328,7 @@ def test_check_result_on_another_role() -> None:
 
 
 def test_check_result_without_an_earlier_call() -> None:
-    result_first = Message.tool_result("m1", "c", "tool", "x", timestamp=1)
+    result_first = Message.tool_result_message("m1", "c", "tool", "x", timestamp=1)
     call_after = Message.assistant("m2", "", [_call("c")], timestamp=2)
     assert find_problems([result_first, call_after]) == [
         Problem("[0].tool_result.tool_call_id", 'no earlier tool call has the id "c"')
@@ -339,8 +339,8 @@ def test_check_two_completed_results_for_one_call() -> None:
     messages = [
         Message.assistant("m1", "", [_call("c")], timestamp=1),
         Message.pending_result("m2", "c", "tool", timestamp=2),
-        Message.tool_result("m3", "c", "tool", "x", timestamp=3),
-        Message.tool_result("m4", "c", "tool", "y", timestamp=4),
+        Message.tool_result_message("m3", "c", "tool", "x", timestamp=3),
+        Message.tool_result_message("m4", "c", "tool", "y", timestamp=4),
     ]
     assert find_problems(messages) == [
         Problem("[3].tool_result.tool_call_id", 'tool call "c" already has a completed result at [2]')
@@ -349,7 +349,9 @@ def test_check_two_completed_results_for_one_call() -> None:
 
 def test_check_content_that_differs_from_the_result() -> None:
     call = Message.assistant("m1", "", [_call("c")], timestamp=1)
-    result = Message.tool_result("m2", "c", "tool", "x", timestamp=2).model_copy(update={"content": "other"})
+    result = Message.tool_result_message("m2", "c", "tool", "x", timestamp=2).model_copy(
+        update={"content": "other"}
+    )
     assert find_problems([call, result]) == [
         Problem("[1].content", "differs from tool_result.content (orion-core stores the text twice)")
     ]
@@ -357,7 +359,7 @@ def test_check_content_that_differs_from_the_result() -> None:
 
 def test_check_reports_every_problem_in_order() -> None:
     messages = [
-        Message.tool_result("a", "nope", "t", "x", timestamp=1),
+        Message.tool_result_message("a", "nope", "t", "x", timestamp=1),
         Message.user("a", "y", timestamp=2),
     ]
     assert [p.location for p in find_problems(messages)] == ["[0].tool_result.tool_call_id", "[1].id"]

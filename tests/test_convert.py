@@ -139,8 +139,8 @@ def _orphaned() -> list[Message]:
             [ToolCall(id="c1", name="a", arguments={}), ToolCall(id="c2", name="b", arguments={})],
             timestamp=2,
         ),
-        Message.tool_result("msg-3", "c1", "a", "ok", timestamp=3),
-        Message.tool_result("msg-4", "nobody", "z", "stray", timestamp=4),
+        Message.tool_result_message("msg-3", "c1", "a", "ok", timestamp=3),
+        Message.tool_result_message("msg-4", "nobody", "z", "stray", timestamp=4),
         Message.user("msg-5", "next", timestamp=5),
     ]
 
@@ -326,7 +326,7 @@ def test_anthropic_wraps_arguments_that_are_not_an_object() -> None:
     history = [
         Message.user("1", "go", timestamp=0),
         Message.assistant("2", "", [ToolCall(id="c", name="f", arguments=[1, 2])], timestamp=0),
-        Message.tool_result("3", "c", "f", "done", timestamp=0),
+        Message.tool_result_message("3", "c", "f", "done", timestamp=0),
     ]
     result = to_anthropic(history)
     assert result.value["messages"][1]["content"][0]["input"] == {"value": [1, 2]}

@@ -34,6 +34,7 @@ from orion_messages.events import (
     WarningEvent,
     dump_event,
     iter_events,
+    messages_from_events,
     parse_event,
     record_events,
 )
@@ -41,7 +42,13 @@ from orion_messages.events import (
 from .conftest import FIXTURES
 
 EVENTS = FIXTURES / "events"
-STREAM = EVENTS / "tool-loop-denied-error.jsonl"
+STREAM = EVENTS / "tool-loop-denied-error.tool-results.jsonl"
+# Hand-written from a wrong description: its turn_end carries messages as tool_results, which
+# orion-core (ToolResult objects) refuses. Kept (goldens are append-only); its tests expect that.
+WRONG_TURN_END = (EVENTS / "tool-loop-denied-error.jsonl", 18)
+# Written with serde_json before 1.0.146 (ryu floats); the same line as today's writer spells it
+# is line 3 of edge-values.zmij.jsonl.
+RYU_LINE = (EVENTS / "edge-values.jsonl", 3)
 INVALID = EVENTS / "invalid" / "one-problem-per-line.jsonl"
 
 # The 15 variants of the reference page, in its order.
@@ -68,8 +75,13 @@ def _valid_lines() -> list[tuple[str, bytes]]:
     lines = []
     for path in sorted(EVENTS.glob("*.jsonl")):
         for number, line in enumerate(path.read_bytes().splitlines(), 1):
-            lines.append((f"{path.name}:{number}", line))
+            if (path, number) not in (WRONG_TURN_END, RYU_LINE):
+                lines.append((f"{path.name}:{number}", line))
     return lines
+
+
+def _line(path: Path, number: int) -> bytes:
+    return path.read_bytes().splitlines()[number - 1]
 
 
 VALID_LINES = _valid_lines()
@@ -81,6 +93,36 @@ VALID_LINES = _valid_lines()
 @pytest.mark.parametrize(("where", "line"), VALID_LINES, ids=[where for where, _ in VALID_LINES])
 def test_every_hand_written_event_round_trips_byte_for_byte(where: str, line: bytes) -> None:
     assert dump_event(parse_event(line)) == line
+
+
+def test_an_event_of_the_old_float_writer_loads_and_is_written_as_serde_writes_today() -> None:
+    old = parse_event(_line(*RYU_LINE))
+    new = parse_event(_line(EVENTS / "edge-values.zmij.jsonl", 3))
+    assert old == new
+    assert dump_event(old) == _line(EVENTS / "edge-values.zmij.jsonl", 3)
+    assert b"1e+20" in dump_event(old)
+
+
+def test_turn_end_tool_results_are_tool_results_not_messages() -> None:
+    event = parse_event(_line(STREAM, 18))
+    assert isinstance(event, TurnEndEvent)
+    assert event.tool_results == (
+        ToolResult(tool_call_id="msg-2-call-1", tool_name="add", content="5", is_error=False),
+        ToolResult(
+            tool_call_id="msg-2-call-2",
+            tool_name="delete_file",
+            content="Tool call denied: delete_file needs the user's approval",
+            is_error=True,
+        ),
+    )
+
+
+def test_the_old_hand_written_turn_end_with_messages_is_refused_as_orion_core_refuses_it() -> None:
+    with pytest.raises(FormatError) as caught:
+        parse_event(_line(*WRONG_TURN_END))
+    locations = {problem.location for problem in caught.value.problems}
+    assert "tool_results[0].tool_call_id" in locations
+    assert "tool_results[0].is_error" in locations
 
 
 def test_the_fixtures_cover_all_15_variants() -> None:
@@ -205,7 +247,9 @@ INVALID_EXPECTED: list[tuple[str, str]] = [
     ("message.timestamp", "required key is missing"),
     ("message.timestamp", "found the number 9223372036854775808"),
     ("tool_results", "expected an array, found null"),
-    ("tool_results[0].tool_result.is_error", 'found the string "false"'),
+    # Line 22 was written for tool_results as messages (a wrong description): a message is not a
+    # ToolResult, so three of its keys are missing (the line's first problem is checked).
+    ("tool_results[0].tool_call_id", "required key is missing"),
     ("messages", "expected an array, found an object"),
     ("messages", "required key is missing"),
     ("args", "required key is missing"),
@@ -227,9 +271,18 @@ def test_each_invalid_line_is_refused_with_its_location() -> None:
         with pytest.raises(FormatError) as caught:
             parse_event(line)
         problems = caught.value.problems
-        assert len(problems) == 1, (number, str(caught.value))
+        assert len(problems) == (3 if number == 22 else 1), (number, str(caught.value))
         assert problems[0].location == where, (number, str(caught.value))
         assert words in problems[0].message, (number, str(caught.value))
+
+
+def test_a_tool_result_in_turn_end_is_typed_strictly() -> None:
+    line = (EVENTS / "invalid" / "turn-end-tool-result-is-error-string.jsonl").read_bytes().strip()
+    with pytest.raises(FormatError) as caught:
+        parse_event(line)
+    assert [(p.location, p.message) for p in caught.value.problems] == [
+        ("tool_results[0].is_error", 'expected a boolean (true or false), found the string "false"')
+    ]
 
 
 def test_an_unknown_type_names_the_known_ones() -> None:
@@ -319,15 +372,21 @@ RECORDED = (
 )
 
 
-def test_record_events_rebuilds_the_conversation_of_a_realistic_stream() -> None:
-    assert record_events(iter_events(STREAM)) == loads(RECORDED)
+def test_messages_from_events_rebuilds_the_conversation_of_a_realistic_stream() -> None:
+    assert messages_from_events(iter_events(STREAM)) == loads(RECORDED)
 
 
-def test_record_events_agrees_with_agent_end_apart_from_the_counts_the_host_fills() -> None:
+def test_messages_from_events_agrees_with_agent_end_apart_from_the_counts_the_host_fills() -> None:
     events = list(iter_events(STREAM))
     final = [event for event in events if isinstance(event, AgentEndEvent)][-1]
-    recorded = record_events(events)
+    recorded = messages_from_events(events)
     assert [message.with_token_count(None) for message in recorded] == list(final.messages)
+
+
+def test_record_events_is_a_deprecated_alias_of_messages_from_events() -> None:
+    events = list(iter_events(STREAM))
+    with pytest.warns(DeprecationWarning, match="messages_from_events"):
+        assert record_events(events) == messages_from_events(events)
 
 
 def _user(number: int) -> Message:
@@ -355,7 +414,7 @@ def test_stats_fill_only_the_next_assistant_message() -> None:
         MessageEndEvent(message=_assistant(2)),
         MessageEndEvent(message=_assistant(3)),  # no stats of its own
     ]
-    assert [message.token_count for message in record_events(events)] == [None, 7, None]
+    assert [message.token_count for message in messages_from_events(events)] == [None, 7, None]
 
 
 def test_stats_are_not_carried_past_another_message() -> None:
@@ -364,22 +423,22 @@ def test_stats_are_not_carried_past_another_message() -> None:
         MessageEndEvent(message=_user(1)),  # the stats belonged to no assistant message
         MessageEndEvent(message=_assistant(2)),
     ]
-    assert [message.token_count for message in record_events(events)] == [None, None]
+    assert [message.token_count for message in messages_from_events(events)] == [None, None]
 
 
 def test_a_count_already_set_is_kept() -> None:
     events: list[AgentEvent] = [_stats(7), MessageEndEvent(message=_assistant(2, token_count=99))]
-    assert [message.token_count for message in record_events(events)] == [99]
+    assert [message.token_count for message in messages_from_events(events)] == [99]
 
 
 def test_role_tool_call_counts_as_an_assistant_message() -> None:
     events: list[AgentEvent] = [_stats(7), MessageEndEvent(message=_assistant(2, role="tool_call"))]
-    assert [message.token_count for message in record_events(events)] == [7]
+    assert [message.token_count for message in messages_from_events(events)] == [7]
 
 
 def test_the_latest_stats_win() -> None:
     events: list[AgentEvent] = [_stats(7), _stats(8), MessageEndEvent(message=_assistant(2))]
-    assert [message.token_count for message in record_events(events)] == [8]
+    assert [message.token_count for message in messages_from_events(events)] == [8]
 
 
 def test_message_start_and_summaries_add_nothing() -> None:
@@ -390,7 +449,7 @@ def test_message_start_and_summaries_add_nothing() -> None:
         TurnEndEvent(message=_assistant(2), tool_results=[]),
         AgentEndEvent(messages=[message]),
     ]
-    assert record_events(events) == []
+    assert messages_from_events(events) == []
 
 
 # --- properties -------------------------------------------------------------------------------
@@ -426,7 +485,7 @@ _EVENTS: st.SearchStrategy[Any] = st.one_of(
     st.just(AgentStartEvent()),
     st.builds(AgentEndEvent, messages=st.lists(_MESSAGE, max_size=2).map(tuple)),
     st.just(TurnStartEvent()),
-    st.builds(TurnEndEvent, message=_MESSAGE, tool_results=st.lists(_MESSAGE, max_size=2).map(tuple)),
+    st.builds(TurnEndEvent, message=_MESSAGE, tool_results=st.lists(_RESULT, max_size=2).map(tuple)),
     st.builds(MessageStartEvent, message=_MESSAGE),
     st.builds(MessageDeltaEvent, delta=_TEXT, tokens_generated=_U32, tokens_per_sec=_FLOAT),
     st.builds(MessageEndEvent, message=_MESSAGE),
@@ -461,9 +520,9 @@ def test_any_event_round_trips(event: AgentEvent) -> None:
 
 
 @given(st.lists(_EVENTS, max_size=12))
-def test_record_events_keeps_every_message_end_in_order(events: list[AgentEvent]) -> None:
+def test_messages_from_events_keeps_every_message_end_in_order(events: list[AgentEvent]) -> None:
     ends = [event.message for event in events if isinstance(event, MessageEndEvent)]
-    recorded = record_events(events)
+    recorded = messages_from_events(events)
     assert [message.id for message in recorded] == [message.id for message in ends]
     for before, after in zip(ends, recorded, strict=True):
         assert after.with_token_count(before.token_count) == before

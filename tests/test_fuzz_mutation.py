@@ -50,7 +50,8 @@ def _golden(folders: tuple[str, ...], pattern: str) -> list[bytes]:
 
 
 SEEDS = [*_golden(("v0.7", "v0.8", "newer", "own"), "*.json*"), BUILT]
-EVENT_SEEDS = _golden(("events",), "*.jsonl")
+# The old tool-loop stream (turn_end.tool_results as messages) is refused since issue 14.
+EVENT_SEEDS = [seed for seed in _golden(("events",), "*.jsonl") if b'"tool_results":[{"id"' not in seed]
 
 TOKENS = [
     b"[", b"]", b"{", b"}", b",", b":", b'"', b"\\", b"null", b"true", b"NaN", b"-Infinity", b"1e400",

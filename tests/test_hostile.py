@@ -581,7 +581,10 @@ def test_a_log_with_a_bom_is_refused_at_line_1(tmp_path: Path) -> None:
 
 # --- Hostile fixture files (fixtures/invalid/hostile-*). -----------------------------------------
 
-HOSTILE = sorted((FIXTURES / "invalid").glob("hostile-*"))
+# Issue 14: an unknown key holding 1e400 loads, as in orion-core (with an UnknownKeyWarning).
+HOSTILE = sorted(
+    p for p in (FIXTURES / "invalid").glob("hostile-*") if p.name != "hostile-1e400-in-unknown-key.json"
+)
 
 
 @pytest.mark.parametrize("path", HOSTILE, ids=[p.name for p in HOSTILE])
@@ -921,7 +924,7 @@ def _nested_lists(levels: int) -> Any:
 
 def test_the_deepest_arguments_the_models_accept_load_back() -> None:
     from orion_messages import Message, ToolCall
-    from orion_messages.models import _MAX_DEPTH
+    from orion_messages._json_rules import VALUE_DEPTH_MAX as _MAX_DEPTH
 
     message = Message.assistant(
         "a", "x", [ToolCall(id="c", name="n", arguments=_nested_lists(_MAX_DEPTH))], timestamp=1

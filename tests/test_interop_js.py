@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from orion_messages import loads
-from orion_messages.events import iter_events, record_events
+from orion_messages.events import iter_events, messages_from_events
 from orion_messages.schema import SCHEMA_FILES
 
 from ._schema_agreement import (
@@ -51,7 +51,7 @@ TS_GOLDENS = [
     "v0.8/pending-mixed.json",
     "newer/unknown-keys.json",
 ]
-TS_STREAM = "events/tool-loop-denied-error.jsonl"
+TS_STREAM = "events/tool-loop-denied-error.tool-results.jsonl"
 
 
 @pytest.fixture(scope="module")
@@ -209,7 +209,7 @@ def test_typescript_reads_the_goldens_as_the_library_does(reader: list[str]) -> 
     output = json.loads(_run([*reader, *files]))
     for name in TS_GOLDENS:
         assert output[str(FIXTURES / name)] == _python_summary(FIXTURES / name), name
-    recorded = record_events(iter_events(FIXTURES / TS_STREAM))
+    recorded = messages_from_events(iter_events(FIXTURES / TS_STREAM))
     assert output[str(FIXTURES / TS_STREAM)] == [
         {"id": message.id, "token_count": message.token_count} for message in recorded
     ]

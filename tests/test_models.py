@@ -16,7 +16,7 @@ def test_constructors_set_the_role() -> None:
     assert Message.system("msg-1", "s").role is Role.SYSTEM
     assert Message.user("msg-2", "u").role is Role.USER
     assert Message.assistant("msg-3", "a").role is Role.ASSISTANT
-    assert Message.tool_result("msg-4", "call-1", "read_file", "out").role is Role.TOOL_RESULT
+    assert Message.tool_result_message("msg-4", "call-1", "read_file", "out").role is Role.TOOL_RESULT
 
 
 def test_constructors_leave_the_optional_fields_unset() -> None:
@@ -29,7 +29,7 @@ def test_constructors_leave_the_optional_fields_unset() -> None:
 
 
 def test_tool_result_stores_its_text_twice() -> None:
-    message = Message.tool_result("msg-4", "call-1", "read_file", "file contents...", False)
+    message = Message.tool_result_message("msg-4", "call-1", "read_file", "file contents...", False)
     assert message.content == "file contents..."
     assert message.tool_result == ToolResult(
         tool_call_id="call-1", tool_name="read_file", content="file contents...", is_error=False
@@ -39,13 +39,14 @@ def test_tool_result_stores_its_text_twice() -> None:
 
 
 def test_tool_result_error_flag() -> None:
-    message = Message.tool_result("msg-4", "call-1", "read_file", "no such file", True)
+    message = Message.tool_result_message("msg-4", "call-1", "read_file", "no such file", True)
     assert message.tool_result is not None
     assert message.tool_result.is_error is True
 
 
 def test_tool_result_pending_keyword_and_pending_result() -> None:
-    by_flag = Message.tool_result("msg-5", "call-2", "scan", "", pending=True, timestamp=9)
+    with pytest.warns(DeprecationWarning, match="pending_result"):
+        by_flag = Message.tool_result("msg-5", "call-2", "scan", "", pending=True, timestamp=9)
     placeholder = Message.pending_result("msg-5", "call-2", "scan", timestamp=9)
     assert by_flag == placeholder
     assert placeholder.is_pending

@@ -56,7 +56,8 @@ def build(spec: str) -> list[Message]:
                 message_id, "", [ToolCall(id=call, name="tool", arguments={})], timestamp=T0
             )
         elif kind in "RW":
-            message = Message.tool_result(message_id, call, "tool", "out", pending=kind == "W", timestamp=T0)
+            result = Message.pending_result if kind == "W" else Message.tool_result_message
+            message = result(message_id, call, "tool", "out", timestamp=T0)
         else:
             raise AssertionError(f"bad spec word {word!r}")
         message = message.with_token_count(int(tokens_text))

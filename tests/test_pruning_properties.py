@@ -65,9 +65,8 @@ def conversations(draw: st.DrawFn, *, wild: bool, pending: bool = True) -> list[
             )
             if not wild or not one_in(6):  # wild: some calls never get a result
                 waiting = pending and one_in(5)
-                results.append(
-                    finish(Message.tool_result("", call_id, "f", text(), pending=waiting, timestamp=T0))
-                )
+                result = Message.pending_result if waiting else Message.tool_result_message
+                results.append(finish(result("", call_id, "f", text(), timestamp=T0)))
         return finish(Message.assistant("", text(), tool_calls, timestamp=T0)), results
 
     if wild:
@@ -94,7 +93,8 @@ def conversations(draw: st.DrawFn, *, wild: bool, pending: bool = True) -> list[
         body.insert(draw(st.integers(0, len(body))), message)
     if wild and one_in(6):  # a result whose call is nowhere
         body.insert(
-            draw(st.integers(0, len(body))), Message.tool_result("", "nowhere", "f", "?", timestamp=T0)
+            draw(st.integers(0, len(body))),
+            Message.tool_result_message("", "nowhere", "f", "?", timestamp=T0),
         )
     return [
         message.model_copy(update={"id": f"msg-{number}"}) for number, message in enumerate(body, start=1)

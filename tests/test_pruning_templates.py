@@ -71,7 +71,7 @@ def agent_turns() -> list[Message]:
         Message.system("msg-1", "You are terse.", timestamp=T0),
         Message.user("msg-2", "hi there", timestamp=T0),
         Message.assistant("msg-3", "ok", [call], timestamp=T0),
-        Message.tool_result("msg-4", "msg-3-call-1", "add", "42", timestamp=T0),
+        Message.tool_result_message("msg-4", "msg-3-call-1", "add", "42", timestamp=T0),
         Message.user("msg-5", "hi there", timestamp=T0),
     ]
 

@@ -243,7 +243,7 @@ def test_agent_event_schema_has_the_15_variants_of_the_reference() -> None:
         "$ref": "#/$defs/Message",
         "description": by_tag["message_end"]["properties"]["message"]["description"],
     }
-    assert by_tag["turn_end"]["properties"]["tool_results"]["items"] == {"$ref": "#/$defs/Message"}
+    assert by_tag["turn_end"]["properties"]["tool_results"]["items"] == {"$ref": "#/$defs/ToolResult"}
     assert by_tag["agent_end"]["properties"]["messages"]["items"] == {"$ref": "#/$defs/Message"}
     assert by_tag["warning"]["properties"]["message"]["type"] == "string"
     assert set(by_tag["tool_exec_start"]["properties"]["args"]["type"]) == ANY_JSON
@@ -360,7 +360,7 @@ _FINITE = st.floats(allow_nan=False, allow_infinity=False).filter(lambda number:
 _EVENT_VALUES: dict[str, st.SearchStrategy[Any]] = {
     "messages": st.lists(_MESSAGE, max_size=2),
     "message": _MESSAGE | st.text(max_size=5),
-    "tool_results": st.lists(_MESSAGE, max_size=2),
+    "tool_results": st.lists(_TOOL_RESULT | _MESSAGE, max_size=2),
     "delta": st.text(max_size=5),
     "tokens_generated": _U32,
     "prompt_tokens": _U32,

@@ -47,7 +47,7 @@ def assistant(content: str, id: str = "a") -> Message:
 
 
 def result(content: str, id: str = "r", *, is_error: bool = False) -> Message:
-    return Message.tool_result(id, f"{id}-call", "add", content, is_error, timestamp=T0)
+    return Message.tool_result_message(id, f"{id}-call", "add", content, is_error, timestamp=T0)
 
 
 def test_the_ten_templates_in_the_sheets_order() -> None:

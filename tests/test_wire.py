@@ -20,6 +20,7 @@ from orion_messages import (
     Problem,
     Role,
     ToolCall,
+    UnknownKeyWarning,
     dumps,
     dumps_message,
     loads,
@@ -100,7 +101,10 @@ REJECTIONS: dict[str, Rejection] = {
     "tool-result-pending-null.json": Rejection(
         "[0].tool_result.pending", "expected a boolean (true or false), found null"
     ),
-    "tool-result-array.json": Rejection("[0].tool_result", "expected an object, found an array"),
+    "tool-result-array.json": Rejection(
+        "[0].tool_result",
+        "(a struct written as an array of its fields, which serde reads, is refused: orion-core never writes one), found an array",
+    ),
     "message-not-object.json": Rejection("[1]", "expected an object, found the number 42"),
     "malformed-unterminated.json": Rejection("", "the document ends", 1, b","),
     "malformed-missing-colon.json": Rejection("", "expected `:`", 1, b' "msg-1"'),
@@ -280,7 +284,7 @@ def test_loads_takes_bytes_bytearray_memoryview_and_str(kind: type) -> None:
 def test_dumps_writes_the_wire_table_order_and_omissions() -> None:
     plain = Message.user("msg-1", "hi", timestamp=5)
     assert dumps([plain]) == b'[{"id":"msg-1","role":"user","content":"hi","timestamp":5}]'
-    full = Message.tool_result("msg-2", "c", "t", "out", timestamp=6).with_token_count(3).pin()
+    full = Message.tool_result_message("msg-2", "c", "t", "out", timestamp=6).with_token_count(3).pin()
     assert dumps_message(full) == (
         b'{"id":"msg-2","role":"tool_result","content":"out","timestamp":6,'
         b'"tool_result":{"tool_call_id":"c","tool_name":"t","content":"out","is_error":false},'
@@ -292,7 +296,7 @@ def test_dumps_writes_the_wire_table_order_and_omissions() -> None:
 
 def test_dumps_writes_defaults_that_equal_the_omitted_values_explicitly_where_required() -> None:
     # timestamp 0, is_error false and token_count 0 are values, not omissions.
-    message = Message.tool_result("", "", "", "", timestamp=0).with_token_count(0)
+    message = Message.tool_result_message("", "", "", "", timestamp=0).with_token_count(0)
     assert dumps_message(message) == (
         b'{"id":"","role":"tool_result","content":"","timestamp":0,'
         b'"tool_result":{"tool_call_id":"","tool_name":"","content":"","is_error":false},"token_count":0}'
@@ -308,26 +312,44 @@ def test_dumps_escapes_like_serde() -> None:
     assert b'"content":' + expected_content + b"," in out
 
 
-@pytest.mark.parametrize(
-    ("value", "spelled"),
-    [
-        (1e20, b"1e20"),
-        (1e16, b"1e16"),
-        (1e15, b"1000000000000000.0"),
-        (40.0, b"40.0"),
-        (1.5e-7, b"1.5e-7"),
-        (1e-6, b"1e-6"),
-        (0.00001, b"0.00001"),
-        (-0.0, b"-0.0"),
-        (1.7976931348623157e308, b"1.7976931348623157e308"),
-        (5e-324, b"5e-324"),
-        (-2.5e300, b"-2.5e300"),
-    ],
-)
-def test_dumps_spells_floats_as_ryu(value: float, spelled: bytes) -> None:
+# The spellings of the reference page ("Facts from the real serde"): zmij, serde_json >= 1.0.146;
+# and ryu, before it (the same digits, no sign on a positive exponent).
+ZMIJ_AND_RYU = [
+    (1e20, b"1e+20", b"1e20"),
+    (1e16, b"1e+16", b"1e16"),
+    (1e15, b"1000000000000000.0", b"1000000000000000.0"),
+    (40.0, b"40.0", b"40.0"),
+    (100.0, b"100.0", b"100.0"),
+    (0.1, b"0.1", b"0.1"),
+    (1.5e-7, b"1.5e-7", b"1.5e-7"),
+    (1e-7, b"1e-7", b"1e-7"),
+    (1e-6, b"1e-6", b"1e-6"),
+    (0.00001, b"0.00001", b"0.00001"),
+    (-0.0, b"-0.0", b"-0.0"),
+    (1.5e21, b"1.5e+21", b"1.5e21"),
+    (1e300, b"1e+300", b"1e300"),
+    (1.7976931348623157e308, b"1.7976931348623157e+308", b"1.7976931348623157e308"),
+    (5e-324, b"5e-324", b"5e-324"),
+    (-2.5e300, b"-2.5e+300", b"-2.5e300"),
+]
+
+
+@pytest.mark.parametrize(("value", "spelled", "old"), ZMIJ_AND_RYU)
+def test_dumps_spells_floats_as_current_serde_json(value: float, spelled: bytes, old: bytes) -> None:
     call = ToolCall(id="c", name="n", arguments={"v": value, "s": "1e+20"})
     out = dumps_message(Message.assistant("m", "", [call], timestamp=1))
     assert b'"arguments":{"v":' + spelled + b',"s":"1e+20"}' in out
+
+
+@pytest.mark.parametrize(("value", "spelled", "old"), ZMIJ_AND_RYU)
+def test_float_style_ryu_spells_floats_as_serde_json_before_1_0_146(
+    value: float, spelled: bytes, old: bytes
+) -> None:
+    call = ToolCall(id="c", name="n", arguments={"v": value, "s": "1e+20"})
+    message = Message.assistant("m", "", [call], timestamp=1)
+    assert b'"arguments":{"v":' + old + b',"s":"1e+20"}' in dumps_message(message, float_style="ryu")
+    assert b'"arguments":{"v":' + old + b',"s":"1e+20"}' in dumps([message], float_style="ryu")
+    assert loads(dumps([message], float_style="ryu")) == [message]
 
 
 def test_dumps_pretty_is_serde_to_string_pretty() -> None:
@@ -377,13 +399,16 @@ def test_non_json_arguments_are_refused_when_built() -> None:
             ToolCall(id="c", name="n", arguments=bad)
 
 
-def test_unknown_keys_with_non_finite_numbers_are_refused() -> None:
-    raw = '[{"id":"m","role":"user","content":"c","timestamp":1,"x":[1e400]}]'
-    with pytest.raises(FormatError) as caught:
-        loads(raw)
-    (problem,) = caught.value.problems
-    assert problem.location == "[0]"
-    assert 'unknown key "x"' in problem.message
+def test_an_unknown_key_that_cannot_be_written_back_loads_without_it_and_warns() -> None:
+    # orion-core skips unknown values unread (reference page), so this document loads there.
+    raw = '[{"id":"m","role":"user","content":"c","timestamp":1,"x":[1e400],"y":2}]'
+    with pytest.warns(UnknownKeyWarning) as caught:
+        (message,) = loads(raw)
+    assert message.model_extra == {"y": 2}
+    (warning,) = [w.message for w in caught]
+    assert isinstance(warning, UnknownKeyWarning)
+    assert (warning.location, warning.key) == ("[0]", "x")
+    assert 'unknown key "x"' in str(warning)
 
 
 def test_loads_message_and_dumps_message_round_trip() -> None:
@@ -418,13 +443,17 @@ def test_roles_are_spelled_as_on_the_wire() -> None:
     assert str(Role.TOOL_CALL) == "tool_call"
 
 
-def test_integers_up_to_4300_digits_round_trip_and_longer_ones_are_refused() -> None:
-    longest = 10**4300 - 1  # 4300 nines: the most that jiter (and Python's int()) reads back
+def test_integers_up_to_4000_digits_round_trip_and_longer_ones_are_refused() -> None:
+    # jiter (and Python's int()) read 4300 digits; the rule keeps a margin below it.
+    longest = 10**4000 - 1
     message = Message.assistant(
         "m", "", [ToolCall(id="c", name="n", arguments=[longest, -longest])], timestamp=1
     )
     assert loads(dumps([message])) == [message]
-    with pytest.raises(ValueError, match="at most 4300 digits"):
-        ToolCall(id="c", name="n", arguments={"n": 10**4300})
+    with pytest.raises(ValueError, match="at most 4000 digits"):
+        ToolCall(id="c", name="n", arguments={"n": 10**4000})
+    call = b'[{"id":"c","name":"n","arguments":' + b"9" * 4001 + b"}]"
+    with pytest.raises(FormatError, match="at most 4000 digits"):
+        loads(b'[{"id":"m","role":"assistant","content":"","timestamp":1,"tool_calls":' + call + b"}]")
     with pytest.raises(FormatError, match="number out of range"):
         loads(b'[{"id":"m","role":"user","content":"","timestamp":1,"x":' + b"9" * 4301 + b"}]")

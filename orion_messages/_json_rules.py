@@ -1,0 +1,359 @@
+"""The rules for free JSON values, in one place (private).
+
+A free JSON value is what orion-core keeps as a ``serde_json::Value``: a tool call's
+``arguments``, ``tool_exec_start.args``, and the value of every key a model does not know.
+The rules, each with a margin below the readers' own limits so that whatever is accepted and
+written here is read back here and by orion-core:
+
+- no NaN or infinity (JSON has neither; jiter turns ``1e400`` into infinity);
+- integers of at most ``INT_DIGITS_MAX`` digits (jiter and Python stop at 4300);
+- nesting of at most ``VALUE_DEPTH_MAX`` levels inside the value, so that a value inside the
+  deepest place the format puts one (an ``agent_end`` event: event, messages, message,
+  tool_calls, call) stays within serde_json's limit of 128 levels for the whole document, and
+  far from jiter's (about 200);
+- only ``dict`` with string keys, ``list``, ``str``, ``int``, ``float``, ``bool`` and ``None``.
+
+The rules are checked inside pydantic-core (``JSON_VALUE``), so loading costs no Python work per
+value; ``value_problem`` walks a value in Python on the error path only, to say what and where.
+This module also holds the linear scanners the codec needs on rare paths: finding a literal
+outside strings (``NaN``, ``-0``) and finding duplicate keys.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+from pydantic import GetCoreSchemaHandler
+from pydantic_core import core_schema
+
+__all__ = [
+    "INT_DIGITS_MAX",
+    "JSON_VALUE",
+    "SERDE_DEPTH_LIMIT",
+    "VALUE_DEPTH_MAX",
+    "duplicate_key_paths",
+    "flatten_deeper_than",
+    "first_non_finite_literal",
+    "minus_zero_as_float",
+    "value_problem",
+]
+
+SERDE_DEPTH_LIMIT = 128
+"""serde_json's recursion limit: a document nested deeper does not load in orion-core."""
+
+VALUE_DEPTH_MAX = 120
+"""How many levels a free JSON value may nest (a scalar is level 0, ``[1]`` level 1).
+
+The deepest place the format holds such a value is 5 levels down (an ``agent_end`` event's
+message's tool call), and 5 + 120 stays below ``SERDE_DEPTH_LIMIT``.
+"""
+
+INT_DIGITS_MAX = 4000
+"""The most digits an integer in a free JSON value may have (jiter reads up to 4300)."""
+
+_INT_BOUND = 10**INT_DIGITS_MAX
+
+_JSON_VALUE_ERROR = "json_value"
+_JSON_VALUE_RULES = (
+    f"expected a JSON value: no NaN or infinity, integers of at most {INT_DIGITS_MAX} digits, "
+    f"nested at most {VALUE_DEPTH_MAX} levels, object keys strings"
+)
+
+
+# Keys are written through pydantic-core's inference, which refuses a lone surrogate (the str
+# key serializer would write U+FFFD in its place, changing the key).
+_KEY = core_schema.str_schema(strict=True, serialization=core_schema.simple_ser_schema("any"))
+
+
+def _value_schema(levels: int) -> core_schema.CoreSchema:
+    """A JSON value nested at most ``levels`` deep, checked entirely in pydantic-core.
+
+    Unrolled rather than recursive: pydantic-core has no depth limit to set, and an unrolled
+    schema makes the limit part of the type. Each level is a definition that refers to the one
+    below (a tree would double at every level). Strings, objects and arrays are tried first (the
+    common cases: a failed choice costs an error object); strict types keep ``true``, ``1`` and
+    ``1.0`` apart.
+    """
+    scalars: list[core_schema.CoreSchema] = [
+        core_schema.str_schema(strict=True),
+        core_schema.bool_schema(strict=True),  # before int: the writer takes True for an int
+        core_schema.int_schema(strict=True, gt=-_INT_BOUND, lt=_INT_BOUND),
+        core_schema.float_schema(strict=True, allow_inf_nan=False),
+        core_schema.none_schema(),
+    ]
+    definitions: list[core_schema.CoreSchema] = [_union(scalars, "orion-json-value-0")]
+    for level in range(1, levels + 1):
+        inner = core_schema.definition_reference_schema(f"orion-json-value-{level - 1}")
+        choices = [
+            scalars[0],
+            core_schema.dict_schema(_KEY, inner, strict=True),
+            core_schema.list_schema(inner, strict=True),
+            *scalars[1:],
+        ]
+        definitions.append(_union(choices, f"orion-json-value-{level}"))
+    top = core_schema.definition_reference_schema(f"orion-json-value-{levels}")
+    return core_schema.definitions_schema(top, definitions)
+
+
+def _union(choices: list[Any], ref: str) -> core_schema.CoreSchema:
+    return core_schema.union_schema(
+        choices,
+        ref=ref,
+        mode="left_to_right",
+        custom_error_type=_JSON_VALUE_ERROR,
+        custom_error_message=_JSON_VALUE_RULES,
+        # Written by type inference: what validation let in is plain JSON data, and inference
+        # is several times faster than trying each choice of the union.
+        serialization=core_schema.simple_ser_schema("any"),
+    )
+
+
+class _JsonValue:
+    """The type pydantic sees for a free JSON value (type checkers see ``Any``)."""
+
+    @classmethod
+    def __get_pydantic_core_schema__(
+        cls, source: Any, handler: GetCoreSchemaHandler
+    ) -> core_schema.CoreSchema:
+        return _value_schema(VALUE_DEPTH_MAX)
+
+    @classmethod
+    def __get_pydantic_json_schema__(cls, schema: Any, handler: Any) -> dict[str, Any]:
+        # In JSON Schema a free value is any of the six JSON types, whatever its depth.
+        return {"type": ["object", "array", "string", "number", "boolean", "null"]}
+
+
+if TYPE_CHECKING:
+    JSON_VALUE = Any
+else:
+    JSON_VALUE = _JsonValue
+"""Any JSON value that is written back losslessly (the rules above), as a field type."""
+
+
+def value_problem(value: Any) -> tuple[tuple[int | str, ...], str] | None:
+    """Where in ``value`` and what breaks the rules, or None; for error messages only.
+
+    Iterative, and it ends on a list that contains itself (the depth limit stops it).
+    """
+    stack: list[tuple[Any, tuple[int | str, ...]]] = [(value, ())]
+    while stack:
+        item, path = stack.pop()
+        kind = type(item)
+        if kind in (dict, list) and len(path) >= VALUE_DEPTH_MAX:
+            return (
+                (),
+                f"expected a JSON value nested at most {VALUE_DEPTH_MAX} levels deep, found a deeper one",
+            )
+        if kind is dict:
+            for key, child in item.items():
+                if type(key) is not str:
+                    return path, f"expected an object key (a string), found {key!r}"
+                stack.append((child, (*path, key)))
+        elif kind is list:
+            stack.extend((child, (*path, index)) for index, child in enumerate(item))
+        elif kind is float and item != item:
+            return path, "expected a finite number, found NaN"
+        elif kind is float and item - item != 0.0:
+            return path, "expected a finite number, found infinity (such as a number too large for a double)"
+        elif kind is int and not -_INT_BOUND < item < _INT_BOUND:
+            return path, f"expected an integer of at most {INT_DIGITS_MAX} digits, found a longer one"
+        elif kind not in (str, int, float, bool, type(None)):
+            return (
+                path,
+                f"expected a JSON value (dict, list, str, int, float, bool or None), found a {kind.__name__}",
+            )
+    return None
+
+
+# --- Linear scanners over the raw document (rare paths only). ------------------------------------
+
+_BYTES_QUOTE_OR: dict[str, re.Pattern[Any]] = {
+    "non_finite": re.compile(rb'"|-?Infinity|NaN'),
+    "minus_zero": re.compile(rb'"|-0(?![0-9.eE])'),
+}
+_TEXT_QUOTE_OR: dict[str, re.Pattern[Any]] = {
+    "non_finite": re.compile(r'"|-?Infinity|NaN'),
+    "minus_zero": re.compile(r'"|-0(?![0-9.eE])'),
+}
+
+# The cheap test that runs on every load: a "-0" that is not the start of "-0.5" or "-0e1".
+_BYTES_MINUS_ZERO: re.Pattern[Any] = re.compile(rb"-0(?![0-9.eE])")
+_TEXT_MINUS_ZERO: re.Pattern[Any] = re.compile(r"-0(?![0-9.eE])")
+
+
+def _outside_strings(data: bytes | str, kind: str) -> Iterator[int]:
+    """The start of every ``kind`` token outside JSON strings, in one linear pass.
+
+    No backtracking and no state per character: a string is skipped by finding its closing
+    quote (a quote preceded by an odd number of backslashes is escaped).
+    """
+    pattern = (_BYTES_QUOTE_OR if isinstance(data, bytes) else _TEXT_QUOTE_OR)[kind]
+    quote: Any = b'"' if isinstance(data, bytes) else '"'
+    position = 0
+    while (match := pattern.search(data, position)) is not None:
+        start = match.start()
+        if data[start : start + 1] != quote:
+            yield start
+            position = match.end()
+            continue
+        position = _string_end(data, start)
+        if position < 0:
+            return  # an unterminated string: the parser reports it
+
+
+def _line_and_column(data: bytes | str, offset: int) -> tuple[int, int]:
+    newline: Any = b"\n" if isinstance(data, bytes) else "\n"
+    line_start = data.rfind(newline, 0, offset) + 1
+    prefix = data[line_start:offset]
+    width = len(prefix.decode("utf-8", "replace")) if isinstance(prefix, bytes) else len(prefix)
+    return data.count(newline, 0, offset) + 1, width + 1
+
+
+def first_non_finite_literal(data: bytes | str) -> tuple[str, int, int] | None:
+    """The first ``NaN``, ``Infinity`` or ``-Infinity`` outside strings, with its line and column.
+
+    Linear in time, constant extra memory. Only called when a document failed to load.
+    """
+    if isinstance(data, str):
+        if "NaN" not in data and "Infinity" not in data:
+            return None
+    elif b"NaN" not in data and b"Infinity" not in data:
+        return None
+    for start in _outside_strings(data, "non_finite"):
+        literal = data[start : start + 9]
+        text = literal.decode() if isinstance(literal, bytes) else literal
+        name = "NaN" if text.startswith("NaN") else "-Infinity" if text.startswith("-") else "Infinity"
+        return (name, *_line_and_column(data, start))
+    return None
+
+
+def minus_zero_as_float(data: bytes | str) -> bytes | str:
+    """``data`` with every ``-0`` outside strings spelled ``-0.0``, as serde_json reads it.
+
+    serde_json reads ``-0`` as the float ``-0.0`` (jiter reads the integer 0): so an integer
+    field refuses it and a free value keeps the float. The common case costs one regex search.
+    """
+    search = _BYTES_MINUS_ZERO if isinstance(data, bytes) else _TEXT_MINUS_ZERO
+    if search.search(data) is None:
+        return data
+    starts = list(_outside_strings(data, "minus_zero"))
+    if not starts:
+        return data
+    zero: Any = b"-0.0" if isinstance(data, bytes) else "-0.0"
+    pieces: list[Any] = []
+    previous = 0
+    for start in starts:
+        pieces.extend((data[previous:start], zero))
+        previous = start + 2
+    pieces.append(data[previous:])
+    return (b"" if isinstance(data, bytes) else "").join(pieces)
+
+
+_BYTES_BRACKETS: re.Pattern[Any] = re.compile(rb'["\[\]{}]')
+_TEXT_BRACKETS: re.Pattern[Any] = re.compile(r'["\[\]{}]')
+
+
+def flatten_deeper_than(data: bytes | str, depth: int) -> tuple[bytes | str, int]:
+    """``data`` with every array or object that opens below ``depth`` levels replaced by ``null``.
+
+    How a document whose unknown keys nest deeper than the parser goes (serde skips such values
+    unread) is still loaded: the values replaced are dropped afterwards, with a warning. One
+    linear pass outside strings; returns the new document and how many values were replaced.
+    """
+    is_bytes = isinstance(data, bytes)
+    pattern: re.Pattern[Any] = _BYTES_BRACKETS if is_bytes else _TEXT_BRACKETS
+    quote: Any = b'"' if is_bytes else '"'
+    opening: Any = (b"[", b"{") if is_bytes else ("[", "{")
+    pieces: list[Any] = []
+    level = 0
+    copied = 0
+    replaced = 0
+    cut_from: int | None = None
+    position = 0
+    while (match := pattern.search(data, position)) is not None:
+        start = match.start()
+        char = data[start : start + 1]
+        if char == quote:
+            position = _string_end(data, start)
+            if position < 0:
+                break
+            continue
+        position = start + 1
+        if char in opening:
+            level += 1
+            if level == depth + 1 and cut_from is None:
+                cut_from = start
+        else:
+            if level == depth + 1 and cut_from is not None:
+                pieces.extend((data[copied:cut_from], b"null" if is_bytes else "null"))
+                copied = start + 1
+                cut_from = None
+                replaced += 1
+            level -= 1
+    pieces.append(data[copied:])
+    return (b"" if is_bytes else "").join(pieces), replaced
+
+
+def _string_end(data: bytes | str, start: int) -> int:
+    """The index after the string that opens at ``start``, or -1 if it never closes."""
+    quote: Any = b'"' if isinstance(data, bytes) else '"'
+    backslash: Any = b"\\" if isinstance(data, bytes) else "\\"
+    end = start + 1
+    while True:
+        end = data.find(quote, end)
+        if end < 0:
+            return -1
+        escapes = 0
+        while data[end - 1 - escapes : end - escapes] == backslash:
+            escapes += 1
+        end += 1
+        if escapes % 2 == 0:
+            return end
+
+
+class _Pairs(list[tuple[str, Any]]):
+    """An object's key/value pairs in order, kept only for an object where a key repeats."""
+
+
+def duplicate_key_paths(data: bytes | str) -> list[tuple[tuple[int | str, ...], str]]:
+    """Every key repeated in one object, as (path of the object, key).
+
+    One pass of the standard library's C parser; objects are built as plain dicts, and only
+    when some object repeats a key is the document walked to say where. A document it cannot
+    parse (malformed, nested too deeply) gives no result: the main parser reports it.
+    """
+    repeated = False
+
+    def pairs_or_dict(pairs: list[tuple[str, Any]]) -> Any:
+        nonlocal repeated
+        built = dict(pairs)
+        if len(built) == len(pairs):
+            return built
+        repeated = True
+        return _Pairs(pairs)
+
+    try:
+        document = json.loads(data, object_pairs_hook=pairs_or_dict)
+    except (ValueError, RecursionError):
+        return []
+    if not repeated:
+        return []
+    found: list[tuple[tuple[int | str, ...], str]] = []
+    stack: list[tuple[Any, tuple[int | str, ...]]] = [(document, ())]
+    while stack:
+        item, path = stack.pop()
+        if isinstance(item, _Pairs):
+            seen: set[str] = set()
+            for key, _ in item:
+                if key in seen:
+                    found.append((path, key))
+                seen.add(key)
+            stack.extend((child, (*path, key)) for key, child in reversed(item))
+        elif isinstance(item, dict):
+            stack.extend((child, (*path, key)) for key, child in reversed(item.items()))
+        elif isinstance(item, list):
+            stack.extend((child, (*path, index)) for index, child in reversed(list(enumerate(item))))
+    return found

@@ -1,0 +1,340 @@
+"""Hostile input for the codec (issues 9, 10 and 14): error paths that stay linear, reports that
+stay small, and serde's readings of ``-0``, unknown keys and nesting.
+
+Expectations come from the reference page ("Facts from the real serde") and the hand-written
+fixtures under ``fixtures/invalid/hostile-*`` and ``fixtures/hostile/``.
+"""
+
+from __future__ import annotations
+
+import math
+import subprocess
+import sys
+import tracemalloc
+import warnings
+from typing import Any
+
+import pytest
+
+from orion_messages import (
+    FormatError,
+    Message,
+    Role,
+    ToolCall,
+    TurnEndEvent,
+    UnknownKeyWarning,
+    dump_event,
+    dumps,
+    dumps_message,
+    loads,
+    loads_message,
+    parse_event,
+)
+from orion_messages._json_rules import (
+    INT_DIGITS_MAX,
+    SERDE_DEPTH_LIMIT,
+    VALUE_DEPTH_MAX,
+    duplicate_key_paths,
+    first_non_finite_literal,
+    minus_zero_as_float,
+)
+from orion_messages.errors import MAX_REPORTED_PROBLEMS
+
+from .conftest import FIXTURES
+
+HOSTILE = FIXTURES / "hostile"
+INVALID = FIXTURES / "invalid"
+
+
+def _problems(read: Any, data: Any) -> list[tuple[str, str]]:
+    with pytest.raises(FormatError) as caught:
+        read(data)
+    return [(p.location, p.message) for p in caught.value.problems]
+
+
+# --- The NaN error path is linear (issue 9). -----------------------------------------------------
+
+
+def _peak_bytes(action: Any) -> int:
+    tracemalloc.start()
+    with pytest.raises(FormatError):
+        action()
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    return peak
+
+
+def test_nan_after_a_long_string_is_reported_with_its_place() -> None:
+    raw = (INVALID / "hostile-nan-after-long-string.json").read_bytes()
+    ((where, what),) = _problems(loads, raw)
+    assert where == ""
+    assert "found NaN" in what
+
+
+@pytest.mark.parametrize("as_text", [False, True], ids=["bytes", "str"])
+def test_nan_after_a_long_string_costs_memory_bounded_by_the_input(as_text: bool) -> None:
+    # Was ~120 bytes per character of the string (a backtracking regex). Now a small multiple of
+    # the input: measured by allocations, never by time.
+    size = 4_000_000
+    raw = b'[{"id":"m","role":"user","content":"' + b"a" * size + b'","timestamp":1,"x":NaN}]'
+    data: bytes | str = raw.decode() if as_text else raw
+    peak = _peak_bytes(lambda: loads(data))
+    assert peak < 6 * size, peak
+
+
+def test_the_literal_scanner_skips_escaped_quotes_and_reports_line_and_column() -> None:
+    data = b'["a\\"NaN\\\\", \n  "x", -Infinity]'
+    assert first_non_finite_literal(data) == ("-Infinity", 2, 8)
+    assert first_non_finite_literal(data.decode()) == ("-Infinity", 2, 8)
+    assert first_non_finite_literal(b'["NaN", "Infinity"]') is None
+
+
+def test_the_scanner_memory_does_not_grow_with_escapes() -> None:
+    size = 1_000_000
+    raw = b'["' + b'\\"' * size + b'", NaN]'
+    tracemalloc.start()
+    assert first_non_finite_literal(raw) is not None
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert peak < 3 * len(raw), peak  # the line holding the literal is decoded once, for its column
+
+
+# --- Error reports are capped (issue 9). ---------------------------------------------------------
+
+
+def test_an_error_report_holds_the_first_problems_and_counts_the_rest() -> None:
+    raw = (INVALID / "hostile-600-problems.json").read_bytes()
+    with pytest.raises(FormatError) as caught:
+        loads(raw)
+    error = caught.value
+    assert len(error.problems) == MAX_REPORTED_PROBLEMS
+    assert error.omitted == 600 - MAX_REPORTED_PROBLEMS
+    assert error.problems[0].location == "[0].timestamp"
+    assert str(error).startswith("600 problems:")
+    assert str(error).endswith(f"... and {600 - MAX_REPORTED_PROBLEMS} more")
+    placed = error.at_line(3, source="log.jsonl")
+    assert (len(placed.problems), placed.omitted) == (MAX_REPORTED_PROBLEMS, error.omitted)
+
+
+# --- -0 is not an integer (issue 14). ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "where"),
+    [
+        ("hostile-minus-zero-timestamp.json", "[0].timestamp"),
+        ("hostile-minus-zero-token-count.json", "[0].token_count"),
+    ],
+)
+def test_minus_zero_is_refused_where_an_integer_is_required(name: str, where: str) -> None:
+    # serde_json: invalid type: floating point `-0.0`, expected i64
+    assert _problems(loads, (INVALID / name).read_bytes()) == [
+        (where, "expected an integer, found the number -0.0")
+    ]
+
+
+def test_minus_zero_is_refused_in_u32_event_fields() -> None:
+    line = b'{"type":"context_budget","used_tokens":-0,"max_tokens":1,"messages_in_context":0,"messages_pruned":0}'
+    assert _problems(parse_event, line) == [("used_tokens", "expected an integer, found the number -0.0")]
+
+
+def test_minus_zero_in_a_free_value_reads_and_writes_as_minus_zero_point_zero() -> None:
+    raw = (HOSTILE / "arguments-minus-zero.json").read_bytes()
+    (message,) = loads(raw)
+    arguments = message.tool_calls[0].arguments
+    assert type(arguments["z"]) is float
+    assert math.copysign(1.0, arguments["z"]) == -1.0
+    assert arguments["s"] == "-0"  # a string stays a string
+    assert b'"arguments":{"z":-0.0,"f":-0.0,"s":"-0"}' in dumps([message])
+    line = b'{"type":"tool_exec_start","tool_call_id":"c","tool_name":"n","args":[-0]}'
+    assert dump_event(parse_event(line)) == line.replace(b"[-0]", b"[-0.0]")
+
+
+def test_minus_zero_rewriting_leaves_strings_and_other_numbers_alone() -> None:
+    assert minus_zero_as_float(b'["-0",-0,-0.5,-0e1,-01,[-0]]') == b'["-0",-0.0,-0.5,-0e1,-01,[-0.0]]'
+    assert minus_zero_as_float('{"k\\"-0":-0}') == '{"k\\"-0":-0.0}'
+    unchanged = b'{"date":"2026-01-02","n":-10}'
+    assert minus_zero_as_float(unchanged) is unchanged
+
+
+def test_a_syntax_error_after_a_minus_zero_is_reported_where_it_is_in_the_input() -> None:
+    ((_, what),) = _problems(loads, b'[{"x":-0,"y":tru}]')
+    with pytest.raises(FormatError) as caught:
+        loads(b'[{"x":-0,"y":tru}]')
+    assert caught.value.problems[0].column == 17  # where jiter meets "}" in "tru}", in the input as given
+    assert what.startswith("malformed JSON")
+
+
+# --- Unknown keys: whatever orion-core loads, this library loads (issue 14). ---------------------
+
+
+def test_an_unknown_value_nested_ten_thousand_levels_loads_with_a_warning() -> None:
+    raw = (HOSTILE / "unknown-key-10000-deep.json").read_bytes()
+    with pytest.warns(UnknownKeyWarning) as caught:
+        (message,) = loads(raw)
+    assert message.model_extra == {"x_kept": 1}
+    (warning,) = [w.message for w in caught if isinstance(w.message, UnknownKeyWarning)]
+    assert (warning.location, warning.key) == ("[0]", "x_deep")
+    assert "nested" in warning.reason
+
+
+def test_unwritable_unknown_keys_are_named_at_every_level() -> None:
+    raw = (
+        b'{"id":"m","role":"tool_result","content":"","timestamp":1,'
+        b'"tool_result":{"tool_call_id":"c","tool_name":"n","content":"","is_error":false,"x":1e400},"y":-1e999}'
+    )
+    with pytest.warns(UnknownKeyWarning) as caught:
+        message = loads_message(raw)
+    assert message.model_extra == {}
+    assert {(w.message.location, w.message.key) for w in caught} == {("tool_result", "x"), ("", "y")}  # type: ignore[union-attr]
+
+
+def test_an_unwritable_unknown_key_in_an_event_is_dropped_with_a_warning() -> None:
+    line = b'{"type":"turn_start","x":1e400}'
+    with pytest.warns(UnknownKeyWarning):
+        event = parse_event(line)
+    assert dump_event(event) == b'{"type":"turn_start"}'
+
+
+def test_nan_in_an_unknown_key_is_still_malformed_json() -> None:
+    # serde refuses NaN even where it skips a value: it is not JSON.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ((_, what),) = _problems(loads, b'[{"id":"m","role":"user","content":"","timestamp":1,"x":NaN}]')
+    assert "found NaN" in what
+
+
+def test_writable_unknown_keys_load_without_a_warning() -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        (message,) = loads(b'[{"id":"m","role":"user","content":"","timestamp":1,"x":[1e300,{"a":null}]}]')
+    assert message.model_extra == {"x": [1e300, {"a": None}]}
+
+
+# --- Nesting of free values (issue 10/14). -------------------------------------------------------
+
+
+def test_the_depth_rule_leaves_room_below_serde_and_jiter() -> None:
+    deepest_place = 5  # event -> messages -> message -> tool_calls -> call -> arguments
+    assert deepest_place + VALUE_DEPTH_MAX < SERDE_DEPTH_LIMIT
+    assert INT_DIGITS_MAX < 4300
+
+
+def test_arguments_at_the_depth_limit_load_and_one_deeper_are_refused() -> None:
+    (message,) = loads((HOSTILE / "arguments-120-deep.json").read_bytes())
+    assert loads(dumps([message])) == [message]
+    event = b'{"type":"agent_end","messages":' + dumps([message]) + b"}"
+    assert parse_event(event).messages == (message,)  # type: ignore[union-attr]
+    ((where, what),) = _problems(loads, (INVALID / "hostile-arguments-121-deep.json").read_bytes())
+    assert where == "[0].tool_calls[0].arguments"
+    assert f"at most {VALUE_DEPTH_MAX} levels" in what
+
+
+# --- Forms serde reads and orion-core never writes (issue 14). -----------------------------------
+
+
+def test_a_struct_as_an_array_and_a_role_as_a_map_are_refused_with_a_reason() -> None:
+    ((where, what),) = _problems(loads, (INVALID / "hostile-struct-as-array.json").read_bytes())
+    assert where == "[0]"
+    assert "struct written as an array" in what
+    ((where, what),) = _problems(loads, (INVALID / "hostile-role-as-map.json").read_bytes())
+    assert where == "[0].role"
+    assert "role written as an object" in what
+
+
+# --- Strict, one meaning (issue 10). -------------------------------------------------------------
+
+
+def test_strict_finds_duplicate_keys_in_a_message_and_an_event() -> None:
+    message = b'{"id":"m","role":"user","content":"a","content":"b","timestamp":1}'
+    assert loads_message(message).content == "b"  # lenient: the last value wins
+    assert _problems(lambda d: loads_message(d, strict=True), message) == [
+        ("", 'duplicate key "content" in one object')
+    ]
+    event = b'{"type":"warning","message":"a","message":"b"}'
+    assert _problems(lambda d: parse_event(d, strict=True), event) == [
+        ("", 'duplicate key "message" in one object')
+    ]
+
+
+def test_strict_on_an_event_checks_the_messages_it_carries() -> None:
+    event = (
+        b'{"type":"agent_end","messages":[{"id":"m","role":"user","content":"","timestamp":1},'
+        b'{"id":"m","role":"user","content":"","timestamp":2}]}'
+    )
+    assert isinstance(parse_event(event), object)
+    ((where, what),) = _problems(lambda d: parse_event(d, strict=True), event)
+    assert where == "messages[1].id"
+    assert "duplicate message id" in what
+
+
+def test_the_duplicate_key_detector_names_every_repeat() -> None:
+    assert duplicate_key_paths(b'[{"a":1,"b":{"c":1,"c":2},"a":3}]') == [((0,), "a"), ((0, "b"), "c")]
+    assert duplicate_key_paths(b'[{"a":1}]') == []
+    assert duplicate_key_paths(b"[{") == []  # malformed: the main parser reports it
+
+
+# --- Models (issue 14). --------------------------------------------------------------------------
+
+
+def test_model_dump_json_is_the_wire_form() -> None:
+    message = Message.tool_result_message("m", "c", "n", "out", timestamp=1)
+    assert message.model_dump_json().encode() == dumps_message(message)
+    assert b'"pinned"' not in dumps_message(message)
+    assert '"pinned":false' in message.model_dump_json(exclude_defaults=False)
+
+
+def test_the_role_is_written_as_its_string_and_stays_an_enum() -> None:
+    (message,) = loads(b'[{"id":"m","role":"tool_call","content":"","timestamp":1}]')
+    assert message.role is Role.TOOL_CALL
+    assert dumps([message]) == b'[{"id":"m","role":"tool_call","content":"","timestamp":1}]'
+
+
+def test_tool_result_message_is_the_constructor_and_the_old_one_warns() -> None:
+    new = Message.tool_result_message("m", "c", "n", "out", True, timestamp=1)
+    assert new.tool_result is not None
+    assert new.tool_result.is_error is True
+    with pytest.warns(DeprecationWarning, match="tool_result_message"):
+        old = Message.tool_result("m", "c", "n", "out", True, timestamp=1)
+    assert old == new
+    with pytest.warns(DeprecationWarning, match="pending_result"):
+        placeholder = Message.tool_result("m", "c", "n", "", pending=True, timestamp=1)
+    assert placeholder == Message.pending_result("m", "c", "n", timestamp=1)
+
+
+def test_event_help_lists_every_field() -> None:
+    doc = TurnEndEvent.__doc__ or ""
+    for name in TurnEndEvent.model_fields:
+        assert f"    {name}: " in doc
+
+
+def test_true_one_and_one_point_zero_stay_apart_in_free_values() -> None:
+    call = ToolCall(id="c", name="n", arguments=[True, 1, 1.0, False, 0, None])
+    assert b'"arguments":[true,1,1.0,false,0,null]' in dumps_message(
+        Message.assistant("m", "", [call], timestamp=1)
+    )
+
+
+def test_only_values_set_past_validation_turn_on_the_output_scan() -> None:
+    # A fresh process: the flag is process-wide and never cleared.
+    script = """
+import math
+from orion_messages import Message, ToolCall, dumps, loads
+from orion_messages.models import _WireModel
+m = loads(b'[{"id":"m","role":"user","content":"","timestamp":1}]')[0]
+dumps([m.pin().unpin().with_token_count(3)])
+call = ToolCall(id="c", name="n", arguments={"a": 1.5})
+call.model_copy(update={"arguments": {"a": 2.5}, "name": "x"})
+assert _WireModel.values_unchecked is False
+call.model_copy(update={"arguments": [math.nan]})
+assert _WireModel.values_unchecked is True
+"""
+    completed = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=False)
+    assert completed.returncode == 0, completed.stderr
+
+
+def test_an_event_model_dump_json_is_its_wire_form() -> None:
+    line = b'{"type":"turn_start"}'
+    assert parse_event(line).model_dump_json().encode() == line
+    stats = b'{"type":"message_delta","delta":"a","tokens_generated":1,"tokens_per_sec":40.0}'
+    assert parse_event(stats).model_dump_json().encode() == stats
