@@ -495,12 +495,15 @@ class _Parsed:
         """No errors (warnings allowed)."""
         return not self.errors and not self.omitted
 
-    def add(self, problems: Sequence[Problem], *, error: bool = True) -> None:
-        """Keep the first problems; count the rest (a hostile file cannot fill the memory)."""
+    def add(self, problems: Sequence[Problem], *, error: bool = True, omitted: int = 0) -> None:
+        """Keep the first problems; count the rest (a hostile file cannot fill the memory).
+
+        ``omitted`` counts problems the library found and did not keep (``FormatError.omitted``).
+        """
         target = self.errors if error else self.warnings
         room = max(0, _MAX_PROBLEMS_PER_FILE - len(target))
         target.extend(problems[:room])
-        dropped = max(0, len(problems) - room)
+        dropped = max(0, len(problems) - room) + omitted
         if error:
             self.omitted += dropped
         else:
@@ -530,14 +533,14 @@ def _parse_conversation(data: bytes, parsed: _Parsed, *, strict: bool) -> None:
         return
     except FormatError as error:
         if strict:
-            parsed.add(error.problems)
+            parsed.add(error.problems, omitted=error.omitted)
             return
         problems = error.problems
     # Not strict: parse leniently to tell semantic problems (warnings) from the rest (errors).
     try:
         parsed.messages = loads(data)
     except FormatError as error:
-        parsed.add(error.problems)
+        parsed.add(error.problems, omitted=error.omitted)
         return
     semantic = find_problems(parsed.messages)
     known = set(semantic)

@@ -938,3 +938,16 @@ def test_checking_a_large_log_shows_progress_by_records(
         stderr.getvalue().count("checking") == 5
     )  # records 1, 11, 21, 31, 41 (the label is cut to the width)
     assert capsys.readouterr().out.strip() == "checked 1 file (50 messages in the valid ones): all valid"
+
+
+def test_validate_counts_the_problems_the_library_did_not_keep(
+    tmp_path: Path, capsys: CaptureFixture
+) -> None:
+    # 300 messages with a string timestamp: 300 problems; FormatError keeps the first 100.
+    bad = [{"id": f"msg-{i}", "role": "user", "content": "hi", "timestamp": "0"} for i in range(300)]
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(bad), encoding="utf-8")
+    assert main(["validate", str(path)]) == 1
+    out = capsys.readouterr().out
+    assert out.count(".timestamp: expected an integer") == 100
+    assert "... and 200 more problems" in out
