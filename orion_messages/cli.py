@@ -19,9 +19,10 @@ import re
 import shutil
 import stat
 import sys
+import warnings
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import suppress
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -32,7 +33,15 @@ from ._cli_text import printable as _printable
 from ._store_cli import read_source, validate_source, write_target
 from ._version import __version__
 from .checks import find_problems
-from .errors import ContextOverflowError, FormatError, OrionMessagesError, Problem
+from .errors import (
+    ContextOverflowError,
+    FormatError,
+    OrionMessagesError,
+    OrionMessagesWarning,
+    Problem,
+    TornLineWarning,
+    UnknownKeyWarning,
+)
 from .events import parse_event
 from .models import Message, Role
 from .pruning import ContextConfig, TokenCounter, estimate_tokens, prune
@@ -489,6 +498,9 @@ class _Parsed:
     omitted: int = 0
     """Errors past the first ``_MAX_PROBLEMS_PER_FILE``, counted but not kept."""
     omitted_warnings: int = 0
+    notices: list[Problem] = field(default_factory=list)
+    """The library's warnings (a left-out unknown key, a torn last line), also among ``warnings``."""
+    omitted_notices: int = 0
 
     @property
     def valid(self) -> bool:
@@ -505,6 +517,52 @@ class _Parsed:
             self.omitted += dropped
         else:
             self.omitted_warnings += dropped
+
+    def notice(self, problems: Sequence[Problem], *, error: bool = False) -> None:
+        """Report the library's warnings: as warnings (or errors), and kept apart for stderr."""
+        self.add(problems, error=error)
+        room = max(0, _MAX_PROBLEMS_PER_FILE - len(self.notices))
+        self.notices.extend(problems[:room])
+        self.omitted_notices += max(0, len(problems) - room)
+
+
+@contextmanager
+def _library_warnings(into: list[OrionMessagesWarning]) -> Iterator[None]:
+    """Collect the library's warnings into ``into`` instead of letting Python print them raw;
+    any other warning goes on as it would have."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("always", OrionMessagesWarning)  # each one counts, not just the first
+        show = warnings.showwarning
+
+        def route(message: Warning | str, category: type[Warning], *args: Any, **kwargs: Any) -> None:
+            if isinstance(message, OrionMessagesWarning):
+                into.append(message)
+            else:
+                show(message, category, *args, **kwargs)
+
+        warnings.showwarning = route
+        yield
+
+
+def _warning_problems(caught: list[OrionMessagesWarning], line: int | None = None) -> list[Problem]:
+    """The library's warnings as problems, built from their fields (never their text), each once."""
+    problems = dict.fromkeys(_warning_problem(warning, line) for warning in caught)
+    caught.clear()
+    return list(problems)
+
+
+def _warning_problem(warning: OrionMessagesWarning, line: int | None) -> Problem:
+    if isinstance(warning, UnknownKeyWarning):
+        key = json.dumps(warning.key, ensure_ascii=False)
+        return Problem(warning.location, f"unknown key {key} left out: {warning.reason}", line)
+    if isinstance(warning, TornLineWarning):
+        return Problem("", _torn_text(warning.size), warning.line)
+    doc = (type(warning).__doc__ or "").strip().splitlines()
+    return Problem("", f"{type(warning).__name__}: {doc[0] if doc else 'a library warning'}", line)
+
+
+def _torn_text(size: int) -> str:
+    return f"skipping a torn last line ({size} bytes), as a crash mid-append leaves it"
 
 
 def _parse(read: _Input, *, strict: bool, progress: _Progress | None = None) -> _Parsed:
@@ -525,6 +583,13 @@ def _parse(read: _Input, *, strict: bool, progress: _Progress | None = None) -> 
 
 
 def _parse_conversation(data: bytes, parsed: _Parsed, *, strict: bool) -> None:
+    caught: list[OrionMessagesWarning] = []
+    with _library_warnings(caught):
+        _load_conversation(data, parsed, strict=strict)
+    parsed.notice(_warning_problems(caught))  # each once: a lenient second parse warns again
+
+
+def _load_conversation(data: bytes, parsed: _Parsed, *, strict: bool) -> None:
     try:  # a valid file is parsed once, in strict mode
         parsed.messages = loads(data, strict=True)
         return
@@ -548,29 +613,37 @@ def _parse_conversation(data: bytes, parsed: _Parsed, *, strict: bool) -> None:
 def _parse_records(data: bytes, parsed: _Parsed, *, strict: bool, progress: _Progress | None) -> None:
     """Every line of a log or event stream; a bad line is reported with its number."""
     # The log's rules are storage's: which lines are blank, and what a torn last line is.
-    records, torn = _split_records(data)
+    with warnings.catch_warnings():  # a whole last line is parsed again below, warnings and all
+        warnings.simplefilter("ignore", OrionMessagesWarning)
+        records, torn = _split_records(data)
     if torn is not None and parsed.kind == "jsonl":
-        what = f"skipping a torn last line ({torn.size} bytes), as a crash mid-append leaves it"
-        parsed.add([Problem("", what, torn.line)], error=strict)
+        parsed.notice([Problem("", _torn_text(torn.size), torn.line)], error=strict)
     elif torn is not None:
         records.append((torn.line, data[torn.offset :]))  # an event stream has no torn-tail rule
     done = 0
-    for index, (number, record) in enumerate(records):
-        done += len(record) + 1
-        if progress is not None and index % _PROGRESS_EVERY_RECORDS == 0:
-            progress.show(done, len(data), f"checking {parsed.name}", unit="B")
-        try:
-            if parsed.kind == "events":
-                parse_event(record)
-                parsed.events += 1
-            else:
-                parsed.messages.append(loads_message(record))
-        except FormatError as error:
-            parsed.add(error.at_line(number).problems)
-            continue
-        parsed.add(_duplicate_keys(record, number))
+    caught: list[OrionMessagesWarning] = []
+    with _library_warnings(caught):
+        for index, (number, record) in enumerate(records):
+            done += len(record) + 1
+            if progress is not None and index % _PROGRESS_EVERY_RECORDS == 0:
+                progress.show(done, len(data), f"checking {parsed.name}", unit="B")
+            _parse_record(record, number, parsed)
+            parsed.notice(_warning_problems(caught, number))
     if parsed.kind == "jsonl" and parsed.valid:
         parsed.add(find_problems(parsed.messages), error=strict)
+
+
+def _parse_record(record: bytes, number: int, parsed: _Parsed) -> None:
+    try:
+        if parsed.kind == "events":
+            parse_event(record)
+            parsed.events += 1
+        else:
+            parsed.messages.append(loads_message(record))
+    except FormatError as error:
+        parsed.add(error.at_line(number).problems)
+        return
+    parsed.add(_duplicate_keys(record, number))
 
 
 def _duplicate_keys(record: bytes, line: int) -> list[Problem]:
@@ -601,10 +674,17 @@ def _messages(name: str) -> tuple[str, Kind, list[Message]]:
             lines.append(f"{read.name}: ... and {more:,} more problems")
         lines[0] = f"error: {lines[0]}"
         raise _Fatal(*lines)
-    for problem in parsed.warnings:
-        if not problem.location:  # a torn line; semantic problems are for validate to show
-            _err(f"warning: {_problem_line(read.name, problem)}")
+    _print_notices(parsed)  # semantic problems are for validate to show
     return read.name, read.kind, parsed.messages
+
+
+def _print_notices(parsed: _Parsed) -> None:
+    """The library's warnings (torn line, left-out keys), one line each on stderr, capped."""
+    for problem in parsed.notices[:_MAX_PROBLEMS_ON_STDERR]:
+        _err(f"warning: {_problem_line(parsed.name, problem)}")
+    more = len(parsed.notices) + parsed.omitted_notices - _MAX_PROBLEMS_ON_STDERR
+    if more > 0:
+        _err(f"warning: {parsed.name}: ... and {more:,} more warnings")
 
 
 def _problem_line(source: str, problem: Problem, *, warning: bool = False) -> str:

@@ -938,3 +938,68 @@ def test_checking_a_large_log_shows_progress_by_records(
         stderr.getvalue().count("checking") == 5
     )  # records 1, 11, 21, 31, 41 (the label is cut to the width)
     assert capsys.readouterr().out.strip() == "checked 1 file (50 messages in the valid ones): all valid"
+
+
+# --- the library's warnings are reported as the CLI reports warnings ----------------------------
+
+# The unknown key's value 1e400 cannot be written back (orion-core's reference: serde skips an
+# unknown key unread); the key is made hostile with an escape character, so its report must be
+# escaped. The reason text is the library's, so only its presence is checked.
+_HOSTILE_KEY = "score\x1b[31m"
+
+
+def _unknown_key_log(path: Path, count: int) -> Path:
+    records = [json.dumps(dict(HAND[1], id=f"m{i}", **{_HOSTILE_KEY: 0})) for i in range(count)]
+    path.write_text("".join(line.replace(": 0}", ": 1e400}") + "\n" for line in records), encoding="utf-8")
+    return path
+
+
+def test_validate_reports_an_unknown_key_left_out_as_a_warning(capsys: CaptureFixture) -> None:
+    path = LOADS_SINCE_ISSUE_14
+    assert main(["validate", str(path)]) == 0
+    captured = capsys.readouterr()
+    assert _lines(captured.out)[0].startswith(f'{path}: [0]: warning: unknown key "score" left out: ')
+    assert _lines(captured.out)[-1].endswith("all valid, 1 warning")
+    assert captured.err == ""
+    assert main(["validate", "--format", "json", str(path)]) == 0
+    (warning,) = json.loads(capsys.readouterr().out)["files"][0]["warnings"]
+    assert (warning["location"], warning["line"]) == ("[0]", None)
+    assert warning["message"].startswith('unknown key "score" left out: ')
+
+
+def test_validate_a_log_reports_each_left_out_key_on_its_line(tmp_path: Path, capsys: CaptureFixture) -> None:
+    path = _unknown_key_log(tmp_path / "log.jsonl", 3)
+    assert main(["validate", str(path)]) == 0
+    out = _lines(capsys.readouterr().out)
+    assert [line.split(": warning: ")[0] for line in out[:3]] == [f"{path}:{n}" for n in (1, 2, 3)]
+    assert all('unknown key "score\\u001b[31m" left out' in line for line in out[:3])
+    assert "\x1b" not in "".join(out)
+
+
+@pytest.mark.parametrize("command", [["stats"], ["convert", "OUT"], ["prune", "--max-context-tokens", "999", "--max-response-tokens", "1"]])  # fmt: skip
+def test_other_commands_print_left_out_keys_as_escaped_capped_warnings(
+    command: list[str], tmp_path: Path, capsys: CaptureFixture
+) -> None:
+    path = _unknown_key_log(tmp_path / "log.jsonl", 25)
+    argv = [str(tmp_path / "out.jsonl") if arg == "OUT" else arg for arg in command]
+    assert main([argv[0], str(path), *argv[1:]]) == 0
+    err = _lines(capsys.readouterr().err)
+    assert err[:20] == [
+        f'orion-messages: warning: {path}:{n}: unknown key "score\\u001b[31m" left out: '
+        + err[n - 1].split(" left out: ", 1)[1]
+        for n in range(1, 21)
+    ]
+    assert err[20:] == [f"orion-messages: warning: {path}: ... and 5 more warnings"]
+
+
+def test_no_library_warning_reaches_stderr_raw(tmp_path: Path) -> None:
+    log = _unknown_key_log(tmp_path / "log.jsonl", 1)
+    for args in (
+        ["validate", str(LOADS_SINCE_ISSUE_14)],
+        ["stats", str(log)],
+        ["convert", str(log), "-", "--to", "json"],
+    ):
+        result = _run(*args)
+        assert result.returncode == 0, result.stderr
+        assert "Warning" not in result.stderr, args
+        assert "cli.py" not in result.stderr, args
