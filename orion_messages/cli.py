@@ -26,7 +26,7 @@ from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Literal, TextIO
+from typing import Any, BinaryIO, Literal, TextIO
 
 from . import _cli_convert
 from ._cli_text import printable as _printable
@@ -46,7 +46,7 @@ from .events import parse_event
 from .models import Message, Role
 from .pruning import ContextConfig, TokenCounter, estimate_tokens, prune
 from .schema import conversation_schema, render, write_schemas
-from .storage import _split_records, save, save_jsonl
+from .storage import _is_blank, _is_whole_record, _split_records, save, save_jsonl
 from .store import is_store_url
 from .templates import ToolSchema, detect_template, get_template
 from .text_counters import (
@@ -356,16 +356,20 @@ def _size(count: int) -> str:
 
 
 # --------------------------------------------------------------------------------------------
-# Reading inputs: each file read once, as bytes; '-' is standard input
+# Reading inputs: each file read once, as bytes, but a log file line by line; '-' is standard input
 
 
 @dataclass
 class _Input:
-    """One input read whole: its name as the user gave it, its bytes and its format."""
+    """One input: its name as the user gave it, its bytes (or, for a log file, the open file) and its format."""
 
     name: str
     data: bytes
     kind: Kind
+    handle: BinaryIO | None = None
+    """A ``.jsonl`` file, open at its start and read line by line (issue 10); ``data`` is then empty."""
+    size: int = 0
+    """The input's size in bytes (for progress)."""
 
 
 def _kind_by_name(name: str) -> Literal["json", "jsonl"] | None:
@@ -421,13 +425,34 @@ def _read(name: str, progress: _Progress) -> _Input:
     """Read one input whole (a regular file, or standard input for ``-``) and tell its format."""
     if name == STDIO:
         data = _read_stream(sys.stdin.buffer.fileno(), None, "<stdin>", progress)
-        return _Input("<stdin>", data, _kind(name, data))
-    data = _read_file(name, progress)
-    return _Input(name, data, _kind(name, data))
+        return _Input("<stdin>", data, _kind(name, data), size=len(data))
+    fd = _open_file(name)
+    if _kind_by_name(name) == "jsonl":  # a log can be big: it is read as it is parsed
+        return _open_log(name, fd)
+    try:
+        data = _read_stream(fd, os.fstat(fd).st_size, name, progress)
+    except OSError as error:
+        raise _Unreadable(name, f"cannot read it: {error.strerror or error}") from None
+    finally:
+        os.close(fd)
+    return _Input(name, data, _kind(name, data), size=len(data))
 
 
-def _read_file(name: str, progress: _Progress) -> bytes:
-    """A regular file's bytes; folders, FIFOs and devices are refused without being read."""
+def _open_log(name: str, fd: int) -> _Input:
+    """A ``.jsonl`` file left open at its start; its first record tells a log from an event stream."""
+    handle = os.fdopen(fd, "rb")
+    try:
+        first = next((line for line in handle if not _is_blank(line.rstrip(b"\n"))), b"")
+        handle.seek(0)
+        size = os.fstat(fd).st_size
+    except OSError as error:
+        handle.close()
+        raise _Unreadable(name, f"cannot read it: {error.strerror or error}") from None
+    return _Input(name, b"", "events" if _first_record_is_event(first) else "jsonl", handle, size)
+
+
+def _open_file(name: str) -> int:
+    """A regular file, open for reading; folders, FIFOs and devices are refused without being read."""
     try:  # O_NONBLOCK: opening a FIFO must not wait for a writer
         fd = os.open(name, os.O_RDONLY | _O_NONBLOCK | getattr(os, "O_BINARY", 0))
     except FileNotFoundError:
@@ -444,11 +469,13 @@ def _read_file(name: str, progress: _Progress) -> bytes:
             raise _Unreadable(name, f"not a regular file ({_file_type(mode)}); use - for standard input")
         if _O_NONBLOCK:
             os.set_blocking(fd, True)
-        return _read_stream(fd, os.fstat(fd).st_size, name, progress)
     except OSError as error:
-        raise _Unreadable(name, f"cannot read it: {error.strerror or error}") from None
-    finally:
         os.close(fd)
+        raise _Unreadable(name, f"cannot read it: {error.strerror or error}") from None
+    except _Unreadable:
+        os.close(fd)
+        raise
+    return fd
 
 
 _FOLDER = "is a folder; expected a .json conversation or a .jsonl log"
@@ -570,15 +597,23 @@ def _parse(read: _Input, *, strict: bool, progress: _Progress | None = None) -> 
     ``strict`` makes semantic problems (and a torn last line) errors too, as the library's
     ``strict=True`` does; otherwise they are warnings."""
     parsed = _Parsed(read.name, read.kind)
-    large = progress is not None and len(read.data) >= _PROGRESS_MIN_BYTES
-    if read.kind == "json":
-        if large and progress is not None:  # one call: a status line, not a bar
-            progress.show(len(read.data), None, f"parsing {read.name}", unit="B")
-        _parse_conversation(read.data, parsed, strict=strict)
-    else:
-        _parse_records(read.data, parsed, strict=strict, progress=progress if large else None)
-    if progress is not None:
-        progress.clear()
+    large = progress is not None and read.size >= _PROGRESS_MIN_BYTES
+    try:
+        if read.kind == "json":
+            if large and progress is not None:  # one call: a status line, not a bar
+                progress.show(read.size, None, f"parsing {read.name}", unit="B")
+            _parse_conversation(read.data, parsed, strict=strict)
+        else:
+            if read.handle is None:
+                records = _byte_records(read.data, parsed, strict=strict)
+            else:
+                records = _file_records(read.name, read.handle, parsed, strict=strict)
+            _parse_records(records, read.size, parsed, strict=strict, progress=progress if large else None)
+    finally:
+        if read.handle is not None:
+            read.handle.close()
+        if progress is not None:
+            progress.clear()
     return parsed
 
 
@@ -610,10 +645,14 @@ def _load_conversation(data: bytes, parsed: _Parsed, *, strict: bool) -> None:
     parsed.add(semantic, error=False)
 
 
-def _parse_records(data: bytes, parsed: _Parsed, *, strict: bool, progress: _Progress | None) -> None:
-    """Every line of a log or event stream; a bad line is reported with its number."""
+_Record = tuple[int, bytes, int]
+"""A non-blank record of a log: its line number, its bytes, and the input's bytes read up to its end."""
+
+
+def _byte_records(data: bytes, parsed: _Parsed, *, strict: bool) -> Iterator[_Record]:
+    """The records of a log or event stream read whole (standard input)."""
     # The log's rules are storage's: which lines are blank, and what a torn last line is.
-    with warnings.catch_warnings():  # a whole last line is parsed again below, warnings and all
+    with warnings.catch_warnings():  # a whole last line is parsed again, warnings and all
         warnings.simplefilter("ignore", OrionMessagesWarning)
         records, torn = _split_records(data)
     if torn is not None and parsed.kind == "jsonl":
@@ -621,12 +660,47 @@ def _parse_records(data: bytes, parsed: _Parsed, *, strict: bool, progress: _Pro
     elif torn is not None:
         records.append((torn.line, data[torn.offset :]))  # an event stream has no torn-tail rule
     done = 0
+    for number, record in records:
+        done += len(record) + 1
+        yield number, record, done
+
+
+def _file_records(name: str, handle: BinaryIO, parsed: _Parsed, *, strict: bool) -> Iterator[_Record]:
+    """The records of a log file, read line by line: memory holds one line, not the file.
+
+    The rules of ``_split_records``, by storage's own helpers: blank lines are skipped, and a
+    last line without its newline that is not a whole record is torn (a log's, not an event stream's).
+    """
+    done = 0
+    try:
+        for number, line in enumerate(handle, 1):
+            done += len(line)
+            if line.endswith(b"\n"):
+                line = line[:-1]
+            elif parsed.kind == "jsonl" and not _is_blank(line) and not _is_whole(line):
+                parsed.notice([Problem("", _torn_text(len(line)), number)], error=strict)
+                return
+            if not _is_blank(line):
+                yield number, line, done
+    except OSError as error:
+        raise _Unreadable(name, f"cannot read it: {error.strerror or error}") from None
+
+
+def _is_whole(line: bytes) -> bool:
+    with warnings.catch_warnings():  # a whole last line is parsed again, warnings and all
+        warnings.simplefilter("ignore", OrionMessagesWarning)
+        return _is_whole_record(line)
+
+
+def _parse_records(
+    records: Iterator[_Record], size: int, parsed: _Parsed, *, strict: bool, progress: _Progress | None
+) -> None:
+    """Every record of a log or event stream; a bad line is reported with its number."""
     caught: list[OrionMessagesWarning] = []
     with _library_warnings(caught):
-        for index, (number, record) in enumerate(records):
-            done += len(record) + 1
+        for index, (number, record, done) in enumerate(records):
             if progress is not None and index % _PROGRESS_EVERY_RECORDS == 0:
-                progress.show(done, len(data), f"checking {parsed.name}", unit="B")
+                progress.show(done, size, f"checking {parsed.name}", unit="B")
             _parse_record(record, number, parsed)
             parsed.notice(_warning_problems(caught, number))
     if parsed.kind == "jsonl" and parsed.valid:
@@ -662,11 +736,15 @@ def _messages(name: str) -> tuple[str, Kind, list[Message]]:
         return name, "json", stored
     try:
         read = _read(name, _Progress(sys.stderr))
+        if read.kind == "events":
+            if read.handle is not None:
+                read.handle.close()
+            raise _Fatal(
+                f"error: {read.name}: an agent event stream, not a conversation (validate checks it)"
+            )
+        parsed = _parse(read, strict=False, progress=_Progress(sys.stderr))
     except _Unreadable as unreadable:
         raise _Fatal(f"error: {unreadable}") from None
-    if read.kind == "events":
-        raise _Fatal(f"error: {read.name}: an agent event stream, not a conversation (validate checks it)")
-    parsed = _parse(read, strict=False, progress=_Progress(sys.stderr))
     if not parsed.valid:
         lines = [_problem_line(read.name, problem) for problem in parsed.errors[:_MAX_PROBLEMS_ON_STDERR]]
         more = len(parsed.errors) + parsed.omitted - _MAX_PROBLEMS_ON_STDERR
@@ -783,10 +861,9 @@ def _stored_reports(raws: Sequence[str], *, strict: bool) -> list[_Parsed]:
 
 def _check_one(name: str, progress: _Progress, *, strict: bool) -> _Parsed:
     try:
-        read = _read(name, progress)
+        return _parse(_read(name, progress), strict=strict, progress=progress)
     except _Unreadable as unreadable:  # one invalid file, not the end of the run
         return _Parsed(name, _kind_by_name(name) or "json", errors=[Problem("", unreadable.reason)])
-    return _parse(read, strict=strict, progress=progress)
 
 
 def _print_problems(report: _Parsed) -> None:

@@ -1003,3 +1003,85 @@ def test_no_library_warning_reaches_stderr_raw(tmp_path: Path) -> None:
         assert result.returncode == 0, result.stderr
         assert "Warning" not in result.stderr, args
         assert "cli.py" not in result.stderr, args
+
+
+# --- a log file is read line by line (issue 10) --------------------------------------------------
+
+_LINE = json.dumps(HAND[1]).encode()
+_OTHER = json.dumps(dict(HAND[1], id="msg-9")).encode()
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        _LINE + b"\n" + _OTHER + b"\n",
+        b"\n  \t\r\n" + _LINE + b"\r\n\n" + _OTHER + b"\n  ",  # blank lines, CRLF, a blank tail
+        _LINE + b"\n" + _OTHER,  # a whole last record that lost its newline
+        _LINE + b"\n" + _OTHER[:20],  # a torn last line
+        _LINE + b"\n" + _OTHER[:20] + b"\n" + _OTHER,  # a corrupt line is not torn
+        _LINE + b"\n" + _LINE + b"\n",  # a semantic problem of the whole log
+        b'{"type":"agent_start"}\n{"type":"turn_sta',  # an event stream has no torn-tail rule
+    ],
+    ids=["whole", "blank", "no-newline", "torn", "corrupt", "duplicate-ids", "events"],
+)
+@pytest.mark.parametrize("strict", [False, True])
+def test_a_log_file_read_line_by_line_reports_what_the_whole_bytes_do(
+    data: bytes, strict: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: CaptureFixture
+) -> None:
+    # Standard input is read whole and split by storage's _split_records; a .jsonl file is read
+    # line by line by the same rules: both must report the same, line for line.
+    path = tmp_path / "log.jsonl"
+    path.write_bytes(data)
+    flags = ["--strict"] if strict else []
+    by_lines = main(["validate", "--format", "json", *flags, str(path)])
+    file_report = json.loads(capsys.readouterr().out)["files"][0]
+    with path.open("rb") as raw:
+        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(raw))
+        whole = main(["validate", "--format", "json", *flags, "-"])
+    stdin_report = json.loads(capsys.readouterr().out)["files"][0]
+    assert by_lines == whole
+    assert {**file_report, "path": "-"} == {**stdin_report, "path": "-"}
+
+
+def test_stats_on_a_torn_log_file_warns_once_with_its_line(tmp_path: Path, capsys: CaptureFixture) -> None:
+    path = tmp_path / "torn.jsonl"
+    path.write_bytes(_LINE + b"\n\n" + _OTHER[:20])
+    assert main(["stats", "--format", "json", str(path)]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["messages"] == 1
+    assert _lines(captured.err) == [
+        f"orion-messages: warning: {path}:3: skipping a torn last line (20 bytes), as a crash mid-append leaves it"
+    ]
+
+
+def test_validating_a_big_log_file_holds_no_buffer_of_its_size(tmp_path: Path) -> None:
+    import tracemalloc
+
+    from orion_messages.storage import iter_jsonl
+
+    # ~20 MB: 8,000 messages of ~2.5 KB. The messages validate keeps (for the semantic check
+    # of the whole log) are measured alone, the same way; what validate allocates beyond them
+    # must stay far below the file's size. Reading the file whole (and splitting its lines)
+    # costs at least one more file's worth: an excess of 1.0x or more, against < 0.5x allowed.
+    path = tmp_path / "big.jsonl"
+    text = "x" * 2500
+    with path.open("w", encoding="utf-8") as log:
+        for i in range(8000):
+            log.write(json.dumps(dict(HAND[1], id=f"m{i}", content=f"{i} {text}")) + "\n")
+    size = path.stat().st_size
+    assert size > 19_000_000
+
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        messages = list(iter_jsonl(path))
+        kept = tracemalloc.get_traced_memory()[0] - before
+        del messages
+        tracemalloc.reset_peak()
+        before = tracemalloc.get_traced_memory()[0]
+        assert main(["validate", "-q", str(path)]) == 0
+        peak = tracemalloc.get_traced_memory()[1] - before
+    finally:
+        tracemalloc.stop()
+    assert kept > size // 2  # the messages themselves are measured: the comparison means something
+    assert peak - kept < size // 2, (peak, kept, size)
