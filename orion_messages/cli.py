@@ -728,11 +728,16 @@ def _duplicate_keys(record: bytes, line: int) -> list[Problem]:
 
 def _messages(name: str) -> tuple[str, Kind, list[Message]]:
     """Read one input for stats, prune or convert; any problem is a fatal, clear error."""
+    caught: list[OrionMessagesWarning] = []
     try:  # a store URL (sqlite:///chats.db?conversation=c1) reads like a file
-        stored = read_source(name)
+        with _library_warnings(caught):
+            stored = read_source(name)
     except OrionMessagesError as error:
         raise _Fatal(f"error: {_printable(str(error))}") from None
     if stored is not None:
+        report = _Parsed(name, "json", stored)
+        report.notice(_warning_problems(caught))
+        _print_notices(report)
         return name, "json", stored
     try:
         read = _read(name, _Progress(sys.stderr))
@@ -828,6 +833,8 @@ def _validate(args: argparse.Namespace) -> int:
     progress = _Progress(sys.stderr)
     as_text = args.format == "text"
     reports: list[_Parsed] = _stored_reports(args.paths, strict=args.strict)
+    for report in reports if as_text else ():  # stored conversations: their problems too
+        _print_problems(report)
     try:
         for done, name in enumerate(names):
             if len(names) > _PROGRESS_MIN_FILES:
@@ -849,14 +856,26 @@ def _validate(args: argparse.Namespace) -> int:
 
 def _stored_reports(raws: Sequence[str], *, strict: bool) -> list[_Parsed]:
     """Each conversation of each store URL among ``raws``, checked like a file."""
-    try:
-        return [
-            _Parsed(label, "json", messages or [], errors=errors, warnings=warnings)
-            for raw in raws
-            for label, messages, errors, warnings in validate_source(raw, strict=strict) or ()
+    reports: list[_Parsed] = []
+    for raw in raws:
+        caught: list[OrionMessagesWarning] = []
+        try:
+            with _library_warnings(caught):
+                found = validate_source(raw, strict=strict) or []
+        except OrionMessagesError as error:
+            raise _Fatal(f"error: {_printable(str(error))}") from None
+        stored = [
+            _Parsed(label, "json", messages or [], errors=e, warnings=w) for label, messages, e, w in found
         ]
-    except OrionMessagesError as error:
-        raise _Fatal(f"error: {_printable(str(error))}") from None
+        problems = _warning_problems(caught)
+        if len(stored) == 1:
+            stored[0].notice(problems)
+        elif problems:  # a whole store: the warnings cannot be told apart by conversation
+            whole = _Parsed(raw, "json")
+            whole.notice(problems)
+            _print_notices(whole)
+        reports.extend(stored)
+    return reports
 
 
 def _check_one(name: str, progress: _Progress, *, strict: bool) -> _Parsed:

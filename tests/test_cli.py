@@ -1085,3 +1085,21 @@ def test_validating_a_big_log_file_holds_no_buffer_of_its_size(tmp_path: Path) -
         tracemalloc.stop()
     assert kept > size // 2  # the messages themselves are measured: the comparison means something
     assert peak - kept < size // 2, (peak, kept, size)
+
+
+def test_a_store_url_reports_left_out_keys_as_warnings(tmp_path: Path, capsys: CaptureFixture) -> None:
+    import sqlite3
+
+    url = f"sqlite:///{tmp_path / 'chats.db'}?conversation=c1"
+    assert main(["convert", str(_write(tmp_path / "one.json", HAND[1:2])), url]) == 0
+    with sqlite3.connect(tmp_path / "chats.db") as connection:  # a row another writer left
+        connection.execute("UPDATE orion_messages SET data = ?", (_LINE[:-1].decode() + ',"score":1e400}',))
+    capsys.readouterr()
+    assert main(["validate", url]) == 0
+    out = _lines(capsys.readouterr().out)
+    assert out[0].startswith(f'{url}: [0]: warning: unknown key "score" left out: ')
+    assert out[-1].endswith("all valid, 1 warning")
+    assert main(["stats", url]) == 0
+    err = _lines(capsys.readouterr().err)
+    assert len(err) == 1
+    assert err[0].startswith(f'orion-messages: warning: {url}: [0]: unknown key "score" left out: ')
