@@ -19,25 +19,34 @@ import re
 import shutil
 import stat
 import sys
+import warnings
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import suppress
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Literal, TextIO
+from typing import Any, BinaryIO, Literal, TextIO
 
 from . import _cli_convert
 from ._cli_text import printable as _printable
 from ._store_cli import read_source, validate_source, write_target
 from ._version import __version__
 from .checks import find_problems
-from .errors import ContextOverflowError, FormatError, OrionMessagesError, Problem
+from .errors import (
+    ContextOverflowError,
+    FormatError,
+    OrionMessagesError,
+    OrionMessagesWarning,
+    Problem,
+    TornLineWarning,
+    UnknownKeyWarning,
+)
 from .events import parse_event
 from .models import Message, Role
 from .pruning import ContextConfig, TokenCounter, estimate_tokens, prune
 from .schema import conversation_schema, render, write_schemas
-from .storage import _split_records, save, save_jsonl
+from .storage import _is_blank, _is_whole_record, _split_records, save, save_jsonl
 from .store import is_store_url
 from .templates import ToolSchema, detect_template, get_template
 from .text_counters import (
@@ -347,16 +356,20 @@ def _size(count: int) -> str:
 
 
 # --------------------------------------------------------------------------------------------
-# Reading inputs: each file read once, as bytes; '-' is standard input
+# Reading inputs: each file read once, as bytes, but a log file line by line; '-' is standard input
 
 
 @dataclass
 class _Input:
-    """One input read whole: its name as the user gave it, its bytes and its format."""
+    """One input: its name as the user gave it, its bytes (or, for a log file, the open file) and its format."""
 
     name: str
     data: bytes
     kind: Kind
+    handle: BinaryIO | None = None
+    """A ``.jsonl`` file, open at its start and read line by line (issue 10); ``data`` is then empty."""
+    size: int = 0
+    """The input's size in bytes (for progress)."""
 
 
 def _kind_by_name(name: str) -> Literal["json", "jsonl"] | None:
@@ -412,13 +425,34 @@ def _read(name: str, progress: _Progress) -> _Input:
     """Read one input whole (a regular file, or standard input for ``-``) and tell its format."""
     if name == STDIO:
         data = _read_stream(sys.stdin.buffer.fileno(), None, "<stdin>", progress)
-        return _Input("<stdin>", data, _kind(name, data))
-    data = _read_file(name, progress)
-    return _Input(name, data, _kind(name, data))
+        return _Input("<stdin>", data, _kind(name, data), size=len(data))
+    fd = _open_file(name)
+    if _kind_by_name(name) == "jsonl":  # a log can be big: it is read as it is parsed
+        return _open_log(name, fd)
+    try:
+        data = _read_stream(fd, os.fstat(fd).st_size, name, progress)
+    except OSError as error:
+        raise _Unreadable(name, f"cannot read it: {error.strerror or error}") from None
+    finally:
+        os.close(fd)
+    return _Input(name, data, _kind(name, data), size=len(data))
 
 
-def _read_file(name: str, progress: _Progress) -> bytes:
-    """A regular file's bytes; folders, FIFOs and devices are refused without being read."""
+def _open_log(name: str, fd: int) -> _Input:
+    """A ``.jsonl`` file left open at its start; its first record tells a log from an event stream."""
+    handle = os.fdopen(fd, "rb")
+    try:
+        first = next((line for line in handle if not _is_blank(line.rstrip(b"\n"))), b"")
+        handle.seek(0)
+        size = os.fstat(fd).st_size
+    except OSError as error:
+        handle.close()
+        raise _Unreadable(name, f"cannot read it: {error.strerror or error}") from None
+    return _Input(name, b"", "events" if _first_record_is_event(first) else "jsonl", handle, size)
+
+
+def _open_file(name: str) -> int:
+    """A regular file, open for reading; folders, FIFOs and devices are refused without being read."""
     try:  # O_NONBLOCK: opening a FIFO must not wait for a writer
         fd = os.open(name, os.O_RDONLY | _O_NONBLOCK | getattr(os, "O_BINARY", 0))
     except FileNotFoundError:
@@ -435,11 +469,13 @@ def _read_file(name: str, progress: _Progress) -> bytes:
             raise _Unreadable(name, f"not a regular file ({_file_type(mode)}); use - for standard input")
         if _O_NONBLOCK:
             os.set_blocking(fd, True)
-        return _read_stream(fd, os.fstat(fd).st_size, name, progress)
     except OSError as error:
-        raise _Unreadable(name, f"cannot read it: {error.strerror or error}") from None
-    finally:
         os.close(fd)
+        raise _Unreadable(name, f"cannot read it: {error.strerror or error}") from None
+    except _Unreadable:
+        os.close(fd)
+        raise
+    return fd
 
 
 _FOLDER = "is a folder; expected a .json conversation or a .jsonl log"
@@ -489,6 +525,9 @@ class _Parsed:
     omitted: int = 0
     """Errors past the first ``_MAX_PROBLEMS_PER_FILE``, counted but not kept."""
     omitted_warnings: int = 0
+    notices: list[Problem] = field(default_factory=list)
+    """The library's warnings (a left-out unknown key, a torn last line), also among ``warnings``."""
+    omitted_notices: int = 0
 
     @property
     def valid(self) -> bool:
@@ -509,25 +548,86 @@ class _Parsed:
         else:
             self.omitted_warnings += dropped
 
+    def notice(self, problems: Sequence[Problem], *, error: bool = False) -> None:
+        """Report the library's warnings: as warnings (or errors), and kept apart for stderr."""
+        self.add(problems, error=error)
+        room = max(0, _MAX_PROBLEMS_PER_FILE - len(self.notices))
+        self.notices.extend(problems[:room])
+        self.omitted_notices += max(0, len(problems) - room)
+
+
+@contextmanager
+def _library_warnings(into: list[OrionMessagesWarning]) -> Iterator[None]:
+    """Collect the library's warnings into ``into`` instead of letting Python print them raw;
+    any other warning goes on as it would have."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("always", OrionMessagesWarning)  # each one counts, not just the first
+        show = warnings.showwarning
+
+        def route(message: Warning | str, category: type[Warning], *args: Any, **kwargs: Any) -> None:
+            if isinstance(message, OrionMessagesWarning):
+                into.append(message)
+            else:
+                show(message, category, *args, **kwargs)
+
+        warnings.showwarning = route
+        yield
+
+
+def _warning_problems(caught: list[OrionMessagesWarning], line: int | None = None) -> list[Problem]:
+    """The library's warnings as problems, built from their fields (never their text), each once."""
+    problems = dict.fromkeys(_warning_problem(warning, line) for warning in caught)
+    caught.clear()
+    return list(problems)
+
+
+def _warning_problem(warning: OrionMessagesWarning, line: int | None) -> Problem:
+    if isinstance(warning, UnknownKeyWarning):
+        key = json.dumps(warning.key, ensure_ascii=False)
+        return Problem(warning.location, f"unknown key {key} left out: {warning.reason}", line)
+    if isinstance(warning, TornLineWarning):
+        return Problem("", _torn_text(warning.size), warning.line)
+    doc = (type(warning).__doc__ or "").strip().splitlines()
+    return Problem("", f"{type(warning).__name__}: {doc[0] if doc else 'a library warning'}", line)
+
+
+def _torn_text(size: int) -> str:
+    return f"skipping a torn last line ({size} bytes), as a crash mid-append leaves it"
+
 
 def _parse(read: _Input, *, strict: bool, progress: _Progress | None = None) -> _Parsed:
     """Parse an input once. Keys repeated in one object are always errors (serde refuses them);
     ``strict`` makes semantic problems (and a torn last line) errors too, as the library's
     ``strict=True`` does; otherwise they are warnings."""
     parsed = _Parsed(read.name, read.kind)
-    large = progress is not None and len(read.data) >= _PROGRESS_MIN_BYTES
-    if read.kind == "json":
-        if large and progress is not None:  # one call: a status line, not a bar
-            progress.show(len(read.data), None, f"parsing {read.name}", unit="B")
-        _parse_conversation(read.data, parsed, strict=strict)
-    else:
-        _parse_records(read.data, parsed, strict=strict, progress=progress if large else None)
-    if progress is not None:
-        progress.clear()
+    large = progress is not None and read.size >= _PROGRESS_MIN_BYTES
+    try:
+        if read.kind == "json":
+            if large and progress is not None:  # one call: a status line, not a bar
+                progress.show(read.size, None, f"parsing {read.name}", unit="B")
+            _parse_conversation(read.data, parsed, strict=strict)
+        else:
+            if read.handle is None:
+                records = _byte_records(read.data, parsed, strict=strict)
+            else:
+                records = _file_records(read.name, read.handle, parsed, strict=strict)
+            _parse_records(records, read.size, parsed, strict=strict, progress=progress if large else None)
+    finally:
+        if read.handle is not None:
+            read.handle.close()
+        if progress is not None:
+            progress.clear()
     return parsed
 
 
 def _parse_conversation(data: bytes, parsed: _Parsed, *, strict: bool) -> None:
+    caught: list[OrionMessagesWarning] = []
+    with _library_warnings(caught):
+        _load_conversation(data, parsed, strict=strict)
+    parsed.notice(_warning_problems(caught))  # each once: a lenient second parse warns again
+
+
+def _load_conversation(data: bytes, parsed: _Parsed, *, strict: bool) -> None:
     try:  # a valid file is parsed once, in strict mode
         parsed.messages = loads(data, strict=True)
         return
@@ -548,32 +648,79 @@ def _parse_conversation(data: bytes, parsed: _Parsed, *, strict: bool) -> None:
     parsed.add(semantic, error=False)
 
 
-def _parse_records(data: bytes, parsed: _Parsed, *, strict: bool, progress: _Progress | None) -> None:
-    """Every line of a log or event stream; a bad line is reported with its number."""
+_Record = tuple[int, bytes, int]
+"""A non-blank record of a log: its line number, its bytes, and the input's bytes read up to its end."""
+
+
+def _byte_records(data: bytes, parsed: _Parsed, *, strict: bool) -> Iterator[_Record]:
+    """The records of a log or event stream read whole (standard input)."""
     # The log's rules are storage's: which lines are blank, and what a torn last line is.
-    records, torn = _split_records(data)
+    with warnings.catch_warnings():  # a whole last line is parsed again, warnings and all
+        warnings.simplefilter("ignore", OrionMessagesWarning)
+        records, torn = _split_records(data)
     if torn is not None and parsed.kind == "jsonl":
-        what = f"skipping a torn last line ({torn.size} bytes), as a crash mid-append leaves it"
-        parsed.add([Problem("", what, torn.line)], error=strict)
+        parsed.notice([Problem("", _torn_text(torn.size), torn.line)], error=strict)
     elif torn is not None:
         records.append((torn.line, data[torn.offset :]))  # an event stream has no torn-tail rule
     done = 0
-    for index, (number, record) in enumerate(records):
+    for number, record in records:
         done += len(record) + 1
-        if progress is not None and index % _PROGRESS_EVERY_RECORDS == 0:
-            progress.show(done, len(data), f"checking {parsed.name}", unit="B")
-        try:
-            if parsed.kind == "events":
-                parse_event(record)
-                parsed.events += 1
-            else:
-                parsed.messages.append(loads_message(record))
-        except FormatError as error:
-            parsed.add(error.at_line(number).problems)
-            continue
-        parsed.add(_duplicate_keys(record, number))
+        yield number, record, done
+
+
+def _file_records(name: str, handle: BinaryIO, parsed: _Parsed, *, strict: bool) -> Iterator[_Record]:
+    """The records of a log file, read line by line: memory holds one line, not the file.
+
+    The rules of ``_split_records``, by storage's own helpers: blank lines are skipped, and a
+    last line without its newline that is not a whole record is torn (a log's, not an event stream's).
+    """
+    done = 0
+    try:
+        for number, line in enumerate(handle, 1):
+            done += len(line)
+            if line.endswith(b"\n"):
+                line = line[:-1]
+            elif parsed.kind == "jsonl" and not _is_blank(line) and not _is_whole(line):
+                parsed.notice([Problem("", _torn_text(len(line)), number)], error=strict)
+                return
+            if not _is_blank(line):
+                yield number, line, done
+    except OSError as error:
+        raise _Unreadable(name, f"cannot read it: {error.strerror or error}") from None
+
+
+def _is_whole(line: bytes) -> bool:
+    with warnings.catch_warnings():  # a whole last line is parsed again, warnings and all
+        warnings.simplefilter("ignore", OrionMessagesWarning)
+        return _is_whole_record(line)
+
+
+def _parse_records(
+    records: Iterator[_Record], size: int, parsed: _Parsed, *, strict: bool, progress: _Progress | None
+) -> None:
+    """Every record of a log or event stream; a bad line is reported with its number."""
+    caught: list[OrionMessagesWarning] = []
+    with _library_warnings(caught):
+        for index, (number, record, done) in enumerate(records):
+            if progress is not None and index % _PROGRESS_EVERY_RECORDS == 0:
+                progress.show(done, size, f"checking {parsed.name}", unit="B")
+            _parse_record(record, number, parsed)
+            parsed.notice(_warning_problems(caught, number))
     if parsed.kind == "jsonl" and parsed.valid:
         parsed.add(find_problems(parsed.messages), error=strict)
+
+
+def _parse_record(record: bytes, number: int, parsed: _Parsed) -> None:
+    try:
+        if parsed.kind == "events":
+            parse_event(record)
+            parsed.events += 1
+        else:
+            parsed.messages.append(loads_message(record))
+    except FormatError as error:
+        parsed.add(error.at_line(number).problems)
+        return
+    parsed.add(_duplicate_keys(record, number))
 
 
 def _duplicate_keys(record: bytes, line: int) -> list[Problem]:
@@ -584,19 +731,28 @@ def _duplicate_keys(record: bytes, line: int) -> list[Problem]:
 
 def _messages(name: str) -> tuple[str, Kind, list[Message]]:
     """Read one input for stats, prune or convert; any problem is a fatal, clear error."""
+    caught: list[OrionMessagesWarning] = []
     try:  # a store URL (sqlite:///chats.db?conversation=c1) reads like a file
-        stored = read_source(name)
+        with _library_warnings(caught):
+            stored = read_source(name)
     except OrionMessagesError as error:
         raise _Fatal(f"error: {_printable(str(error))}") from None
     if stored is not None:
+        report = _Parsed(name, "json", stored)
+        report.notice(_warning_problems(caught))
+        _print_notices(report)
         return name, "json", stored
     try:
         read = _read(name, _Progress(sys.stderr))
+        if read.kind == "events":
+            if read.handle is not None:
+                read.handle.close()
+            raise _Fatal(
+                f"error: {read.name}: an agent event stream, not a conversation (validate checks it)"
+            )
+        parsed = _parse(read, strict=False, progress=_Progress(sys.stderr))
     except _Unreadable as unreadable:
         raise _Fatal(f"error: {unreadable}") from None
-    if read.kind == "events":
-        raise _Fatal(f"error: {read.name}: an agent event stream, not a conversation (validate checks it)")
-    parsed = _parse(read, strict=False, progress=_Progress(sys.stderr))
     if not parsed.valid:
         lines = [_problem_line(read.name, problem) for problem in parsed.errors[:_MAX_PROBLEMS_ON_STDERR]]
         more = len(parsed.errors) + parsed.omitted - _MAX_PROBLEMS_ON_STDERR
@@ -604,10 +760,17 @@ def _messages(name: str) -> tuple[str, Kind, list[Message]]:
             lines.append(f"{read.name}: ... and {more:,} more problems")
         lines[0] = f"error: {lines[0]}"
         raise _Fatal(*lines)
-    for problem in parsed.warnings:
-        if not problem.location:  # a torn line; semantic problems are for validate to show
-            _err(f"warning: {_problem_line(read.name, problem)}")
+    _print_notices(parsed)  # semantic problems are for validate to show
     return read.name, read.kind, parsed.messages
+
+
+def _print_notices(parsed: _Parsed) -> None:
+    """The library's warnings (torn line, left-out keys), one line each on stderr, capped."""
+    for problem in parsed.notices[:_MAX_PROBLEMS_ON_STDERR]:
+        _err(f"warning: {_problem_line(parsed.name, problem)}")
+    more = len(parsed.notices) + parsed.omitted_notices - _MAX_PROBLEMS_ON_STDERR
+    if more > 0:
+        _err(f"warning: {parsed.name}: ... and {more:,} more warnings")
 
 
 def _problem_line(source: str, problem: Problem, *, warning: bool = False) -> str:
@@ -673,6 +836,8 @@ def _validate(args: argparse.Namespace) -> int:
     progress = _Progress(sys.stderr)
     as_text = args.format == "text"
     reports: list[_Parsed] = _stored_reports(args.paths, strict=args.strict)
+    for report in reports if as_text else ():  # stored conversations: their problems too
+        _print_problems(report)
     try:
         for done, name in enumerate(names):
             if len(names) > _PROGRESS_MIN_FILES:
@@ -694,22 +859,33 @@ def _validate(args: argparse.Namespace) -> int:
 
 def _stored_reports(raws: Sequence[str], *, strict: bool) -> list[_Parsed]:
     """Each conversation of each store URL among ``raws``, checked like a file."""
-    try:
-        return [
-            _Parsed(label, "json", messages or [], errors=errors, warnings=warnings)
-            for raw in raws
-            for label, messages, errors, warnings in validate_source(raw, strict=strict) or ()
+    reports: list[_Parsed] = []
+    for raw in raws:
+        caught: list[OrionMessagesWarning] = []
+        try:
+            with _library_warnings(caught):
+                found = validate_source(raw, strict=strict) or []
+        except OrionMessagesError as error:
+            raise _Fatal(f"error: {_printable(str(error))}") from None
+        stored = [
+            _Parsed(label, "json", messages or [], errors=e, warnings=w) for label, messages, e, w in found
         ]
-    except OrionMessagesError as error:
-        raise _Fatal(f"error: {_printable(str(error))}") from None
+        problems = _warning_problems(caught)
+        if len(stored) == 1:
+            stored[0].notice(problems)
+        elif problems:  # a whole store: the warnings cannot be told apart by conversation
+            whole = _Parsed(raw, "json")
+            whole.notice(problems)
+            _print_notices(whole)
+        reports.extend(stored)
+    return reports
 
 
 def _check_one(name: str, progress: _Progress, *, strict: bool) -> _Parsed:
     try:
-        read = _read(name, progress)
+        return _parse(_read(name, progress), strict=strict, progress=progress)
     except _Unreadable as unreadable:  # one invalid file, not the end of the run
         return _Parsed(name, _kind_by_name(name) or "json", errors=[Problem("", unreadable.reason)])
-    return _parse(read, strict=strict, progress=progress)
 
 
 def _print_problems(report: _Parsed) -> None:

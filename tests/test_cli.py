@@ -940,6 +940,171 @@ def test_checking_a_large_log_shows_progress_by_records(
     assert capsys.readouterr().out.strip() == "checked 1 file (50 messages in the valid ones): all valid"
 
 
+# --- the library's warnings are reported as the CLI reports warnings ----------------------------
+
+# The unknown key's value 1e400 cannot be written back (orion-core's reference: serde skips an
+# unknown key unread); the key is made hostile with an escape character, so its report must be
+# escaped. The reason text is the library's, so only its presence is checked.
+_HOSTILE_KEY = "score\x1b[31m"
+
+
+def _unknown_key_log(path: Path, count: int) -> Path:
+    records = [json.dumps(dict(HAND[1], id=f"m{i}", **{_HOSTILE_KEY: 0})) for i in range(count)]
+    path.write_text("".join(line.replace(": 0}", ": 1e400}") + "\n" for line in records), encoding="utf-8")
+    return path
+
+
+def test_validate_reports_an_unknown_key_left_out_as_a_warning(capsys: CaptureFixture) -> None:
+    path = LOADS_SINCE_ISSUE_14
+    assert main(["validate", str(path)]) == 0
+    captured = capsys.readouterr()
+    assert _lines(captured.out)[0].startswith(f'{path}: [0]: warning: unknown key "score" left out: ')
+    assert _lines(captured.out)[-1].endswith("all valid, 1 warning")
+    assert captured.err == ""
+    assert main(["validate", "--format", "json", str(path)]) == 0
+    (warning,) = json.loads(capsys.readouterr().out)["files"][0]["warnings"]
+    assert (warning["location"], warning["line"]) == ("[0]", None)
+    assert warning["message"].startswith('unknown key "score" left out: ')
+
+
+def test_validate_a_log_reports_each_left_out_key_on_its_line(tmp_path: Path, capsys: CaptureFixture) -> None:
+    path = _unknown_key_log(tmp_path / "log.jsonl", 3)
+    assert main(["validate", str(path)]) == 0
+    out = _lines(capsys.readouterr().out)
+    assert [line.split(": warning: ")[0] for line in out[:3]] == [f"{path}:{n}" for n in (1, 2, 3)]
+    assert all('unknown key "score\\u001b[31m" left out' in line for line in out[:3])
+    assert "\x1b" not in "".join(out)
+
+
+@pytest.mark.parametrize("command", [["stats"], ["convert", "OUT"], ["prune", "--max-context-tokens", "999", "--max-response-tokens", "1"]])  # fmt: skip
+def test_other_commands_print_left_out_keys_as_escaped_capped_warnings(
+    command: list[str], tmp_path: Path, capsys: CaptureFixture
+) -> None:
+    path = _unknown_key_log(tmp_path / "log.jsonl", 25)
+    argv = [str(tmp_path / "out.jsonl") if arg == "OUT" else arg for arg in command]
+    assert main([argv[0], str(path), *argv[1:]]) == 0
+    err = _lines(capsys.readouterr().err)
+    assert err[:20] == [
+        f'orion-messages: warning: {path}:{n}: unknown key "score\\u001b[31m" left out: '
+        + err[n - 1].split(" left out: ", 1)[1]
+        for n in range(1, 21)
+    ]
+    assert err[20:] == [f"orion-messages: warning: {path}: ... and 5 more warnings"]
+
+
+def test_no_library_warning_reaches_stderr_raw(tmp_path: Path) -> None:
+    log = _unknown_key_log(tmp_path / "log.jsonl", 1)
+    for args in (
+        ["validate", str(LOADS_SINCE_ISSUE_14)],
+        ["stats", str(log)],
+        ["convert", str(log), "-", "--to", "json"],
+    ):
+        result = _run(*args)
+        assert result.returncode == 0, result.stderr
+        assert "Warning" not in result.stderr, args
+        assert "cli.py" not in result.stderr, args
+
+
+# --- a log file is read line by line (issue 10) --------------------------------------------------
+
+_LINE = json.dumps(HAND[1]).encode()
+_OTHER = json.dumps(dict(HAND[1], id="msg-9")).encode()
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        _LINE + b"\n" + _OTHER + b"\n",
+        b"\n  \t\r\n" + _LINE + b"\r\n\n" + _OTHER + b"\n  ",  # blank lines, CRLF, a blank tail
+        _LINE + b"\n" + _OTHER,  # a whole last record that lost its newline
+        _LINE + b"\n" + _OTHER[:20],  # a torn last line
+        _LINE + b"\n" + _OTHER[:20] + b"\n" + _OTHER,  # a corrupt line is not torn
+        _LINE + b"\n" + _LINE + b"\n",  # a semantic problem of the whole log
+        b'{"type":"agent_start"}\n{"type":"turn_sta',  # an event stream has no torn-tail rule
+    ],
+    ids=["whole", "blank", "no-newline", "torn", "corrupt", "duplicate-ids", "events"],
+)
+@pytest.mark.parametrize("strict", [False, True])
+def test_a_log_file_read_line_by_line_reports_what_the_whole_bytes_do(
+    data: bytes, strict: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: CaptureFixture
+) -> None:
+    # Standard input is read whole and split by storage's _split_records; a .jsonl file is read
+    # line by line by the same rules: both must report the same, line for line.
+    path = tmp_path / "log.jsonl"
+    path.write_bytes(data)
+    flags = ["--strict"] if strict else []
+    by_lines = main(["validate", "--format", "json", *flags, str(path)])
+    file_report = json.loads(capsys.readouterr().out)["files"][0]
+    with path.open("rb") as raw:
+        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(raw))
+        whole = main(["validate", "--format", "json", *flags, "-"])
+    stdin_report = json.loads(capsys.readouterr().out)["files"][0]
+    assert by_lines == whole
+    assert {**file_report, "path": "-"} == {**stdin_report, "path": "-"}
+
+
+def test_stats_on_a_torn_log_file_warns_once_with_its_line(tmp_path: Path, capsys: CaptureFixture) -> None:
+    path = tmp_path / "torn.jsonl"
+    path.write_bytes(_LINE + b"\n\n" + _OTHER[:20])
+    assert main(["stats", "--format", "json", str(path)]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["messages"] == 1
+    assert _lines(captured.err) == [
+        f"orion-messages: warning: {path}:3: skipping a torn last line (20 bytes), as a crash mid-append leaves it"
+    ]
+
+
+def test_validating_a_big_log_file_holds_no_buffer_of_its_size(tmp_path: Path) -> None:
+    import tracemalloc
+
+    from orion_messages.storage import iter_jsonl
+
+    # ~20 MB: 8,000 messages of ~2.5 KB. The messages validate keeps (for the semantic check
+    # of the whole log) are measured alone, the same way; what validate allocates beyond them
+    # must stay far below the file's size. Reading the file whole (and splitting its lines)
+    # costs at least one more file's worth: an excess of 1.0x or more, against < 0.5x allowed.
+    path = tmp_path / "big.jsonl"
+    text = "x" * 2500
+    with path.open("w", encoding="utf-8") as log:
+        for i in range(8000):
+            log.write(json.dumps(dict(HAND[1], id=f"m{i}", content=f"{i} {text}")) + "\n")
+    size = path.stat().st_size
+    assert size > 19_000_000
+
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        messages = list(iter_jsonl(path))
+        kept = tracemalloc.get_traced_memory()[0] - before
+        del messages
+        tracemalloc.reset_peak()
+        before = tracemalloc.get_traced_memory()[0]
+        assert main(["validate", "-q", str(path)]) == 0
+        peak = tracemalloc.get_traced_memory()[1] - before
+    finally:
+        tracemalloc.stop()
+    assert kept > size // 2  # the messages themselves are measured: the comparison means something
+    assert peak - kept < size // 2, (peak, kept, size)
+
+
+def test_a_store_url_reports_left_out_keys_as_warnings(tmp_path: Path, capsys: CaptureFixture) -> None:
+    import sqlite3
+
+    url = f"sqlite:///{tmp_path / 'chats.db'}?conversation=c1"
+    assert main(["convert", str(_write(tmp_path / "one.json", HAND[1:2])), url]) == 0
+    with sqlite3.connect(tmp_path / "chats.db") as connection:  # a row another writer left
+        connection.execute("UPDATE orion_messages SET data = ?", (_LINE[:-1].decode() + ',"score":1e400}',))
+    capsys.readouterr()
+    assert main(["validate", url]) == 0
+    out = _lines(capsys.readouterr().out)
+    assert out[0].startswith(f'{url}: [0]: warning: unknown key "score" left out: ')
+    assert out[-1].endswith("all valid, 1 warning")
+    assert main(["stats", url]) == 0
+    err = _lines(capsys.readouterr().err)
+    assert len(err) == 1
+    assert err[0].startswith(f'orion-messages: warning: {url}: [0]: unknown key "score" left out: ')
+
+
 def test_validate_counts_the_problems_the_library_did_not_keep(
     tmp_path: Path, capsys: CaptureFixture
 ) -> None:
