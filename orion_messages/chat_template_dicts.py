@@ -80,7 +80,7 @@ def to_chat_template(
             continue
         entry = _entry(message, arguments)
         standard = _standard(entry, [])
-        overlay = _diff(message.model_dump(mode="json", exclude_defaults=True), standard)
+        overlay = _diff(message.model_dump(mode="json"), standard)
         if metadata:
             entry[METADATA_KEY] = overlay
         elif source is not None:

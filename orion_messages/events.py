@@ -75,12 +75,6 @@ class _Event(_WireModel):
         cache_strings="keys",
     )
 
-    def model_dump_json(self, **options: Any) -> str:
-        """The wire form, as ``dump_event`` writes it (``type`` first); with options, pydantic's."""
-        if options:
-            return super().model_dump_json(**options)
-        return dump_event(self).decode()  # type: ignore[arg-type]
-
     @classmethod
     def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
         # help() shows the class docstring: list every field there with its own docstring.
@@ -329,10 +323,7 @@ def dump_event(event: AgentEvent) -> bytes:
     Raises:
         FormatError: the event holds something that cannot be written back losslessly.
     """
-    # ``type`` equals its default, so the shared writer's omission rule would leave it out.
-    body = dump_json(_EVENT, event, exclude={"type"})
-    head = b'{"type":"' + event.type.encode() + b'"'
-    return head + b"}" if body == b"{}" else head + b"," + body[1:]
+    return dump_json(_EVENT, event)
 
 
 def iter_events(path: str | os.PathLike[str], *, strict: bool = False) -> Iterator[AgentEvent]:

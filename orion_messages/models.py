@@ -8,11 +8,13 @@ trip through this library; orion-core itself would drop them.
 
 from __future__ import annotations
 
+import operator
 import time
 import warnings
 from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime, timedelta, timezone
 from enum import Enum
+from functools import partial
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, cast, overload
 
 from pydantic import BaseModel, ConfigDict, Field, GetCoreSchemaHandler
@@ -78,7 +80,8 @@ class _WireModel(BaseModel):
 
     The unknown keys' values are checked by the JSON value rules inside pydantic-core (the
     annotation of ``__pydantic_extra__``), so an instance without them costs no Python work.
-    ``model_dump_json`` writes the wire form (defaults left out), as ``dumps_message`` does.
+    Each field states when it is left out (``exclude_if``), so every serialization pydantic
+    offers (``model_dump_json``, ``model_dump``, the writers) gives the wire form.
     """
 
     model_config = _WIRE_CONFIG
@@ -104,13 +107,12 @@ class _WireModel(BaseModel):
             _note_unchecked(update.values())
         return super().model_copy(update=update, deep=deep)
 
-    def model_dump_json(self, **options: Any) -> str:
-        """The wire form, as orion-core writes it: each key a default would fill is left out.
 
-        Pass ``exclude_defaults=False`` for every field, defaults included.
-        """
-        options.setdefault("exclude_defaults", True)
-        return super().model_dump_json(**options)
+# When orion-core leaves a field out (serde's ``skip_serializing_if``), as ``exclude_if``
+# predicates. C builtins, not lambdas: pydantic-core calls them for every message written.
+_IF_EMPTY: Callable[[Any], bool] = operator.not_
+_IF_FALSE: Callable[[Any], bool] = operator.not_
+_IF_NONE: Callable[[Any], bool] = partial(operator.is_, None)
 
 
 def _note_unchecked(values: Iterable[Any]) -> None:
@@ -154,7 +156,7 @@ class ToolResult(_WireModel):
     """The tool's output text. Always written."""
     is_error: bool
     """Whether the tool failed. Always written, ``false`` included."""
-    pending: bool = False
+    pending: bool = Field(default=False, exclude_if=_IF_FALSE)
     """A placeholder for a result still to come; written only when true, read as false when missing."""
 
 
@@ -215,21 +217,21 @@ class Message(_WireModel):
     if TYPE_CHECKING:
         timestamp: int = Field(default_factory=now_ms, ge=I64_MIN, le=I64_MAX)
     else:
-        # Required, as on the wire; ``__init__`` fills in now. A default here would make
-        # ``exclude_defaults`` drop a timestamp equal to it when dumping.
+        # Required, as on the wire: a default here would let a document without it load (and
+        # stamp it now). ``__init__`` fills in now when constructing.
         timestamp: int = Field(ge=I64_MIN, le=I64_MAX)
         """Milliseconds since the Unix epoch (signed 64-bit); defaults to now when constructing."""
-    tool_calls: tuple[ToolCall, ...] = Field(default=(), strict=False)  # lists and dicts from Python
+    tool_calls: tuple[ToolCall, ...] = Field(default=(), strict=False, exclude_if=_IF_EMPTY)  # lists, dicts
     """The tool calls an assistant message asks for; written only when non-empty."""
     if TYPE_CHECKING:
         # For type checkers: a constructor on the class, the field on an instance.
         tool_result: _ToolResultName = None  # type: ignore[assignment]
     else:
-        tool_result: ToolResult | None = Field(default=None, strict=False)
+        tool_result: ToolResult | None = Field(default=None, strict=False, exclude_if=_IF_NONE)
         """On a tool-result message, the result it carries; written only when present."""
-    token_count: int | None = Field(default=None, ge=0, le=U32_MAX)
+    token_count: int | None = Field(default=None, ge=0, le=U32_MAX, exclude_if=_IF_NONE)
     """The message's token count, left unset by the agent for the host to fill in (unsigned 32-bit)."""
-    pinned: bool = False
+    pinned: bool = Field(default=False, exclude_if=_IF_FALSE)
     """A pinned message always survives pruning, with its whole turn; written only when true."""
 
     def __init__(self, **data: Any) -> None:

@@ -311,13 +311,13 @@ def dump_json(
     float_style: FloatStyle = "zmij",
     **options: Any,
 ) -> bytes:
-    """``adapter.dump_json`` with orion-core's omissions, refusing what cannot be read back.
+    """``adapter.dump_json`` (the models' own omission rules), refusing what cannot be read back.
 
     Shared by every writer in the package (conversations, messages, events); ``options`` go to
     pydantic's ``dump_json``. pydantic-core already spells floats as current serde_json does.
     """
     try:
-        data = adapter.dump_json(value, exclude_defaults=True, indent=indent, **options)
+        data = adapter.dump_json(value, indent=indent, **options)
     except PydanticSerializationError as error:
         raise FormatError(
             [Problem("", f"cannot be written as JSON: {_serialization_reason(error)}")]
