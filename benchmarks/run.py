@@ -511,25 +511,32 @@ print(peak() - before)
 """
 
 
+def _message_with_calls(calls: bytes) -> bytes:
+    return b'[{"id":"m","role":"assistant","content":"","timestamp":1,"tool_calls":[' + calls + b"]}]"
+
+
+def _one_call_message(arguments: bytes) -> bytes:
+    return _message_with_calls(b'{"id":"c","name":"n","arguments":' + arguments + b"}")
+
+
 def _peak_memory_table(elements: int) -> list[str]:
     keys = elements // 10
-    documents = {
+    arguments = {
         f"arguments: array of {elements:,} integers": b"["
         + b",".join(b"%d" % i for i in range(elements))
         + b"]",
         f"arguments: object of {keys:,} keys": b"{" + b",".join(b'"k%d":"v"' % i for i in range(keys)) + b"}",
     }
+    documents = {name: _one_call_message(value) for name, value in arguments.items()}
+    calls = b",".join(b'{"id":"c%d","name":"n","arguments":{"i":%d}}' % (i, i) for i in range(keys))
+    documents[f"one message with {keys:,} tool calls"] = _message_with_calls(calls)
     lines = [
         "| peak memory while loading (max RSS growth, fresh process) | input | orion_messages.loads "
         "| orjson.loads | x orjson |",
         "|---|---:|---:|---:|---:|",
     ]
     with tempfile.TemporaryDirectory() as folder:
-        for name, arguments in documents.items():
-            doc = (
-                b'[{"id":"m","role":"assistant","content":"","timestamp":1,"tool_calls":'
-                b'[{"id":"c","name":"n","arguments":' + arguments + b"}]}]"
-            )
+        for name, doc in documents.items():
             path = Path(folder, "doc.json")
             path.write_bytes(doc)
             peaks = {}
