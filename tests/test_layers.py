@@ -241,7 +241,7 @@ def test_the_import_reader_sees_every_kind_of_import(tmp_path: Path) -> None:
 MAX_FUNCTION_LINES = 60
 """A function fits on one screen; longer ones carry a ``# long: why`` comment on or above the def."""
 
-# TODO(pruning): these predate the rule; the pruning branch rewrites them. Fails when stale.
+# Functions over the limit allowed for now; the test fails when an entry is stale. None today.
 LONG_FOR_NOW: set[tuple[str, str]] = set()
 
 

@@ -19,9 +19,8 @@ PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 _FENCE = re.compile(r"^```python[ \t]*\n(.*?)^```[ \t]*$", re.DOTALL | re.MULTILINE)
 _NO_TEST = re.compile(r"<!--\s*no-test:\s*\S.*?-->\s*\Z", re.DOTALL)
 
-# TODO(pruning, codec): these pages' examples are sketches today (undefined `conversation`,
-# `send`, `enc`, a missing run.jsonl); their branches rewrite them as runnable blocks. Remove a
-# page from here when its examples run (the strict xfail fails as soon as they do).
+# Pages whose examples are not runnable yet, as strict xfails (they fail as soon as the examples
+# run, so an entry cannot go stale). None today.
 NOT_YET_RUNNABLE: set[str] = set()
 
 
