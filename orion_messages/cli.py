@@ -214,11 +214,13 @@ def _add_prune(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "that cannot hold the latest turn or the pinned turns is refused (exit 1).",
     )
     prune.add_argument("path", metavar="PATH", help="a .json conversation, a .jsonl log, or - (stdin)")
-    for flag, metavar, text in (
-        ("--max-context-tokens", "N", "the model's whole context window"),
-        ("--max-response-tokens", "M", "tokens kept free for the reply"),
+    defaults = ContextConfig()  # orion-core's defaults
+    for flag, metavar, text, default in (
+        ("--max-context-tokens", "N", "the model's whole context window", defaults.max_context_tokens),
+        ("--max-response-tokens", "M", "tokens kept free for the reply", defaults.max_response_tokens),
     ):
-        prune.add_argument(flag, type=_count, required=True, metavar=metavar, help=text)
+        help_text = f"{text} (default {default}, as orion-core)"
+        prune.add_argument(flag, type=_count, default=default, metavar=metavar, help=help_text)
     prune.add_argument(
         "--reserved-tokens",
         type=_count,

@@ -380,7 +380,7 @@ def test_not_json_is_one_line(command: str, tmp_path: Path, capsys: CaptureFixtu
         ["frobnicate"],
         ["validate"],
         ["validate", "--format", "xml", "x.json"],
-        ["prune", "x.json", "--max-response-tokens", "1"],
+        ["prune", "x.json", "--max-response-tokens", "-1"],
         ["prune", "x.json", "--max-context-tokens", "-5", "--max-response-tokens", "1"],
         ["prune", "x.json", "--max-context-tokens", "lots", "--max-response-tokens", "1"],
         ["convert", "in.json", "out.txt"],
@@ -1116,3 +1116,27 @@ def test_validate_counts_the_problems_the_library_did_not_keep(
     out = capsys.readouterr().out
     assert out.count(".timestamp: expected an integer") == 100
     assert "... and 200 more problems" in out
+
+
+def test_prune_uses_orion_cores_default_window(capsys: CaptureFixture) -> None:
+    # orion-core's ContextConfig defaults: 4096 tokens of context, 2048 kept for the reply.
+    path = str(FIXTURES / "own" / "conversation.json")
+    assert main(["prune", path, "--format", "json"]) == 0
+    defaulted = json.loads(capsys.readouterr().out)
+    assert (
+        main(
+            [
+                "prune",
+                path,
+                "--max-context-tokens",
+                "4096",
+                "--max-response-tokens",
+                "2048",
+                "--format",
+                "json",
+            ]
+        )
+        == 0
+    )
+    assert defaulted == json.loads(capsys.readouterr().out)
+    assert defaulted["budget"] <= 4096 - 2048
