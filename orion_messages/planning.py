@@ -348,9 +348,10 @@ def _sliced(columns: _Columns, skip: int, first_index: int) -> _Columns:
         columns.user_at[after(columns.user_at) :],
         columns.pinned_at[after(columns.pinned_at) :],
         columns.call_at[calls_from:],
-        columns.calls[calls_from:],
+        columns.call_ids[calls_from:],
         columns.result_at[results_from:],
-        columns.results[results_from:],
+        columns.result_ids[results_from:],
+        columns.pending_at[after(columns.pending_at) :],
         columns.token_counts[skip:],
     )
 
