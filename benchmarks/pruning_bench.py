@@ -13,8 +13,10 @@ with a ``token_count``):
   new file, fsyncing it and renaming it over the old one (the floor of any atomic save); a full
   ``dumps`` beside it for scale.
 
-CPU time (GC paused, the fastest of several runs) for planning; wall time for saving, which waits
-on the disk, one save and one raw write in turns, the ratio of their medians. Prints a Markdown
+Each corpus and size is measured in a fresh process (``run.in_fresh_process``). CPU time for
+planning, raced against ``orjson.loads`` (``run.race``: interleaved after an untimed
+round, GC paused, the fastest of several runs); wall time for saving, which waits on the disk, one
+save and one raw write in turns, the ratio of their medians. Prints a Markdown
 table; nothing is asserted.
 """
 
@@ -34,7 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import orjson
 from corpus import make_conversation
-from run import median_time
+from run import answer_child, in_fresh_process, median_time, race
 
 import orion_messages as om
 from orion_messages import storage
@@ -82,16 +84,15 @@ def raw_atomic_write(path: Path, data: bytes) -> None:
 
 
 def bench_plan(messages: list[om.Message], data: bytes, runs: int) -> dict[str, float]:
-    """Planning rows as multiples of ``orjson.loads``."""
-    floor = best_time(lambda: orjson.loads(data), runs)
+    """Planning rows as multiples of ``orjson.loads``, raced against it (``run.race``)."""
     extra = om.Message.user("msg-extra", "one more question about the parser", timestamp=1)
-    ratios: dict[str, float] = {}
-    ratios["plan_prune, plain list, cold, no template"] = best_time(
-        lambda: om.plan_prune(messages, CONFIG), runs
-    )
-    ratios["plan_prune, plain list, cold, chatml template"] = best_time(
-        lambda: om.plan_prune(messages, WIDE, template="chatml"), runs
-    )
+    actions: dict[str, Callable[[], Any]] = {
+        "orjson.loads": lambda: orjson.loads(data),
+        "plan_prune, plain list, cold, no template": lambda: om.plan_prune(messages, CONFIG),
+        "plan_prune, plain list, cold, chatml template": lambda: om.plan_prune(
+            messages, WIDE, template="chatml"
+        ),
+    }
     for label, options in (("no template", {}), ("chatml template", {"template": "chatml"})):
         conversation = om.Conversation(messages)
         conversation.plan_prune(WIDE, **options)
@@ -100,8 +101,10 @@ def bench_plan(messages: list[om.Message], data: bytes, runs: int) -> dict[str, 
             conversation.append(extra.model_copy(update={"id": conversation.next_id()}))
             conversation.plan_prune(WIDE, **options)
 
-        ratios[f"Conversation: append one message, then plan, {label}"] = best_time(append_and_plan, runs)
-    return {name: value / floor for name, value in ratios.items()}
+        actions[f"Conversation: append one message, then plan, {label}"] = append_and_plan
+    times = race(actions, runs)
+    floor = times.pop("orjson.loads")
+    return {name: value / floor for name, value in times.items()}
 
 
 def bench_save(messages: list[om.Message], runs: int) -> dict[str, float]:
@@ -139,22 +142,32 @@ def bench_save(messages: list[om.Message], runs: int) -> dict[str, float]:
     }
 
 
+def measure_corpus(corpus: str, size: int, runs: int) -> dict[str, float]:
+    """Every row on one corpus at one size (run in a fresh process by ``main``)."""
+    data = orjson.dumps(CORPORA[corpus](size))
+    messages = om.loads(data)
+    return {**bench_plan(messages, data, runs), **bench_save(messages, runs)}
+
+
+CORPORA = {"project corpus": make_conversation, "short messages": short_corpus}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the rows and print one Markdown table per corpus."""
+    """Run the rows, each corpus and size in a fresh process, and print one Markdown table per corpus."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="2,000 messages, 3 runs")
     parser.add_argument("--sizes", type=int, nargs="+", help="conversation sizes")
     parser.add_argument("--runs", type=int, help="runs per measurement")
+    parser.add_argument("--child", help=argparse.SUPPRESS)  # one corpus and size (in_fresh_process)
     args = parser.parse_args(argv)
+    if args.child:
+        return answer_child(args.child, {"corpus": measure_corpus})
     sizes = args.sizes or ([2_000] if args.quick else [20_000, 100_000])
     runs = args.runs or (3 if args.quick else 7)
-    corpora = {"project corpus": make_conversation, "short messages": short_corpus}
-    for corpus_name, make in corpora.items():
+    for corpus_name in CORPORA:
         table: dict[str, dict[int, float]] = {}
         for size in sizes:
-            data = orjson.dumps(make(size))
-            messages = om.loads(data)
-            rows = {**bench_plan(messages, data, runs), **bench_save(messages, runs)}
+            rows = in_fresh_process(__file__, "corpus", corpus=corpus_name, size=size, runs=runs)
             for name, ratio in rows.items():
                 table.setdefault(name, {})[size] = ratio
         print(f"\n### {corpus_name}\n")

@@ -5,8 +5,9 @@
 Measures, on one realistic conversation (see ``corpus.py``) at 10,000 and 100,000 messages: load,
 dump, prune planning (and planning again after one append), appending to a JSON Lines log with
 1,000 and 100,000 messages already in it (``save`` beside it), and memory per loaded message.
-The contenders of each table take turns (round robin, ``race``) and each time is the fastest of
-several runs, each with the garbage collector paused (``loads`` pauses it itself; the others get
+Each conversation size, and each corpus of the codec table, is measured in a fresh process
+(``in_fresh_process``). The contenders of each table take turns (round robin, ``race``) after one untimed
+round, and each time is the fastest of several runs, each with the garbage collector paused (``loads`` pauses it itself; the others get
 the same treatment, so the peers are not charged for collections). All times and ratios in one
 report come from one run of this script. Writes the
 report to ``benchmarks/results.md`` (``--output``); ``--quick`` runs fewer sizes and repeats and
@@ -15,6 +16,7 @@ writes nothing unless ``--output`` is given.
 
 import argparse
 import gc
+import json
 import os
 import platform
 import statistics
@@ -212,11 +214,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--sizes", help="comma-separated conversation sizes (default 10000,100000)")
     parser.add_argument("--log-sizes", help="messages already in the log for append (default 1000,100000)")
     parser.add_argument(
-        "--runs", type=int, help="repeats per measurement (default 5 up to 20,000 messages, 3 above)"
+        "--runs", type=int, help="repeats per measurement (default 15 up to 20,000 messages, 5 above)"
     )
     parser.add_argument("--no-peers", action="store_true", help="skip msgspec, pydantic-ai and LangChain")
     parser.add_argument("--output", help="write the markdown report here (default benchmarks/results.md)")
+    parser.add_argument("--child", help=argparse.SUPPRESS)  # one part, in a fresh process (in_fresh_process)
     args = parser.parse_args(argv)
+    if args.child:
+        return answer_child(args.child, {"size": _measure_size, "codec": _measure_codec})
 
     sizes = (
         [int(s) for s in args.sizes.split(",")]
@@ -234,8 +239,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     def runs_for(size: int) -> int:
         if args.runs:
             return args.runs
-        small = 3 if args.quick else 5
-        return small if size <= 20_000 else (1 if args.quick else 3)
+        # Many rounds: the machine's speed moves in phases of a fraction of a second, and each
+        # contender's fastest run must fall in a fast phase.
+        small = 3 if args.quick else 15
+        return small if size <= 20_000 else (1 if args.quick else 5)
 
     load = Section("load", "orjson.loads")
     load_gc = Section("load, GC on", "orjson.loads")
@@ -248,7 +255,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     for size in sizes:
         runs = runs_for(size)
         print(f"\n== {size:,} messages, fastest of {runs} interleaved runs ==", flush=True)
-        _bench_size(size, runs, (load, dump, prune, load_gc), memory, corpus_notes, skipped, size == sizes[0])
+        part = in_fresh_process(
+            __file__, "size", size=size, runs=runs, skipped=skipped, measure_memory=size == sizes[0]
+        )
+        for section in (load, dump, prune, load_gc):
+            for name, (note, seconds) in part["sections"].get(section.title, {}).items():
+                section.row(name, note).times[size] = seconds
+        memory.update(part["memory"])
+        corpus_notes.append(part["corpus_note"])
 
     appends, save_times = _bench_append(log_sizes, 5 if args.quick else 15)
     codec = _bench_codec(min(sizes), runs_for(min(sizes)), skipped, 100_000 if args.quick else 1_000_000)
@@ -273,6 +287,59 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
+def in_fresh_process(script: str, part: str, **arguments: Any) -> Any:
+    """Run one part of a benchmark script in a fresh Python process and return what it measured.
+
+    ``script`` runs ``answer_child`` when given ``--child``. Each part starts from the same state,
+    as pyperf does with its worker processes: in one long process, what earlier parts allocated
+    and freed changes later timings (allocator and page state), and not alike for every contender.
+    """
+    with tempfile.TemporaryDirectory() as folder:
+        result = Path(folder, "result.json")
+        request = json.dumps({"part": part, "arguments": arguments, "result": str(result)})
+        subprocess.run([sys.executable, script, "--child", request], check=True)
+        return json.loads(result.read_text(encoding="utf-8"))
+
+
+def answer_child(request_text: str, parts: dict[str, Callable[..., Any]]) -> int:
+    """The child side of ``in_fresh_process``: measure the part asked for, write the result as JSON."""
+    request = json.loads(request_text)
+    found = parts[request["part"]](**request["arguments"])
+    Path(request["result"]).write_text(json.dumps(found), encoding="utf-8")
+    return 0
+
+
+def _measure_codec(
+    name: str, corpus: str, size: int, runs: int, skipped: dict[str, str | None]
+) -> tuple[str, list[str]]:
+    """``_codec_row`` on a corpus made here, by kind (``project`` or ``short``) and size."""
+    make = make_conversation if corpus == "project" else make_short_conversation
+    return _codec_row(name, make(size), runs, skipped)
+
+
+def _measure_size(
+    size: int, runs: int, skipped: dict[str, str | None], measure_memory: bool
+) -> dict[str, Any]:
+    """``_bench_size`` as plain data: each section's rows (note and seconds), memory, corpus note."""
+    sections = (
+        Section("load", "orjson.loads"),
+        Section("dump", "orjson.dumps"),
+        Section("prune", "orjson.loads"),
+        Section("load, GC on", "orjson.loads"),
+    )
+    memory: dict[str, float] = {}
+    notes: list[str] = []
+    _bench_size(size, runs, sections, memory, notes, skipped, measure_memory)
+    return {
+        "sections": {
+            section.title: {row.name: (row.note, row.times[size]) for row in section.rows}
+            for section in sections
+        },
+        "memory": memory,
+        "corpus_note": notes[0],
+    }
+
+
 def race(
     actions: dict[str, Callable[[], Any]],
     runs: int,
@@ -282,10 +349,12 @@ def race(
 ) -> dict[str, float]:
     """The fastest of ``runs`` runs of each action, the actions taking turns (round robin).
 
-    Interleaved so that a busy moment of a shared machine hits every contender alike, and the
-    fastest run of each, the least disturbed one (a shared machine only ever adds time): the
-    report is about the ratios between contenders, and this keeps them steady from run to run.
+    Interleaved so that a busy moment of a shared machine hits every contender alike, after one
+    untimed round, and the fastest run of each, the least disturbed one (a shared machine only
+    ever adds time): the report is about the ratios between contenders.
     """
+    for action in actions.values():  # a warm-up round, untimed: first-call costs are not the ratio
+        median_time(action, 1, clock, pause_gc=pause_gc)
     best = dict.fromkeys(actions, float("inf"))
     for _ in range(runs):
         for name, action in actions.items():
@@ -471,8 +540,8 @@ def _bench_codec(size: int, runs: int, skipped: dict[str, str | None], elements:
     (about 280 bytes each, every one with a token_count), each ratio to orjson on the same bytes.
     """
     corpora = {
-        f"project corpus, {size:,} messages": make_conversation(size),
-        f"short messages, {2 * size:,} messages": make_short_conversation(2 * size),
+        f"project corpus, {size:,} messages": ("project", size),
+        f"short messages, {2 * size:,} messages": ("short", 2 * size),
     }
     lines = ["", "## Codec on both corpora (issue 14 targets)", ""]
     lines.append(
@@ -482,8 +551,10 @@ def _bench_codec(size: int, runs: int, skipped: dict[str, str | None], elements:
     lines.append("|---|---:|---:|---:|---:|---:|---:|")
     goals: list[str] = []
     print("\n== codec on both corpora ==", flush=True)
-    for name, wire in corpora.items():
-        row, row_goals = _codec_row(name, wire, runs, skipped)
+    for name, (corpus, count) in corpora.items():
+        row, row_goals = in_fresh_process(
+            __file__, "codec", name=name, corpus=corpus, size=count, runs=runs, skipped=skipped
+        )
         lines.append(row)
         goals += row_goals
     lines += ["", *goals, "", *_peak_memory_table(elements)]
@@ -629,7 +700,8 @@ def _report(
         + ". A system prompt, then turns of a "
         "user message, 1-3 assistant replies calling 1-2 tools (arguments objects) each answered by a tool "
         "result (~8% errors), and a final answer; ten user messages pinned; token counts filled in.",
-        "- Each table is one race: its contenders take turns, and each time is the fastest of several runs "
+        "- Each size and each corpus is measured in a fresh process; each table is one race: its contenders "
+        "take turns after an untimed round, and each time is the fastest of several runs "
         "(a shared machine only ever adds time), GC paused for every contender (the `load, GC on` table "
         "leaves it on, as users run them); CPU time of the process (wall time and medians for append and "
         "save, which wait on the disk); all ratios come from this one run.",
