@@ -9,7 +9,7 @@ into one user turn as the API requires. Anthropic has no place for message ids, 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from ._conversion_input import _Builder, _Input
@@ -230,15 +230,23 @@ def _extra_block_keys(
             report.lose(index, f"{where}.{key}", "orion-core has no place for this key")
 
 
+def _content_blocks(reader: _Input, index: int, content: Any) -> Iterator[tuple[int, str, Mapping[str, Any]]]:
+    """Each block of message ``index``'s content that is an object: its number, place and keys.
+
+    A block that is not an object is recorded as a problem by ``reader`` and skipped.
+    """
+    for number, item in enumerate(reader.items(content, f"[{index}].content")):
+        where = f"[{index}].content[{number}]"
+        block = reader.mapping(item, where)
+        if block is not None:
+            yield number, where, block
+
+
 def _user_blocks(
     reader: _Input, report: _Report, build: _Builder, index: int, content: Any, names: dict[str, str]
 ) -> None:
     texts: list[str] = []
-    for number, item in enumerate(reader.items(content, f"[{index}].content")):
-        where = f"[{index}].content[{number}]"
-        block = reader.mapping(item, where)
-        if block is None:
-            continue
+    for number, where, block in _content_blocks(reader, index, content):
         kind = block.get("type")
         if kind == "text":
             _extra_block_keys(report, index, f"content[{number}]", block, ("type", "text"))
@@ -300,11 +308,7 @@ def _assistant_blocks(
 ) -> None:
     texts: list[str] = []
     calls: list[ToolCall] = []
-    for number, item in enumerate(reader.items(content, f"[{index}].content")):
-        where = f"[{index}].content[{number}]"
-        block = reader.mapping(item, where)
-        if block is None:
-            continue
+    for number, where, block in _content_blocks(reader, index, content):
         kind = block.get("type")
         if kind == "text":
             _extra_block_keys(report, index, f"content[{number}]", block, ("type", "text"))
