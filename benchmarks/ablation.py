@@ -31,7 +31,7 @@ import orion_messages as om
 from orion_messages import wire
 from orion_messages._json_rules import JSON_VALUE
 
-I64 = {"ge": -(2**63), "le": 2**63 - 1}
+I64_MIN, I64_MAX = -(2**63), 2**63 - 1
 Role = Literal["system", "user", "assistant", "tool_call", "tool_result"]
 
 
@@ -42,7 +42,7 @@ def _models(config: ConfigDict, role_type: Any = Role, arguments_type: Any = Any
         model_config = config
         id: str
         name: str
-        arguments: arguments_type  # type: ignore[valid-type]
+        arguments: arguments_type
 
     class ToolResult(BaseModel):
         model_config = config
@@ -55,9 +55,9 @@ def _models(config: ConfigDict, role_type: Any = Role, arguments_type: Any = Any
     class Message(BaseModel):
         model_config = config
         id: str
-        role: role_type  # type: ignore[valid-type]
+        role: role_type
         content: str
-        timestamp: int = Field(**I64)
+        timestamp: int = Field(ge=I64_MIN, le=I64_MAX)
         tool_calls: tuple[ToolCall, ...] = Field(default=(), strict=False)
         tool_result: ToolResult | None = None
         token_count: int | None = Field(default=None, ge=0, le=2**32 - 1)

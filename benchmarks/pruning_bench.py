@@ -29,6 +29,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -93,7 +94,11 @@ def bench_plan(messages: list[om.Message], data: bytes, runs: int) -> dict[str, 
             messages, WIDE, template="chatml"
         ),
     }
-    for label, options in (("no template", {}), ("chatml template", {"template": "chatml"})):
+    choices: tuple[tuple[str, dict[str, Any]], ...] = (
+        ("no template", {}),
+        ("chatml template", {"template": "chatml"}),
+    )
+    for label, options in choices:
         conversation = om.Conversation(messages)
         conversation.plan_prune(WIDE, **options)
 
@@ -123,14 +128,14 @@ def bench_save(messages: list[om.Message], runs: int) -> dict[str, float]:
             conversation.append(extra.model_copy(update={"id": conversation.next_id()}))
             conversation.save(path)
 
-        saves, floors, atomics = [], [], []
+        saves: list[float] = []
+        floors: list[float] = []
+        atomics: list[float] = []
         for _ in range(runs):
             saves.append(best_time(append_and_save, 1, time.perf_counter))
             data = path.read_bytes()
-            floors.append(best_time(lambda data=data: raw_atomic_write(path, data), 1, time.perf_counter))
-            atomics.append(
-                best_time(lambda data=data: storage._replace_atomically(path, data), 1, time.perf_counter)
-            )
+            floors.append(best_time(partial(raw_atomic_write, path, data), 1, time.perf_counter))
+            atomics.append(best_time(partial(storage._replace_atomically, path, data), 1, time.perf_counter))
         floor = statistics.median(floors)
         dumps = best_time(lambda: om.dumps(list(conversation)), max(3, runs // 3))
         assert path.read_bytes() == om.dumps(list(conversation))  # the same bytes as a full dumps

@@ -233,12 +233,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         log_sizes = [1_000, 100_000] if max(sizes) >= 1_000 else sorted(sizes)
     output = args.output or (None if args.quick else str(HERE / "results.md"))
-    skipped = dict.fromkeys(peers.available(), "--no-peers") if args.no_peers else {}
+    skipped: dict[str, str | None] = dict.fromkeys(peers.available(), "--no-peers") if args.no_peers else {}
     skipped.update({k: v for k, v in peers.available().items() if v and k not in skipped})
 
     def runs_for(size: int) -> int:
         if args.runs:
-            return args.runs
+            return int(args.runs)
         # Many rounds: the machine's speed moves in phases of a fraction of a second, and each
         # contender's fastest run must fall in a fast phase.
         small = 3 if args.quick else 15
