@@ -214,13 +214,8 @@ class Message(_WireModel):
     """Who the message is from."""
     content: str
     """The text; on a tool-result message, the same text as ``tool_result.content``."""
-    if TYPE_CHECKING:
-        timestamp: int = Field(default_factory=now_ms, ge=I64_MIN, le=I64_MAX)
-    else:
-        # Required, as on the wire: a default here would let a document without it load (and
-        # stamp it now). ``__init__`` fills in now when constructing.
-        timestamp: int = Field(ge=I64_MIN, le=I64_MAX)
-        """Milliseconds since the Unix epoch (signed 64-bit); defaults to now when constructing."""
+    timestamp: int = Field(ge=I64_MIN, le=I64_MAX)
+    """Milliseconds since the Unix epoch (signed 64-bit); required (the constructors stamp now)."""
     tool_calls: tuple[ToolCall, ...] = Field(default=(), strict=False, exclude_if=_IF_EMPTY)  # lists, dicts
     """The tool calls an assistant message asks for; written only when non-empty."""
     if TYPE_CHECKING:
@@ -234,14 +229,25 @@ class Message(_WireModel):
     pinned: bool = Field(default=False, exclude_if=_IF_FALSE)
     """A pinned message always survives pruning, with its whole turn; written only when true."""
 
-    def __init__(self, **data: Any) -> None:
-        if "timestamp" not in data:
-            data["timestamp"] = now_ms()
-        super().__init__(**data)
+    if not TYPE_CHECKING:  # type checkers see pydantic's own __init__, timestamp required
 
-    # Tell pydantic this __init__ needs no call during validation (it only fills a default that
-    # validated input always has); otherwise pydantic-core calls it for every loaded message.
-    __init__.__pydantic_base_init__ = True  # type: ignore[attr-defined]
+        def __init__(self, **data: Any) -> None:
+            # Deprecated for one release: ``Message(...)`` without ``timestamp`` stamps now, with
+            # a warning. Then this override goes and ``timestamp`` is required here as everywhere.
+            if "timestamp" not in data:
+                warnings.warn(
+                    "Message(...) without timestamp= is deprecated: pass timestamp=now_ms(), or "
+                    "build the message with Message.user(...) and the other constructors, which "
+                    "stamp now",
+                    DeprecationWarning,
+                    stacklevel=2,
+                )
+                data["timestamp"] = now_ms()
+            super().__init__(**data)
+
+        # Tell pydantic this __init__ needs no call during validation (validated input always
+        # has a timestamp); otherwise pydantic-core calls it for every loaded message.
+        __init__.__pydantic_base_init__ = True
 
     @property
     def created_at(self) -> datetime:

@@ -74,14 +74,30 @@ def test_assistant_takes_tool_calls_as_a_list_or_tuple() -> None:
     assert from_list.tool_calls == tuple(calls)
 
 
-def test_timestamp_defaults_to_now_in_milliseconds() -> None:
+def test_constructors_stamp_now_in_milliseconds() -> None:
     before = time.time_ns() // 1_000_000
     message = Message.user("m", "x")
-    direct = Message(id="m", role="user", content="x")
     after = time.time_ns() // 1_000_000
     assert before <= message.timestamp <= after
-    assert before <= direct.timestamp <= after
     assert message.timestamp <= now_ms()
+
+
+def test_direct_construction_without_timestamp_is_deprecated_and_stamps_now() -> None:
+    before = time.time_ns() // 1_000_000
+    with pytest.warns(DeprecationWarning, match="without timestamp= is deprecated"):
+        direct = Message(id="m", role="user", content="x")  # type: ignore[call-arg]
+    after = time.time_ns() // 1_000_000
+    assert before <= direct.timestamp <= after
+
+
+def test_timestamp_is_required_when_validating_as_on_the_wire() -> None:
+    data = {"id": "m", "role": "user", "content": "x"}
+    with pytest.raises(ValidationError) as caught:
+        Message.model_validate(data)
+    assert [(e["type"], e["loc"]) for e in caught.value.errors()] == [("missing", ("timestamp",))]
+    with pytest.raises(ValidationError):
+        Message.model_validate_json(b'{"id":"m","role":"user","content":"x"}')
+    assert "timestamp" in Message.model_json_schema()["required"]
 
 
 def test_explicit_timestamp_is_kept() -> None:
