@@ -23,9 +23,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import orjson
 from corpus import make_conversation, make_short_conversation
+from peers import pydantic_floor
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 from run import race
-from typing_extensions import NotRequired, TypedDict
 
 import orion_messages as om
 from orion_messages import wire
@@ -66,31 +66,6 @@ def _models(config: ConfigDict, role_type: Any = Role, arguments_type: Any = Any
     return TypeAdapter(list[Message])
 
 
-class _ToolCallDict(TypedDict):
-    id: str
-    name: str
-    arguments: Any
-
-
-class _ToolResultDict(TypedDict):
-    tool_call_id: str
-    tool_name: str
-    content: str
-    is_error: bool
-    pending: NotRequired[bool]
-
-
-class _MessageDict(TypedDict):
-    id: str
-    role: Role
-    content: str
-    timestamp: int
-    tool_calls: NotRequired[list[_ToolCallDict]]
-    tool_result: NotRequired[_ToolResultDict | None]
-    token_count: NotRequired[int | None]
-    pinned: NotRequired[bool]
-
-
 def main() -> int:
     """Print the profile and the ablation table."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -118,7 +93,7 @@ def main() -> int:
     any_arguments = _models(strict, role)
     literal_role = _models(strict)
     no_extras = _models(no_extra)
-    typed = TypeAdapter(list[_MessageDict], config=ConfigDict(strict=True))
+    typed = pydantic_floor()
     shipped = wire._CONVERSATION
     rules_messages = rules.validate_json(data)
 

@@ -1,4 +1,5 @@
-"""The same conversation in the peers' formats: msgspec Structs, pydantic-ai and LangChain messages.
+"""The same conversation in the peers' formats: msgspec Structs, pydantic-ai and LangChain messages;
+and pydantic-core on plain TypedDicts, the floor for any pydantic model of the format.
 
 Each peer is optional (``pip install -e ".[bench]"`` installs them all); ``available()`` says
 which are installed and why not for the others.
@@ -12,7 +13,10 @@ from collections.abc import Callable
 from datetime import datetime, timezone
 from typing import Any, Literal
 
-__all__ = ["available", "langchain", "msgspec_codec", "pydantic_ai"]
+from pydantic import ConfigDict, TypeAdapter
+from typing_extensions import NotRequired, TypedDict
+
+__all__ = ["available", "langchain", "msgspec_codec", "pydantic_ai", "pydantic_floor"]
 
 _PEERS = {"msgspec": "msgspec", "pydantic-ai": "pydantic_ai", "langchain-core": "langchain_core"}
 
@@ -60,6 +64,43 @@ def msgspec_codec() -> tuple[Callable[[bytes], Any], Callable[[Any], bytes]]:
     decoder = msgspec.json.Decoder(list[Message])
     encoder = msgspec.json.Encoder()
     return decoder.decode, encoder.encode
+
+
+_Role = Literal["system", "user", "assistant", "tool_call", "tool_result"]
+
+
+class _ToolCallDict(TypedDict):
+    id: str
+    name: str
+    arguments: Any
+
+
+class _ToolResultDict(TypedDict):
+    tool_call_id: str
+    tool_name: str
+    content: str
+    is_error: bool
+    pending: NotRequired[bool]
+
+
+class _MessageDict(TypedDict):
+    id: str
+    role: _Role
+    content: str
+    timestamp: int
+    tool_calls: NotRequired[list[_ToolCallDict]]
+    tool_result: NotRequired[_ToolResultDict | None]
+    token_count: NotRequired[int | None]
+    pinned: NotRequired[bool]
+
+
+def pydantic_floor() -> TypeAdapter[Any]:
+    """pydantic-core validating and writing orion-core's messages as plain TypedDicts (strict).
+
+    No model instances, no JSON value rules, no omission rules: what pydantic-core itself costs
+    on this format, the floor under any pydantic model of it (the issue's load target names it).
+    """
+    return TypeAdapter(list[_MessageDict], config=ConfigDict(strict=True))
 
 
 class PydanticAI:
