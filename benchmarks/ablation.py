@@ -96,6 +96,8 @@ def main() -> int:
     typed = pydantic_floor()
     shipped = wire._CONVERSATION
     rules_messages = rules.validate_json(data)
+    literal_messages = literal_role.validate_json(data)
+    no_extras_messages = no_extras.validate_json(data)
 
     loads = {
         "orjson.loads (floor)": lambda: orjson.loads(data),
@@ -114,6 +116,8 @@ def main() -> int:
         "orion_messages.dumps (as shipped)": lambda: om.dumps(messages),
         "  its serializer alone": lambda: shipped.serializer.to_json(messages),
         "  same models without omission rules (every field written)": lambda: rules.dump_json(rules_messages),
+        "  ... and role a Literal, arguments any value": lambda: literal_role.dump_json(literal_messages),
+        '  ... and extra="ignore" (no unknown keys to write)': lambda: no_extras.dump_json(no_extras_messages),
         "  TypedDicts dump_json (plain dicts in)": lambda: typed.dump_json(plain),
         "  orjson.dumps(model_dump()) of the shipped models": lambda: orjson.dumps(
             shipped.dump_python(messages)
