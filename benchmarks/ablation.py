@@ -117,7 +117,9 @@ def main() -> int:
         "  its serializer alone": lambda: shipped.serializer.to_json(messages),
         "  same models without omission rules (every field written)": lambda: rules.dump_json(rules_messages),
         "  ... and role a Literal, arguments any value": lambda: literal_role.dump_json(literal_messages),
-        '  ... and extra="ignore" (no unknown keys to write)': lambda: no_extras.dump_json(no_extras_messages),
+        '  ... and extra="ignore" (no unknown keys to write)': lambda: no_extras.dump_json(
+            no_extras_messages
+        ),
         "  TypedDicts dump_json (plain dicts in)": lambda: typed.dump_json(plain),
         "  orjson.dumps(model_dump()) of the shipped models": lambda: orjson.dumps(
             shipped.dump_python(messages)
