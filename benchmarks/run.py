@@ -1,4 +1,5 @@
-"""orion-messages against orjson (the floor) and the libraries users would pick instead.
+"""orion-messages against orjson (the floor), pydantic-core on plain TypedDicts (the floor for
+pydantic models) and the libraries users would pick instead.
 
     python -m pip install -e ".[bench]" && python benchmarks/run.py
 
@@ -55,6 +56,7 @@ GOAL_FLAT = 1.5  # append with 100,000 in the log at most 1.5x the time with 1,0
 # (the load goal's own words), shown beside the load and dump goals.
 FLOOR_LOAD = "pydantic-core TypedDicts validate_json"
 FLOOR_DUMP = "pydantic-core TypedDicts dump_json"
+
 CONFIG = ContextConfig(max_context_tokens=131_072, max_response_tokens=4_096)
 
 
