@@ -75,9 +75,8 @@ def _value_schema(levels: int) -> core_schema.CoreSchema:
     schema makes the limit part of the type. Each level is a definition that refers to the one
     below (a tree would double at every level). A failed choice costs an error object, so the
     common cases come first: objects and arrays at the top (an ``arguments`` value is nearly
-    always an object), strings below. The strict
-    choices are disjoint, so the order changes no result: strict types keep ``true``, ``1`` and
-    ``1.0`` apart.
+    always an object), strings below. The strict choices are disjoint, so the order changes no
+    result: strict types keep ``true``, ``1`` and ``1.0`` apart.
     """
     scalars: list[core_schema.CoreSchema] = [
         core_schema.str_schema(strict=True),
