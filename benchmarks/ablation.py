@@ -8,7 +8,8 @@ suspect: the JSON value rules on ``arguments`` (checked inside pydantic-core), `
 ``Role`` enum, ``extra="allow"`` (keeping unknown keys), model instances altogether
 (``TypedDict``s), and the omission rules (``exclude_if``) when dumping. The rows of a table race
 (``run.race``): each is the fastest of several interleaved runs, GC paused, as a multiple of
-orjson on the same data.
+orjson on the same data. Last, the containers a loaded message holds (``sys.getsizeof``), model
+instances against orjson's dicts: where a model's memory goes.
 """
 
 import argparse
@@ -16,6 +17,7 @@ import cProfile
 import io
 import pstats
 import sys
+from collections import Counter
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -66,6 +68,57 @@ def _models(config: ConfigDict, role_type: Any = Role, arguments_type: Any = Any
     return TypeAdapter(list[Message])
 
 
+def _containers(messages: list[om.Message]) -> Counter[str]:
+    """Bytes of the containers a loaded conversation holds besides its values, by kind.
+
+    Each model instance (a message, its tool calls, its result) is the object itself, its field
+    dict, its fields-set and its extras dict; ``tool_calls`` is a tuple. Strings and numbers are
+    left out: the dicts orjson builds hold the same ones.
+    """
+    sizes: Counter[str] = Counter()
+    for message in messages:
+        models: list[om.Message | om.ToolCall | om.ToolResult] = [message, *message.tool_calls]
+        if message.tool_result is not None:
+            models.append(message.tool_result)
+        for model in models:
+            sizes["instance object"] += sys.getsizeof(model)
+            sizes["field dict (__dict__)"] += sys.getsizeof(model.__dict__)
+            sizes["fields-set (model_fields_set)"] += sys.getsizeof(model.model_fields_set)
+            sizes["extras dict (__pydantic_extra__)"] += sys.getsizeof(model.__pydantic_extra__)
+        if message.tool_calls:
+            sizes["tool_calls tuple"] += sys.getsizeof(message.tool_calls)
+    return sizes
+
+
+def _dict_containers(plain: list[dict[str, Any]]) -> int:
+    """Bytes of the dicts and lists orjson builds for the same messages (values left out)."""
+    total = 0
+    for item in plain:
+        total += sys.getsizeof(item)
+        for call in item.get("tool_calls", ()):
+            total += sys.getsizeof(call)
+        if "tool_calls" in item:
+            total += sys.getsizeof(item["tool_calls"])
+        if item.get("tool_result") is not None:
+            total += sys.getsizeof(item["tool_result"])
+    return total
+
+
+def _print_memory(messages: list[om.Message], plain: list[dict[str, Any]]) -> None:
+    """The containers per message, models against orjson's dicts (``sys.getsizeof``)."""
+    count = len(messages)
+    sizes = _containers(messages)
+    print("\n== containers per loaded message, bytes (sys.getsizeof; strings and numbers left out) ==")
+    print("| what | bytes per message |\n|---|---:|")
+    print(f"| orjson.loads: the dicts and lists | {_dict_containers(plain) / count:,.0f} |")
+    print(f"| orion_messages.loads: all containers | {sum(sizes.values()) / count:,.0f} |")
+    for kind, size in sizes.most_common():
+        print(f"|   {kind} | {size / count:,.0f} |")
+    names = Counter(len(message.model_fields_set) for message in messages)
+    shapes = ", ".join(f"{share / count:.0%} hold {held} names" for held, share in sorted(names.items()))
+    print(f"\nFields-sets of the messages: {shapes}.")
+
+
 def main() -> int:
     """Print the profile and the ablation table."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -95,6 +148,7 @@ def main() -> int:
     no_extras = _models(no_extra)
     typed = pydantic_floor()
     shipped = wire._CONVERSATION
+    field_names = [tuple(message.model_fields_set) for message in messages]
     rules_messages = rules.validate_json(data)
     literal_messages = literal_role.validate_json(data)
     no_extras_messages = no_extras.validate_json(data)
@@ -109,6 +163,9 @@ def main() -> int:
         "  TypedDicts: no model instances at all": lambda: typed.validate_json(data),
         "  validate_python(orjson.loads(data)), shipped models": lambda: shipped.validate_python(
             orjson.loads(data)
+        ),
+        "  for scale: one set of its field names per message (the fields-sets alone)": lambda: list(
+            map(set, field_names)
         ),
     }
     dumps = {
@@ -135,6 +192,7 @@ def main() -> int:
         floor = next(iter(times.values()))
         for name, seconds in times.items():
             print(f"| {name} | {seconds * 1e3:.1f} ms | {seconds / floor:.2f} |")
+    _print_memory(messages, plain)
     return 0
 
 
