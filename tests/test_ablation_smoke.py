@@ -6,36 +6,18 @@ Speed is measured in benchmarks/, never asserted here.
 from __future__ import annotations
 
 import importlib
-import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
 import orion_messages as om
 
-ROOT = Path(__file__).resolve().parent.parent
+from ._bench_scripts import BENCHMARKS, run_bench_script
 
 
 @pytest.mark.parametrize("corpus", ["project", "short"])
 def test_ablation_runs_small(corpus: str) -> None:
-    result = subprocess.run(
-        [
-            sys.executable,
-            str(ROOT / "benchmarks" / "ablation.py"),
-            "--size",
-            "300",
-            "--runs",
-            "1",
-            "--corpus",
-            corpus,
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    assert result.returncode == 0, result.stderr[-3000:]
+    result = run_bench_script("ablation.py", "--size", "300", "--runs", "1", "--corpus", corpus)
     for heading in ("== cProfile of loads", "== ablation, 300 messages", "== containers per loaded message"):
         assert heading in result.stdout
     for row in ("| orion_messages.loads (as shipped) |", "|   fields-set (model_fields_set) |"):
@@ -43,11 +25,11 @@ def test_ablation_runs_small(corpus: str) -> None:
 
 
 def test_containers_count_each_model_once() -> None:
-    sys.path.insert(0, str(ROOT / "benchmarks"))  # the script imports its sibling modules
+    sys.path.insert(0, str(BENCHMARKS))  # the script imports its sibling modules
     try:
         containers = importlib.import_module("ablation")._containers
     finally:
-        sys.path.remove(str(ROOT / "benchmarks"))
+        sys.path.remove(str(BENCHMARKS))
     call = om.ToolCall(id="c", name="read", arguments={"path": "a"})
     message = om.Message.assistant("msg-1", "", [call], timestamp=1)
     sizes = containers([message])

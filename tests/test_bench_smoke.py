@@ -7,33 +7,16 @@ by the script, which says so in its report; this test checks that it does.
 from __future__ import annotations
 
 import importlib.util
-import subprocess
-import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from ._bench_scripts import run_bench_script
+
 PEERS = {"msgspec": "msgspec", "pydantic-ai": "pydantic_ai", "langchain-core": "langchain_core"}
 
 
 def test_benchmarks_run_quick(tmp_path: Path) -> None:
     report = tmp_path / "results.md"
-    result = subprocess.run(
-        [
-            sys.executable,
-            str(ROOT / "benchmarks" / "run.py"),
-            "--quick",
-            "--sizes",
-            "200",
-            "--output",
-            str(report),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-        cwd=tmp_path,
-    )
-    assert result.returncode == 0, result.stderr[-3000:]
+    run_bench_script("run.py", "--quick", "--sizes", "200", "--output", str(report), cwd=tmp_path)
     text = report.read_text(encoding="utf-8")
     for table in (
         "| load |",
