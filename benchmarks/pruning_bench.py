@@ -14,10 +14,9 @@ with a ``token_count``):
   ``dumps`` beside it for scale.
 
 Each corpus and size is measured in a fresh process (``run.in_fresh_process``). CPU time for
-planning, raced against ``orjson.loads`` (``run.race``: interleaved after an untimed
-round, GC paused, the fastest of several runs); wall time for saving, which waits on the disk, one
-save and one raw write in turns, the ratio of their medians. Prints a Markdown
-table; nothing is asserted.
+planning, raced against ``orjson.loads`` (``run.race``: interleaved after an untimed round, GC
+paused, the fastest of several runs); wall time for saving, which waits on the disk, one save and
+one raw write in turns, the ratio of their medians. Prints a Markdown table; nothing is asserted.
 """
 
 from __future__ import annotations

@@ -7,12 +7,12 @@ Measures, on one realistic conversation (see ``corpus.py``) at 10,000 and 100,00
 dump, prune planning (and planning again after one append), appending to a JSON Lines log with
 1,000 and 100,000 messages already in it (``save`` beside it), and memory per loaded message.
 Each conversation size, and each corpus of the codec table, is measured in a fresh process
-(``in_fresh_process``). The contenders of each table take turns (round robin, ``race``) after one untimed
-round, and each time is the fastest of several runs, each with the garbage collector paused (``loads`` pauses it itself; the others get
-the same treatment, so the peers are not charged for collections). All times and ratios in one
-report come from one run of this script. Writes the
-report to ``benchmarks/results.md`` (``--output``); ``--quick`` runs fewer sizes and repeats and
-writes nothing unless ``--output`` is given.
+(``in_fresh_process``). The contenders of each table take turns (round robin, ``race``) after
+one untimed round, and each time is the fastest of several runs, each with the garbage collector
+paused (``loads`` pauses it itself; the others get the same treatment, so the peers are not
+charged for collections). All times and ratios in one report come from one run of this script.
+Writes the report to ``benchmarks/results.md`` (``--output``); ``--quick`` runs fewer sizes and
+repeats and writes nothing unless ``--output`` is given.
 """
 
 import argparse
@@ -466,7 +466,8 @@ def _codec_contenders(
 
 def _prune_contenders(data: bytes, messages: list[om.Message], size: int) -> dict[str, _Contender]:
     """Our planner with the host's token counts (the default counter), with a chars/4 counter
-    (cold and after one append), and a ``Conversation`` planning again; ``orjson.loads`` of the same conversation races beside them as the goal's reference."""
+    (cold and after one append), and a ``Conversation`` planning again; ``orjson.loads`` of the
+    same conversation races beside them as the goal's reference."""
     warm = TokenCounter(_chars4)
     plan_prune(messages, CONFIG, count=warm)
     grown = [
