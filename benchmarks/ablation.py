@@ -119,6 +119,13 @@ def _print_memory(messages: list[om.Message], plain: list[dict[str, Any]]) -> No
     print(f"\nFields-sets of the messages: {shapes}.")
 
 
+def _with_text(plain: list[dict[str, Any]], text: str) -> bytes:
+    """The corpus with ``text`` added to the second message's content: what a ``-0`` there costs."""
+    changed = [*plain]
+    changed[1] = {**changed[1], "content": changed[1]["content"] + text}
+    return orjson.dumps(changed)
+
+
 def main() -> int:
     """Print the profile and the ablation table."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -153,9 +160,17 @@ def main() -> int:
     literal_messages = literal_role.validate_json(data)
     no_extras_messages = no_extras.validate_json(data)
 
+    diff_data, walked_data = (_with_text(plain, text) for text in ("@@ -0,0 +1,5 @@", "values [-0, 1]"))
+
     loads = {
         "orjson.loads (floor)": lambda: orjson.loads(data),
         "orion_messages.loads (as shipped)": lambda: om.loads(data),
+        "  one message's text holding a diff hunk `@@ -0,0 +1,5 @@` (a -0 in text)": lambda: om.loads(
+            diff_data
+        ),
+        "  one message's text holding `[-0` (the document walked string by string)": lambda: om.loads(
+            walked_data
+        ),
         "  its validator alone (no -0 scan, no GC pause)": lambda: shipped.validator.validate_json(data),
         "  same models, arguments any value (no JSON value rules)": lambda: any_arguments.validate_json(data),
         "  ... and role a Literal of strings, not the Role enum": lambda: literal_role.validate_json(data),

@@ -171,25 +171,27 @@ def value_problem(value: Any) -> tuple[tuple[int | str, ...], str] | None:
 
 # --- Linear scanners over the raw document (rare paths only). ------------------------------------
 
+_TOKENS = {"non_finite": r"-?Infinity|NaN", "minus_zero": r"-0(?![0-9.eE])"}
 _BYTES_QUOTE_OR: dict[str, re.Pattern[Any]] = {
-    "non_finite": re.compile(rb'"|-?Infinity|NaN'),
-    "minus_zero": re.compile(rb'"|-0(?![0-9.eE])'),
+    kind: re.compile(f'"|{token}'.encode()) for kind, token in _TOKENS.items()
 }
-_TEXT_QUOTE_OR: dict[str, re.Pattern[Any]] = {
-    "non_finite": re.compile(r'"|-?Infinity|NaN'),
-    "minus_zero": re.compile(r'"|-0(?![0-9.eE])'),
-}
+_TEXT_QUOTE_OR: dict[str, re.Pattern[Any]] = {kind: re.compile(f'"|{token}') for kind, token in _TOKENS.items()}
 
 # The cheap test that runs on every load: a "-0" that is not the start of "-0.5" or "-0e1".
-_BYTES_MINUS_ZERO: re.Pattern[Any] = re.compile(rb"-0(?![0-9.eE])")
-_TEXT_MINUS_ZERO: re.Pattern[Any] = re.compile(r"-0(?![0-9.eE])")
+_BYTES_MINUS_ZERO: re.Pattern[Any] = re.compile(_TOKENS["minus_zero"].encode())
+_TEXT_MINUS_ZERO: re.Pattern[Any] = re.compile(_TOKENS["minus_zero"])
+
+_LOOKBACK = 64
+"""How far before a ``-0`` the cheap test looks for what precedes it, whitespace skipped."""
 
 
 def _outside_strings(data: bytes | str, kind: str) -> Iterator[int]:
     """The start of every ``kind`` token outside JSON strings, in one linear pass.
 
     No backtracking and no state per character: a string is skipped by finding its closing
-    quote (a quote preceded by an odd number of backslashes is escaped).
+    quote (a quote preceded by an odd number of backslashes is escaped). A regular expression
+    that matched whole strings would be faster, but Python's engine (without the possessive
+    quantifiers of 3.11) keeps state for every escape, and an input of escapes is hostile.
     """
     pattern = (_BYTES_QUOTE_OR if isinstance(data, bytes) else _TEXT_QUOTE_OR)[kind]
     quote: Any = b'"' if isinstance(data, bytes) else '"'
@@ -203,6 +205,22 @@ def _outside_strings(data: bytes | str, kind: str) -> Iterator[int]:
         position = _string_end(data, start)
         if position < 0:
             return  # an unterminated string: the parser reports it
+
+
+def _may_be_number(data: bytes | str, start: int) -> bool:
+    """Whether the token at ``start`` can be a number outside strings, by what precedes it.
+
+    Outside strings a number follows ``:``, ``,`` or ``[`` (whitespace between), or opens the
+    document. Anything else before it (``@@ -0,0`` in a diff, ``4f-0a`` in a UUID) puts it
+    inside a string, or makes the document malformed. Beyond ``_LOOKBACK`` characters of
+    whitespace it answers yes: the precise walk decides.
+    """
+    before = data[max(0, start - _LOOKBACK) : start]
+    if isinstance(before, bytes):
+        before = before.rstrip(b" \t\n\r")
+        return not before or before[-1:] in (b":", b",", b"[")
+    before = before.rstrip(" \t\n\r")
+    return not before or before[-1:] in (":", ",", "[")
 
 
 def _line_and_column(data: bytes | str, offset: int) -> tuple[int, int]:
@@ -235,10 +253,12 @@ def minus_zero_as_float(data: bytes | str) -> bytes | str:
     """``data`` with every ``-0`` outside strings spelled ``-0.0``, as serde_json reads it.
 
     serde_json reads ``-0`` as the float ``-0.0`` (jiter reads the integer 0): so an integer
-    field refuses it and a free value keeps the float. The common case costs one regex search.
+    field refuses it and a free value keeps the float. The common case costs one regex search,
+    and a ``-0`` inside a string is nearly always told apart by what precedes it
+    (``_may_be_number``), so only a document with a ``-0`` after ``:``, ``,`` or ``[`` is walked.
     """
-    search = _BYTES_MINUS_ZERO if isinstance(data, bytes) else _TEXT_MINUS_ZERO
-    if search.search(data) is None:
+    candidates = (_BYTES_MINUS_ZERO if isinstance(data, bytes) else _TEXT_MINUS_ZERO).finditer(data)
+    if not any(_may_be_number(data, match.start()) for match in candidates):
         return data
     starts = list(_outside_strings(data, "minus_zero"))
     if not starts:

@@ -7,6 +7,7 @@ fixtures under ``fixtures/invalid/hostile-*`` and ``fixtures/hostile/``.
 
 from __future__ import annotations
 
+import json
 import math
 import subprocess
 import sys
@@ -15,6 +16,8 @@ import warnings
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from orion_messages import (
     FormatError,
@@ -30,6 +33,7 @@ from orion_messages import (
     loads_message,
     parse_event,
 )
+from orion_messages import _json_rules as json_rules
 from orion_messages._json_rules import (
     INT_DIGITS_MAX,
     SERDE_DEPTH_LIMIT,
@@ -155,6 +159,74 @@ def test_minus_zero_rewriting_leaves_strings_and_other_numbers_alone() -> None:
     assert minus_zero_as_float('{"k\\"-0":-0}') == '{"k\\"-0":-0.0}'
     unchanged = b'{"date":"2026-01-02","n":-10}'
     assert minus_zero_as_float(unchanged) is unchanged
+
+
+# A "-0" inside text that cannot be a number (a diff hunk, a UUID, a time zone): told apart by
+# what precedes it, without walking the document string by string.
+_MINUS_ZERO_IN_TEXT = [
+    "@@ -0,0 +1,5 @@ new file",
+    "id 3f2a-0b1c-4d5e",
+    "UTC-0 ",
+    "a-0",
+    "line-0\nnext",
+]
+
+
+@pytest.mark.parametrize("text", _MINUS_ZERO_IN_TEXT)
+def test_a_minus_zero_inside_text_costs_no_walk(text: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_walk(data: Any, kind: str) -> Any:
+        raise AssertionError("the document was walked string by string")
+
+    monkeypatch.setattr(json_rules, "_outside_strings", no_walk)
+    document = json.dumps([{"id": "msg-1", "role": "user", "content": text, "timestamp": 1}])
+    for data in (document, document.encode()):
+        assert minus_zero_as_float(data) is data
+    assert loads(document)[0].content == text
+
+
+def _render(value: Any, space: str) -> str:
+    """``value`` as JSON text, ``space`` after every separator; MINUS_ZERO is the integer ``-0``."""
+    if value is _MINUS_ZERO:
+        return "-0"
+    if isinstance(value, list):
+        return "[" + space + ("," + space).join(_render(item, space) for item in value) + "]"
+    if isinstance(value, dict):
+        items = (json.dumps(key) + ":" + space + _render(item, space) for key, item in value.items())
+        return "{" + space + ("," + space).join(items) + "}"
+    return json.dumps(value)
+
+
+_MINUS_ZERO = object()
+_TEXT_NEAR_MINUS_ZERO = st.text(st.sampled_from('-0[,: "\\\nab.e'), max_size=12)
+_DOCUMENTS = st.recursive(
+    st.one_of(
+        st.just(_MINUS_ZERO), st.integers(-5, 5), st.sampled_from([-0.5, 0.0, -0.0]), _TEXT_NEAR_MINUS_ZERO
+    ),
+    lambda children: st.one_of(
+        st.lists(children, max_size=4), st.dictionaries(_TEXT_NEAR_MINUS_ZERO, children, max_size=4)
+    ),
+    max_leaves=10,
+)
+
+
+def _typed(value: Any) -> Any:
+    """``value`` with every number tagged by its type and sign, so that 0, 0.0 and -0.0 differ."""
+    if isinstance(value, list):
+        return [_typed(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _typed(item) for key, item in value.items()}
+    if isinstance(value, float):
+        return ("float", math.copysign(1.0, value), value)
+    return value
+
+
+@given(_DOCUMENTS, st.sampled_from(["", " ", "\n  ", " " * 70]))
+def test_minus_zero_rewriting_reads_as_serde_does(document: Any, space: str) -> None:
+    # The oracle: the standard library's parser, told to read the integer -0 as serde_json does.
+    text = _render(document, space)
+    expected = _typed(json.loads(text, parse_int=lambda digits: -0.0 if digits == "-0" else int(digits)))
+    assert _typed(json.loads(minus_zero_as_float(text))) == expected
+    assert _typed(json.loads(minus_zero_as_float(text.encode()))) == expected
 
 
 def test_a_syntax_error_after_a_minus_zero_is_reported_where_it_is_in_the_input() -> None:
@@ -321,6 +393,7 @@ def test_true_one_and_one_point_zero_stay_apart_in_free_values() -> None:
 def test_only_values_set_past_validation_turn_on_the_output_scan() -> None:
     # A fresh process: the flag is process-wide and never cleared.
     script = """
+import json
 import math
 from orion_messages import Message, ToolCall, dumps, loads
 from orion_messages.models import _WireModel
