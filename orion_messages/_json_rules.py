@@ -175,7 +175,9 @@ _TOKENS = {"non_finite": r"-?Infinity|NaN", "minus_zero": r"-0(?![0-9.eE])"}
 _BYTES_QUOTE_OR: dict[str, re.Pattern[Any]] = {
     kind: re.compile(f'"|{token}'.encode()) for kind, token in _TOKENS.items()
 }
-_TEXT_QUOTE_OR: dict[str, re.Pattern[Any]] = {kind: re.compile(f'"|{token}') for kind, token in _TOKENS.items()}
+_TEXT_QUOTE_OR: dict[str, re.Pattern[Any]] = {
+    kind: re.compile(f'"|{token}') for kind, token in _TOKENS.items()
+}
 
 # The cheap test that runs on every load: a "-0" that is not the start of "-0.5" or "-0e1".
 _BYTES_MINUS_ZERO: re.Pattern[Any] = re.compile(_TOKENS["minus_zero"].encode())

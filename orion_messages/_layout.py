@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections.abc import Sequence
-from itertools import compress, repeat
+from itertools import accumulate, compress, repeat
 from operator import attrgetter, eq, is_not, ne
 from typing import NamedTuple
 
@@ -96,7 +96,8 @@ class _Layout:
     """
 
     __slots__ = (
-        "callers",
+        "_callers",
+        "_calls_in_order",
         "links",
         "more_callers",
         "pending",
@@ -116,9 +117,20 @@ class _Layout:
         self.links: list[tuple[int, int]] = []
         self.result_at: list[int] = []
         self.result_ids: list[str] = []
-        self.callers: dict[str, int] = {}
+        self._callers: dict[str, int] = {}
+        # Calls taken in by the fast path, not yet in ``_callers``: (ids, message indexes).
+        self._calls_in_order: tuple[list[str], list[int]] | None = None
         self.more_callers: dict[str, list[int]] = {}
         self.unanswered: dict[str, list[int]] = {}
+
+    @property
+    def callers(self) -> dict[str, int]:
+        """The message asking for each tool call id (the first one, when ids repeat)."""
+        if self._calls_in_order is not None:
+            ids, owners = self._calls_in_order
+            self._callers = dict(zip(ids, owners, strict=True))
+            self._calls_in_order = None
+        return self._callers
 
     @property
     def preamble(self) -> range:
@@ -140,10 +152,49 @@ class _Layout:
         self.starts += columns.user_at
         self.pinned += columns.pinned_at
         self.pending += columns.pending_at
+        if self._take_answered_in_order(columns):
+            return
         if columns.call_at:
             self._take_calls(columns.call_at, columns.call_ids)
         if columns.result_at:
             self._take_results(columns.result_at, columns.result_ids)
+
+    def _take_answered_in_order(self, columns: _Columns) -> bool:
+        """Take in a whole history whose results answer its calls one by one, in order.
+
+        What orion-core's agent writes (call ids unique, results in the order of the calls):
+        the result at position k answers the call at position k, so neither an index of the calls
+        (``callers``, built when more messages come) nor a lookup per result is needed. Returns
+        False, taking nothing, for any other history.
+        """
+        ids, answers = columns.call_ids, columns.result_ids
+        if (
+            self.result_ids
+            or self._callers
+            or self._calls_in_order is not None
+            or ids[: len(answers)] != answers
+            or len(set(ids)) != len(ids)
+        ):
+            return False
+        self._calls_in_order = (ids, columns.call_at)
+        self.result_at += columns.result_at
+        self.result_ids += answers
+        callers = columns.call_at[: len(answers)]
+        turn = self._turn_numbers()
+        crossing = map(ne, map(turn.__getitem__, callers), map(turn.__getitem__, columns.result_at))
+        self.links += (
+            (min(pair), max(pair))
+            for pair in compress(zip(callers, columns.result_at, strict=True), crossing)
+        )
+        return True
+
+    def _turn_numbers(self) -> list[int]:
+        """For every message, how many turns start at or before it (what ``bisect_right`` on
+        ``starts`` gives one index at a time): a pass over the turns, then one in C."""
+        starts = bytearray(self.size)
+        for index in self.starts:
+            starts[index] = 1
+        return list(accumulate(starts))
 
     def _link(self, call_at: int, result_at: int) -> None:
         if self.turn_of(call_at) != self.turn_of(result_at):
