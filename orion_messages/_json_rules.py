@@ -172,11 +172,13 @@ def value_problem(value: Any) -> tuple[tuple[int | str, ...], str] | None:
 # --- Linear scanners over the raw document (rare paths only). ------------------------------------
 
 _TOKENS = {"non_finite": r"-?Infinity|NaN", "minus_zero": r"-0(?![0-9.eE])"}
-_BYTES_QUOTE_OR: dict[str, re.Pattern[Any]] = {
-    kind: re.compile(f'"|{token}'.encode()) for kind, token in _TOKENS.items()
+# A string without escapes whole, else the token (group 1), else a quote: a string with escapes
+# (or never closed), skipped by ``_string_end``. One match per string: the loop stays short.
+_BYTES_STRING_OR: dict[str, re.Pattern[Any]] = {
+    kind: re.compile(f'"[^"\\\\]*"|({token})|"'.encode()) for kind, token in _TOKENS.items()
 }
-_TEXT_QUOTE_OR: dict[str, re.Pattern[Any]] = {
-    kind: re.compile(f'"|{token}') for kind, token in _TOKENS.items()
+_TEXT_STRING_OR: dict[str, re.Pattern[Any]] = {
+    kind: re.compile(f'"[^"\\\\]*"|({token})|"') for kind, token in _TOKENS.items()
 }
 
 # The cheap test that runs on every load: a "-0" that is not the start of "-0.5" or "-0e1".
@@ -190,22 +192,20 @@ _LOOKBACK = 64
 def _outside_strings(data: bytes | str, kind: str) -> Iterator[int]:
     """The start of every ``kind`` token outside JSON strings, in one linear pass.
 
-    No backtracking and no state per character: a string is skipped by finding its closing
-    quote (a quote preceded by an odd number of backslashes is escaped). A regular expression
-    that matched whole strings would be faster, but Python's engine (without the possessive
-    quantifiers of 3.11) keeps state for every escape, and an input of escapes is hostile.
+    A string without escapes is stepped over by the regular expression itself; one with
+    escapes by ``_string_end`` (a quote after an odd number of backslashes is escaped). A
+    pattern that stepped over escapes too would keep state for each (Python's engine before
+    3.11 has no possessive repeats), and an input made of escapes is hostile.
     """
-    pattern = (_BYTES_QUOTE_OR if isinstance(data, bytes) else _TEXT_QUOTE_OR)[kind]
-    quote: Any = b'"' if isinstance(data, bytes) else '"'
+    pattern = (_BYTES_STRING_OR if isinstance(data, bytes) else _TEXT_STRING_OR)[kind]
     position = 0
     while (match := pattern.search(data, position)) is not None:
-        start = match.start()
-        if data[start : start + 1] != quote:
-            yield start
+        if match.lastindex:
+            yield match.start()
             position = match.end()
-            continue
-        position = _string_end(data, start)
-        if position < 0:
+        elif match.end() - match.start() > 1:
+            position = match.end()
+        elif (position := _string_end(data, match.start())) < 0:
             return  # an unterminated string: the parser reports it
 
 
