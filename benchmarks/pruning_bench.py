@@ -8,7 +8,8 @@ with a ``token_count``):
 
 - ``plan_prune`` on a plain list, cold (laid out and counted from scratch), without a template and
   with the ChatML template (the default chars/4 text counter), as a multiple of ``orjson.loads`` of
-  the same conversation's bytes; ``Conversation.plan_prune`` after one appended message, both ways.
+  the same conversation's bytes; ``Conversation.plan_prune`` after one appended message, both ways,
+  and after pinning or unpinning one message.
 - ``Conversation.save`` after appending one message, as a multiple of writing the same bytes to a
   new file, fsyncing it and renaming it over the old one (the floor of any atomic save); a full
   ``dumps`` beside it for scale.
@@ -22,6 +23,7 @@ one raw write in turns, the ratio of their medians. Prints a Markdown table; not
 from __future__ import annotations
 
 import argparse
+import itertools
 import os
 import statistics
 import sys
@@ -106,9 +108,24 @@ def bench_plan(messages: list[om.Message], data: bytes, runs: int) -> dict[str, 
             conversation.plan_prune(WIDE, **options)
 
         actions[f"Conversation: append one message, then plan, {label}"] = append_and_plan
+    actions["Conversation: pin or unpin a message, then plan, no template"] = _pin_and_plan(messages)
     times = race(actions, runs)
     floor = times.pop("orjson.loads")
     return {name: value / floor for name, value in times.items()}
+
+
+def _pin_and_plan(messages: list[om.Message]) -> Callable[[], None]:
+    """Pin the middle message of a planned ``Conversation`` (unpin it, every other run), then plan."""
+    conversation = om.Conversation(messages)
+    conversation.plan_prune(WIDE)
+    middle = messages[len(messages) // 2].id
+    flips = itertools.cycle((True, False))
+
+    def pin_and_plan() -> None:
+        conversation.set_pinned(middle, next(flips))
+        conversation.plan_prune(WIDE)
+
+    return pin_and_plan
 
 
 def bench_save(messages: list[om.Message], runs: int) -> dict[str, float]:

@@ -7,7 +7,7 @@ one message is laid out again by looking at that message only.
 
 from __future__ import annotations
 
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from itertools import accumulate, compress, repeat
 from operator import attrgetter, eq, is_not, ne
@@ -196,6 +196,18 @@ class _Layout:
             starts[index] = 1
         return list(accumulate(starts))
 
+    def replace(self, index: int, old: Message, new: Message) -> bool:
+        """Take in message ``index`` replaced: True when done, False when only laying out every
+        message again can (the new message starts or ends a turn, or asks for or answers other
+        calls). Pinning, unpinning and resolving change only the pinned and pending lists."""
+        if index >= self.size:
+            return True  # not laid out yet: read when the layout is extended
+        if (old.role == _USER) != (new.role == _USER) or _links_of(old) != _links_of(new):
+            return False
+        _set_membership(self.pinned, index, new.pinned)
+        _set_membership(self.pending, index, new.is_pending)
+        return True
+
     def _link(self, call_at: int, result_at: int) -> None:
         if self.turn_of(call_at) != self.turn_of(result_at):
             self.links.append((min(call_at, result_at), max(call_at, result_at)))
@@ -241,3 +253,19 @@ class _Layout:
             for index, call_id in zip(result_at, ids, strict=True):
                 for owner in self.more_callers.get(call_id, ()):
                     self._link(owner, index)
+
+
+def _links_of(message: Message) -> tuple[tuple[str, ...], str | None]:
+    """What of a message ties it to others: the ids of its calls and of the call it answers."""
+    result = message.tool_result
+    return tuple(map(_ID, message.tool_calls)), None if result is None else result.tool_call_id
+
+
+def _set_membership(indexes: list[int], index: int, member: bool) -> None:
+    """Add ``index`` to the sorted ``indexes`` or remove it, as ``member`` says."""
+    at = bisect_left(indexes, index)
+    present = at < len(indexes) and indexes[at] == index
+    if member and not present:
+        indexes.insert(at, index)
+    elif present and not member:
+        del indexes[at]

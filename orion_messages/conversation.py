@@ -186,8 +186,8 @@ class Conversation:
         self.extend(new)
 
     def _replace_at(self, index: int, message: Message) -> None:
-        self._messages[index] = message
-        self._plans.changed(index)
+        old, self._messages[index] = self._messages[index], message
+        self._plans.changed(index, old, message)
         self._encoded.replaced(index)
 
     def set_pinned(self, id: str, pinned: bool) -> bool:

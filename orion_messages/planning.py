@@ -237,9 +237,10 @@ class _PlanCache:
         self._layout = None
         self._columns.clear()
 
-    def changed(self, index: int) -> None:
-        """Message ``index`` was replaced by another one (pinned, unpinned, resolved)."""
-        self._layout = None  # rebuilt from the columns of every message: no counting involved
+    def changed(self, index: int, old: Message, new: Message) -> None:
+        """Message ``index``, ``old``, was replaced by ``new`` (pinned, unpinned, resolved)."""
+        if self._layout is not None and not self._layout.replace(index, old, new):
+            self._layout = None  # rebuilt from the columns of every message: no counting involved
         for column in self._columns.values():
             if index < len(column.costs):
                 column.dirty.add(index)

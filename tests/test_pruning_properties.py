@@ -18,6 +18,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from orion_messages import TEMPLATES, Conversation, Message, Role, ToolCall
+from orion_messages.planning import _counting, _plan, _PlanCache
 from orion_messages.pruning import (
     ContextConfig,
     ContextOverflowError,
@@ -348,6 +349,47 @@ def test_conversation_replans_after_appends_as_from_scratch(
     except ContextOverflowError as error:
         incremental = as_refusal(error)
     assert incremental == fresh
+
+
+@given(cases(wild=True), st.data())
+def test_conversation_replans_after_pins_and_resolves_as_from_scratch(
+    case: tuple[list[Message], ContextConfig], data: st.DataObject
+) -> None:
+    messages, config = case
+    conversation = Conversation(messages)
+    for _ in range(data.draw(st.integers(1, 6))):
+        with contextlib.suppress(ContextOverflowError):
+            conversation.plan_prune(config)
+        pending = [m.tool_result.tool_call_id for m in conversation.pending() if m.tool_result]
+        if data.draw(st.booleans()) and pending:
+            conversation.resolve(data.draw(st.sampled_from(pending)), "done")
+        elif messages:
+            message = data.draw(st.sampled_from(conversation.messages))
+            conversation.set_pinned(message.id, data.draw(st.booleans()))
+    try:
+        incremental: PrunePlan | Refusal = conversation.plan_prune(config)
+    except ContextOverflowError as error:
+        incremental = as_refusal(error)
+    assert incremental == plan_or_refusal(list(conversation.messages), config)
+
+
+def test_a_cached_layout_is_laid_out_again_when_a_replacement_starts_a_turn() -> None:
+    # Pinning and resolving never change what ties messages together; any other replacement
+    # lays the messages out again (the cache is private: Conversation replaces only by those).
+    messages = [
+        Message.user("msg-1", "a" * 40, timestamp=T0),
+        Message.assistant("msg-2", "b" * 40, timestamp=T0),
+        Message.user("msg-3", "c" * 40, timestamp=T0),
+    ]
+    config = ContextConfig(max_context_tokens=25, max_response_tokens=0)
+    cache = _PlanCache()
+    counting = _counting(None, None, "", (), None)
+    assert _plan(cache, messages, config, counting).dropped == [range(0, 2)]
+    replaced = [messages[0], Message.user("msg-2", "b" * 40, timestamp=T0), messages[2]]
+    cache.changed(1, messages[1], replaced[1])
+    assert _plan(cache, replaced, config, counting) == plan_prune(replaced, config)
+    plan = _plan(cache, replaced, config, counting)  # three turns of 10 tokens in a room of 25
+    assert (plan.kept, plan.dropped) == ([range(1, 2), range(2, 3)], [range(0, 1)])
 
 
 @given(cases(wild=True))
