@@ -8,6 +8,7 @@ one message is laid out again by looking at that message only.
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
+from collections import deque
 from collections.abc import Sequence
 from itertools import accumulate, compress, repeat
 from operator import attrgetter, eq, is_not, ne
@@ -152,7 +153,7 @@ class _Layout:
         self.starts += columns.user_at
         self.pinned += columns.pinned_at
         self.pending += columns.pending_at
-        if self._take_answered_in_order(columns):
+        if not (columns.call_at or columns.result_at) or self._take_answered_in_order(columns):
             return
         if columns.call_at:
             self._take_calls(columns.call_at, columns.call_ids)
@@ -179,6 +180,8 @@ class _Layout:
         self._calls_in_order = (ids, columns.call_at)
         self.result_at += columns.result_at
         self.result_ids += answers
+        if not answers:
+            return True
         callers = columns.call_at[: len(answers)]
         turn = self._turn_numbers()
         crossing = map(ne, map(turn.__getitem__, callers), map(turn.__getitem__, columns.result_at))
@@ -190,10 +193,9 @@ class _Layout:
 
     def _turn_numbers(self) -> list[int]:
         """For every message, how many turns start at or before it (what ``bisect_right`` on
-        ``starts`` gives one index at a time): a pass over the turns, then one in C."""
+        ``starts`` gives one index at a time), in two passes in C."""
         starts = bytearray(self.size)
-        for index in self.starts:
-            starts[index] = 1
+        deque(map(starts.__setitem__, self.starts, repeat(1)), maxlen=0)
         return list(accumulate(starts))
 
     def replace(self, index: int, old: Message, new: Message) -> bool:
