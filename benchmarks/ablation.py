@@ -160,7 +160,8 @@ def main() -> int:
     literal_messages = literal_role.validate_json(data)
     no_extras_messages = no_extras.validate_json(data)
 
-    diff_data, walked_data = (_with_text(plain, text) for text in ("@@ -0,0 +1,5 @@", "values [-0, 1]"))
+    texts = ("@@ -0,0 +1,5 @@", "values [-0, 1]", "\\" * 5 + '" [-0, 1]')
+    diff_data, quoted_data, walked_data = (_with_text(plain, text) for text in texts)
 
     loads = {
         "orjson.loads (floor)": lambda: orjson.loads(data),
@@ -168,8 +169,11 @@ def main() -> int:
         "  one message's text holding a diff hunk `@@ -0,0 +1,5 @@` (a -0 in text)": lambda: om.loads(
             diff_data
         ),
-        "  one message's text holding `[-0` (the document walked string by string)": lambda: om.loads(
-            walked_data
+        "  one message's text holding `[-0` (told apart by the quotes before it)": lambda: om.loads(
+            quoted_data
+        ),
+        "  the same after 5 backslashes and a quote (11 in a row in JSON: the strings walked)": lambda: (
+            om.loads(walked_data)
         ),
         "  its validator alone (no -0 scan, no GC pause)": lambda: shipped.validator.validate_json(data),
         "  same models, arguments any value (no JSON value rules)": lambda: any_arguments.validate_json(data),

@@ -255,14 +255,21 @@ def minus_zero_as_float(data: bytes | str) -> bytes | str:
     """``data`` with every ``-0`` outside strings spelled ``-0.0``, as serde_json reads it.
 
     serde_json reads ``-0`` as the float ``-0.0`` (jiter reads the integer 0): so an integer
-    field refuses it and a free value keeps the float. The common case costs one regex search,
-    and a ``-0`` inside a string is nearly always told apart by what precedes it
-    (``_may_be_number``), so only a document with a ``-0`` after ``:``, ``,`` or ``[`` is walked.
+    field refuses it and a free value keeps the float. The common case costs one regex search;
+    a ``-0`` inside a string is nearly always told apart by what precedes it
+    (``_may_be_number``), else by the quotes before it (``_outside_by_quotes``). Only a document
+    that defeats both (a run of backslashes longer than ``_BACKSLASH_RUN_MAX`` before a quote) is
+    walked string by string.
     """
-    candidates = (_BYTES_MINUS_ZERO if isinstance(data, bytes) else _TEXT_MINUS_ZERO).finditer(data)
-    if not any(_may_be_number(data, match.start()) for match in candidates):
+    pattern = _BYTES_MINUS_ZERO if isinstance(data, bytes) else _TEXT_MINUS_ZERO
+    candidates = [
+        start for start in map(re.Match.start, pattern.finditer(data)) if _may_be_number(data, start)
+    ]
+    if not candidates:
         return data
-    starts = list(_outside_strings(data, "minus_zero"))
+    starts = _outside_by_quotes(data, candidates)
+    if starts is None:
+        starts = list(_outside_strings(data, "minus_zero"))
     if not starts:
         return data
     zero: Any = b"-0.0" if isinstance(data, bytes) else "-0.0"
@@ -273,6 +280,38 @@ def minus_zero_as_float(data: bytes | str) -> bytes | str:
         previous = start + 2
     pieces.append(data[previous:])
     return (b"" if isinstance(data, bytes) else "").join(pieces)
+
+
+_BACKSLASH_RUN_MAX = 8
+"""The longest run of backslashes before a quote that ``_outside_by_quotes`` counts in C."""
+
+
+def _outside_by_quotes(data: bytes | str, candidates: list[int]) -> list[int] | None:
+    """Which of ``candidates`` (increasing offsets) lie outside strings, by counting quotes in C.
+
+    Before an offset outside strings the unescaped quotes are even in number. A quote is escaped
+    when an odd run of backslashes precedes it; a quote after a run of k backslashes ends one
+    occurrence of each of ``\\"``, ``\\\\"``, ... up to k of them, so the sum of their counts
+    has the parity of the escaped quotes. None when a run before a quote is longer than
+    ``_BACKSLASH_RUN_MAX``: then only the walk decides.
+    """
+    quote: Any = b'"' if isinstance(data, bytes) else '"'
+    backslash: Any = b"\\" if isinstance(data, bytes) else "\\"
+    outside: list[int] = []
+    quotes = previous = 0
+    for start in candidates:
+        quotes += data.count(quote, previous, start)
+        for run in range(1, _BACKSLASH_RUN_MAX + 2):
+            ending = data.count(backslash * run + quote, previous, start)
+            if not ending:
+                break
+            if run > _BACKSLASH_RUN_MAX:
+                return None
+            quotes += ending
+        previous = start
+        if quotes % 2 == 0:
+            outside.append(start)
+    return outside
 
 
 _BYTES_BRACKETS: re.Pattern[Any] = re.compile(rb'["\[\]{}]')

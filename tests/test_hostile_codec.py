@@ -161,14 +161,19 @@ def test_minus_zero_rewriting_leaves_strings_and_other_numbers_alone() -> None:
     assert minus_zero_as_float(unchanged) is unchanged
 
 
-# A "-0" inside text that cannot be a number (a diff hunk, a UUID, a time zone): told apart by
-# what precedes it, without walking the document string by string.
+# A "-0" inside text: told apart by what precedes it (a diff hunk, a UUID, a time zone) or by the
+# quotes before it (after "[", ":" or ","), without walking the document string by string.
 _MINUS_ZERO_IN_TEXT = [
     "@@ -0,0 +1,5 @@ new file",
     "id 3f2a-0b1c-4d5e",
     "UTC-0 ",
     "a-0",
     "line-0\nnext",
+    "values [-0, 1]",
+    'he said "delta: -0" twice',
+    "a, -0 b",
+    "C:\\Users\\me [-0]",
+    'quoted \\" [-0',
 ]
 
 
@@ -182,6 +187,13 @@ def test_a_minus_zero_inside_text_costs_no_walk(text: str, monkeypatch: pytest.M
     for data in (document, document.encode()):
         assert minus_zero_as_float(data) is data
     assert loads(document)[0].content == text
+
+
+def test_a_long_run_of_backslashes_before_a_quote_is_walked_and_read_right() -> None:
+    text = "[-0, x: -0 " + "\\" * 10  # in JSON the closing quote follows 20 backslashes: too many to count
+    document = json.dumps([{"k": text, "v": [-1, 2]}]).replace("-1", "-0")
+    assert minus_zero_as_float(document) == document.replace('"v": [-0,', '"v": [-0.0,')
+    assert json.loads(minus_zero_as_float(document))[0]["k"] == text
 
 
 def _render(value: Any, space: str) -> str:
