@@ -244,9 +244,8 @@ def first_non_finite_literal(data: bytes | str) -> tuple[str, int, int] | None:
     elif b"NaN" not in data and b"Infinity" not in data:
         return None
     for start in _outside_strings(data, "non_finite"):
-        literal = data[start : start + 9]
-        text = literal.decode() if isinstance(literal, bytes) else literal
-        name = "NaN" if text.startswith("NaN") else "-Infinity" if text.startswith("-") else "Infinity"
+        first = data[start : start + 1]  # one byte: the literal may end inside a UTF-8 sequence
+        name = "NaN" if first in (b"N", "N") else "-Infinity" if first in (b"-", "-") else "Infinity"
         return (name, *_line_and_column(data, start))
     return None
 

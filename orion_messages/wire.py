@@ -26,7 +26,7 @@ from ._json_rules import (
     minus_zero_as_float,
     value_problem,
 )
-from ._problems import location, problems_from
+from ._problems import location, problem_from, problems_from
 from .checks import find_problems
 from .errors import FormatError, Problem, UnknownKeyWarning
 from .models import Message, _WireModel
@@ -150,7 +150,7 @@ def validate_json(
     # The error path: NaN is malformed JSON (jiter reads it, serde does not), unless the parser
     # stopped earlier at a depth it cannot read; then values orion-core would skip unread.
     if not _is_too_deep(failure):
-        _refuse_non_finite_literal(data)
+        _refuse_non_finite_literal(data, _malformed_at(failure))
     recovered = _without_unwritable_unknown_keys(adapter, fixed, failure)
     if recovered is not None:
         return recovered
@@ -162,11 +162,24 @@ def validate_json(
     raise _explained(FormatError(problems(failure)), data)
 
 
-def _refuse_non_finite_literal(data: bytes | str) -> None:
-    if (literal := first_non_finite_literal(data)) is not None:
+def _refuse_non_finite_literal(data: bytes | str, parser_stop: tuple[int, int] | None) -> None:
+    """Refuse a NaN or infinity literal, unless the parser stopped on malformed JSON before it
+    (then what looks like one may lie inside a string whose quote the damage removed)."""
+    literal = first_non_finite_literal(data)
+    if literal is not None and (parser_stop is None or literal[1:] <= parser_stop):
         name, line, column = literal
         why = f"malformed JSON: expected a JSON value, found {name} (JSON has no NaN or infinity)"
         raise FormatError([Problem("", why, line, column)])
+
+
+def _malformed_at(error: ValidationError) -> tuple[int, int] | None:
+    """The line and column where the parser stopped on malformed JSON, or None."""
+    for detail in error.errors(include_url=False):
+        if detail["type"] == "json_invalid":
+            problem = problem_from(detail)
+            if problem.line is not None and problem.column is not None:
+                return problem.line, problem.column
+    return None
 
 
 def _is_malformed(error: ValidationError) -> bool:

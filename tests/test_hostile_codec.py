@@ -93,6 +93,19 @@ def test_the_literal_scanner_skips_escaped_quotes_and_reports_line_and_column() 
     assert first_non_finite_literal(b'["NaN", "Infinity"]') is None
 
 
+def test_a_nan_that_damage_put_outside_strings_is_not_reported_before_the_damage() -> None:
+    # The first quote is lost, so the scanner sees the key "NaN" outside strings, cut before a
+    # two-byte character; the parser stops at the damage, which is what is reported.
+    raw = b'[{\x00id":"","k":{"NaN":"\\"\xc2\x80"}}]'
+    assert first_non_finite_literal(raw) == ("NaN", 1, 17)
+    with pytest.raises(FormatError) as caught:
+        loads(raw)
+    (problem,) = caught.value.problems
+    assert (problem.line, problem.column) == (1, 3)
+    assert problem.message.startswith("malformed JSON")
+    assert "NaN" not in problem.message
+
+
 def test_the_scanner_memory_does_not_grow_with_escapes() -> None:
     size = 1_000_000
     raw = b'["' + b'\\"' * size + b'", NaN]'
