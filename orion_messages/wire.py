@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from typing import Any, Literal, TypeVar
 
 from pydantic import ConfigDict, TypeAdapter, ValidationError
-from pydantic_core import PydanticSerializationError, from_json, to_json
+from pydantic_core import ErrorDetails, PydanticSerializationError, from_json, to_json
 
 from ._json_rules import (
     SERDE_DEPTH_LIMIT,
@@ -174,24 +174,25 @@ def _refuse_non_finite_literal(data: bytes | str, parser_stop: tuple[int, int] |
 
 def _malformed_at(error: ValidationError) -> tuple[int, int] | None:
     """The line and column where the parser stopped on malformed JSON, or None."""
-    for detail in error.errors(include_url=False):
-        if detail["type"] == "json_invalid":
-            problem = problem_from(detail)
-            if problem.line is not None and problem.column is not None:
-                return problem.line, problem.column
+    for detail in _json_invalid(error):
+        problem = problem_from(detail)
+        if problem.line is not None and problem.column is not None:
+            return problem.line, problem.column
     return None
 
 
 def _is_malformed(error: ValidationError) -> bool:
-    return any(detail["type"] == "json_invalid" for detail in error.errors(include_url=False))
+    return any(_json_invalid(error))
+
+
+def _json_invalid(error: ValidationError) -> Iterator[ErrorDetails]:
+    """The parser's own errors (malformed JSON) among ``error``'s."""
+    return (detail for detail in error.errors(include_url=False) if detail["type"] == "json_invalid")
 
 
 def _is_too_deep(error: ValidationError) -> bool:
     # jiter gives no structured value for this; its type is json_invalid for every syntax error.
-    return any(
-        detail["type"] == "json_invalid" and "recursion limit" in detail["msg"]
-        for detail in error.errors(include_url=False)
-    )
+    return any("recursion limit" in detail["msg"] for detail in _json_invalid(error))
 
 
 def _without_unwritable_unknown_keys(
