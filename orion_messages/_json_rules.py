@@ -215,14 +215,12 @@ def _may_be_number(data: bytes | str, start: int) -> bool:
     Outside strings a number follows ``:``, ``,`` or ``[`` (whitespace between), or opens the
     document. Anything else before it (``@@ -0,0`` in a diff, ``4f-0a`` in a UUID) puts it
     inside a string, or makes the document malformed. Beyond ``_LOOKBACK`` characters of
-    whitespace it answers yes: the precise walk decides.
+    whitespace it answers yes: counting the quotes decides (``_outside_by_quotes``).
     """
-    before = data[max(0, start - _LOOKBACK) : start]
-    if isinstance(before, bytes):
-        before = before.rstrip(b" \t\n\r")
-        return not before or before[-1:] in (b":", b",", b"[")
-    before = before.rstrip(" \t\n\r")
-    return not before or before[-1:] in (":", ",", "[")
+    is_bytes = isinstance(data, bytes)
+    whitespace: Any = b" \t\n\r" if is_bytes else " \t\n\r"
+    before = data[max(0, start - _LOOKBACK) : start].rstrip(whitespace)
+    return not before or before[-1:] in ((b":", b",", b"[") if is_bytes else (":", ",", "["))
 
 
 def _line_and_column(data: bytes | str, offset: int) -> tuple[int, int]:
