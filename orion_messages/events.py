@@ -321,8 +321,11 @@ def dump_event(event: AgentEvent) -> bytes:
     always carry a fraction or an exponent (``40.0``), as serde writes an ``f64``.
 
     Raises:
+        TypeError: ``event`` is not one of the event models.
         FormatError: the event holds something that cannot be written back losslessly.
     """
+    if not isinstance(event, _Event):
+        raise TypeError(f"expected an agent event, got a {type(event).__name__}")
     return dump_json(_EVENT, event)
 
 

@@ -17,11 +17,11 @@ from enum import Enum
 from functools import partial
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, cast, overload
 
-from pydantic import BaseModel, ConfigDict, Field, GetCoreSchemaHandler
+from pydantic import BaseModel, ConfigDict, Field, GetCoreSchemaHandler, ValidationError
 from pydantic_core import core_schema
 from typing_extensions import Self
 
-from ._json_rules import JSON_VALUE, value_problem
+from ._json_rules import JSON_VALUE, minus_zero_as_float, value_problem
 
 __all__ = ["Message", "Role", "ToolCall", "ToolResult", "now_ms"]
 
@@ -75,7 +75,28 @@ _WIRE_CONFIG = ConfigDict(
 )
 
 
-class _WireModel(BaseModel):
+class _SerdeJsonModel(BaseModel):
+    """A model whose ``model_validate_json`` reads numbers as serde_json does.
+
+    serde_json reads ``-0`` as the float ``-0.0`` (jiter, under pydantic, reads the integer 0),
+    so an integer field refuses it and a free JSON value keeps ``-0.0``. Every model of the
+    formats derives from this one, so pydantic's own entry point agrees with ``loads``.
+    """
+
+    @classmethod
+    def model_validate_json(cls, json_data: str | bytes | bytearray, **options: Any) -> Self:
+        """pydantic's ``model_validate_json``, with serde_json's reading of ``-0``."""
+        given = bytes(json_data) if isinstance(json_data, bytearray) else json_data
+        fixed = minus_zero_as_float(given)
+        try:
+            return super().model_validate_json(fixed, **options)
+        except ValidationError as error:
+            if fixed is given or not any(detail["type"] == "json_invalid" for detail in error.errors()):
+                raise
+        return super().model_validate_json(given, **options)  # raises at the place in the document as given
+
+
+class _WireModel(_SerdeJsonModel):
     """What every wire model shares: strict, immutable, unknown keys kept as JSON values.
 
     The unknown keys' values are checked by the JSON value rules inside pydantic-core (the
@@ -88,8 +109,8 @@ class _WireModel(BaseModel):
     __pydantic_extra__: dict[str, JSON_VALUE] = Field(init=False)
 
     values_unchecked: ClassVar[bool] = False
-    """Set once ``model_construct`` or ``model_copy(update=...)`` put in a value that JSON cannot
-    hold (NaN, infinity): from then on the writer looks for such numbers in what it writes.
+    """Set once ``model_construct`` put in a value that JSON cannot hold (NaN, infinity): from
+    then on the writer looks for such numbers in what it writes.
 
     Validated models cannot hold one, so until then writing costs no scan of the output. The
     flag is process-wide and never cleared (the object may live on); it is not a cache.
@@ -99,13 +120,21 @@ class _WireModel(BaseModel):
     def model_construct(cls, _fields_set: set[str] | None = None, **values: Any) -> Self:  # type: ignore[override]
         """pydantic's construction without validation; see ``values_unchecked``."""
         _note_unchecked(values.values())
-        return super().model_construct(_fields_set, **values)
+        return cast(Self, super().model_construct(_fields_set, **values))
 
     def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
-        """pydantic's copy; ``update`` is not validated (see ``values_unchecked``)."""
-        if update:
-            _note_unchecked(update.values())
-        return super().model_copy(update=update, deep=deep)
+        """A copy, with the values in ``update`` validated as the constructor validates them.
+
+        Unlike pydantic's own ``model_copy``, a value the wire cannot hold is refused here (with
+        pydantic's ``ValidationError``), so a changed copy writes what orion-core reads.
+        ``model_fields_set`` is the original's plus the keys of ``update``, as in pydantic.
+        """
+        copied = super().model_copy(deep=deep)
+        if not update:
+            return copied
+        values = {**copied.__dict__, **(copied.__pydantic_extra__ or {})}
+        kept = {name: values[name] for name in copied.model_fields_set if name in values}
+        return self.model_validate({**kept, **update})
 
 
 # When orion-core leaves a field out (serde's ``skip_serializing_if``), as ``exclude_if``

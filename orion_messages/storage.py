@@ -122,6 +122,7 @@ def save(path: PathLike, messages: Iterable[Message], *, indent: int | None = No
     links to the previous file keep the previous content.
 
     Raises:
+        TypeError: ``messages`` is not a list of messages; the file is left untouched.
         FormatError: a message cannot be written back losslessly; the file is left untouched.
         NotARegularFileError: ``path`` names a FIFO, a device or a folder.
         OSError: the file cannot be written; the previous file is left whole.
@@ -135,6 +136,7 @@ def save_jsonl(path: PathLike, messages: Iterable[Message]) -> None:
     For rewriting a log (converting, pruning, compacting); the same guarantees as ``save``.
 
     Raises:
+        TypeError: an item is not a ``Message``; the file is left untouched.
         FormatError: a message cannot be written back losslessly; the file is left untouched.
         NotARegularFileError: ``path`` names a FIFO, a device or a folder.
         OSError: the file cannot be written; the previous file is left whole.
@@ -420,6 +422,7 @@ def append_jsonl(path: PathLike, message: Message, *, fsync: bool = True) -> Non
     record survives a killed process but not a power loss. Symlinks are followed.
 
     Raises:
+        TypeError: ``message`` is not a ``Message``; the log is left untouched.
         FormatError: the message cannot be written back losslessly; the log is left untouched.
         NotALogError: the file holds something other than a JSON Lines log of messages (a
             conversation saved by ``save``, another text file); it is left untouched.

@@ -15,13 +15,13 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import ConfigDict
 
 from ._json_rules import JSON_VALUE
 from ._pretty_json import pretty_json
 from ._whitespace import UNICODE_WHITESPACE
 from .errors import UnknownTemplateError
-from .models import Message, Role
+from .models import Message, Role, _SerdeJsonModel
 
 __all__ = [
     "TEMPLATES",
@@ -33,7 +33,7 @@ __all__ = [
 ]
 
 
-class ToolSchema(BaseModel):
+class ToolSchema(_SerdeJsonModel):
     """A tool as orion-core advertises it to the model (``orion_core::ToolSchema``).
 
     Keys other than the three fields are ignored, as serde ignores them.

@@ -11,12 +11,12 @@ import gc
 import re
 import sysconfig
 import warnings
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any, Literal, TypeVar
 
-from pydantic import ConfigDict, TypeAdapter, ValidationError
-from pydantic_core import ErrorDetails, PydanticSerializationError, from_json, to_json
+from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
+from pydantic_core import ErrorDetails, from_json, to_json
 
 from ._json_rules import (
     SERDE_DEPTH_LIMIT,
@@ -302,15 +302,28 @@ def dumps(
     gives the spelling of orion-core builds with serde_json before 1.0.146 (``1e16``).
 
     Raises:
+        TypeError: ``messages`` is one message, a string or a mapping rather than a list, or
+            an item is not a ``Message`` (the message names it: ``[3]``).
         FormatError: a message holds something that cannot be written back losslessly.
     """
+    if isinstance(messages, (str, bytes, bytearray, Mapping, BaseModel)):
+        raise TypeError(
+            f"dumps takes a list of messages, got a {type(messages).__name__} (dumps_message writes one)"
+        )
     if not isinstance(messages, list):
         messages = list(messages)
     return dump_json(_CONVERSATION, messages, indent=indent, float_style=float_style)
 
 
 def dumps_message(message: Message, *, indent: int | None = None, float_style: FloatStyle = "zmij") -> bytes:
-    """Write one message as a compact JSON object, as a JSON Lines record holds it."""
+    """Write one message as a compact JSON object, as a JSON Lines record holds it.
+
+    Raises:
+        TypeError: ``message`` is not a ``Message``.
+        FormatError: the message holds something that cannot be written back losslessly.
+    """
+    if not isinstance(message, Message):
+        raise TypeError(f"expected a Message, got a {type(message).__name__}")
     return dump_json(_MESSAGE, message, indent=indent, float_style=float_style)
 
 
@@ -331,37 +344,54 @@ def dump_json(
     pydantic's ``dump_json``. pydantic-core already spells floats as current serde_json does.
     """
     try:
-        data = adapter.dump_json(value, indent=indent, **options)
-    except PydanticSerializationError as error:
-        raise FormatError(
-            [Problem("", f"cannot be written as JSON: {_serialization_reason(error)}")]
-        ) from None
-    except ValueError as error:  # Python refuses to spell an integer of more than 4300 digits
-        raise FormatError([Problem("", f"cannot be written as JSON: {error}")]) from None
-    # NaN and infinity reach a model only past validation (model_construct, model_copy), which
-    # raises the flag; the writer spells them as literals, and the scan finds any.
+        # warnings="error": a value of the wrong type (a dict in a list of messages, a float set
+        # through model_construct) is refused instead of written with a warning.
+        data = adapter.dump_json(value, indent=indent, warnings="error", **options)
+    except ValueError as error:  # also Python refusing to spell an integer of over 4300 digits
+        _refuse_non_messages(value)
+        raise FormatError([_unwritable(value, _serialization_reason(error))]) from None
+    # NaN and infinity reach a model only past validation (model_construct), which raises the
+    # flag; the writer spells them as literals, and the scan finds any.
     if _WireModel.values_unchecked and (literal := first_non_finite_literal(data)):
-        raise FormatError(
-            [
-                Problem(
-                    _first_refused(value),
-                    f"cannot be written as JSON: a number is {literal[0]}, which JSON cannot hold (set without validation, through model_construct or model_copy)",
-                )
-            ]
-        )
+        why = f"a number is {literal[0]}, which JSON cannot hold (set without validation, through model_construct)"
+        raise FormatError([_unwritable(value, why)])
     if float_style == "ryu" and b"e+" in data:
         data = _STRING_OR_EXPONENT.sub(_drop_exponent_sign, data)
     return data
 
 
-def _first_refused(value: Any) -> str:
-    """Which message of a list holds the NaN (a rare, failing path: dump each again)."""
+def _unwritable(value: Any, why: str) -> Problem:
+    """The problem of a value the writer refused, placed at the first message that cannot be
+    written (a rare, failing path: each message of a list is written again)."""
     if not isinstance(value, list):
-        return ""
+        return Problem("", f"cannot be written as JSON: {why}")
     for index, message in enumerate(value):
-        if first_non_finite_literal(_MESSAGE.dump_json(message)) is not None:
-            return f"[{index}]"
-    return ""
+        try:
+            written = _MESSAGE.dump_json(message, warnings="error")
+        except ValueError:
+            return _invalid_field(message, f"[{index}]") or Problem(
+                f"[{index}]", f"cannot be written as JSON: {why}"
+            )
+        if first_non_finite_literal(written) is not None:
+            return Problem(f"[{index}]", f"cannot be written as JSON: {why}")
+    return Problem("", f"cannot be written as JSON: {why}")
+
+
+def _refuse_non_messages(value: Any) -> None:
+    """Raise ``TypeError`` for the first item of a list of messages that is not one."""
+    for index, item in enumerate(value if isinstance(value, list) else ()):
+        if not isinstance(item, Message):
+            raise TypeError(f"[{index}]: expected a Message, found a {type(item).__name__}") from None
+
+
+def _invalid_field(message: Message, where: str) -> Problem | None:
+    """The first field validation refuses in a message built without it (``model_construct``)."""
+    try:
+        _MESSAGE.validate_python({**message.__dict__, **(message.__pydantic_extra__ or {})})
+    except ValidationError as error:
+        problem = next(problems_from(error))
+        return Problem(f"{where}.{problem.location}", problem.message)
+    return None
 
 
 # serde_json before 1.0.146 (ryu) wrote a positive exponent without its sign. Outside strings,
@@ -374,7 +404,7 @@ def _drop_exponent_sign(match: re.Match[bytes]) -> bytes:
     return text if text[:1] == b'"' else b"e"
 
 
-def _serialization_reason(error: PydanticSerializationError) -> str:
+def _serialization_reason(error: ValueError) -> str:
     text = str(error).removeprefix("Error serializing to JSON: ")
     if "surrogates not allowed" in text:
         return "a string holds an unpaired surrogate, which UTF-8 cannot encode"

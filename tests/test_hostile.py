@@ -754,16 +754,24 @@ def _refusals() -> dict[str, Callable[[], Any]]:
             "msg-2", "x", [ToolCall(id="c", name="n", arguments={"\ud800": 1})], timestamp=1
         ),
         "surrogate-in-unknown-key": lambda: plain.model_copy(update={"note": "\udc00"}),
-        "nan-arguments-via-model_copy": lambda: Message.assistant(
-            "msg-2", "x", [call.model_copy(update={"arguments": float("nan")})], timestamp=1
+        "nan-arguments-via-model_construct": lambda: Message.assistant(
+            "msg-2",
+            "x",
+            [ToolCall.model_construct(**{**call.__dict__, "arguments": float("nan")})],
+            timestamp=1,
         ),
-        "inf-nested-via-model_copy": lambda: Message.assistant(
-            "msg-2", "x", [call.model_copy(update={"arguments": {"k": [1, float("-inf")]}})], timestamp=1
+        "inf-nested-via-model_construct": lambda: Message.assistant(
+            "msg-2",
+            "x",
+            [ToolCall.model_construct(**{**call.__dict__, "arguments": {"k": [1, float("-inf")]}})],
+            timestamp=1,
         ),
         "nan-via-model_construct": lambda: Message.assistant(
             "msg-2", "x", [ToolCall.model_construct(id="c", name="n", arguments=[float("inf")])], timestamp=1
         ),
-        "nan-in-unknown-key-via-model_copy": lambda: plain.model_copy(update={"score": float("nan")}),
+        "nan-in-unknown-key-via-model_construct": lambda: Message.model_construct(
+            **plain.__dict__, score=float("nan")
+        ),
     }
 
 
@@ -797,7 +805,7 @@ def test_what_cannot_be_written_losslessly_is_refused_and_nothing_changes(case: 
 def test_a_refused_non_finite_number_names_its_message() -> None:
     from orion_messages import Message, ToolCall
 
-    call = ToolCall(id="c", name="n", arguments=1).model_copy(update={"arguments": float("nan")})
+    call = ToolCall.model_construct(id="c", name="n", arguments=float("nan"))
     messages = [Message.user("msg-1", "a", timestamp=1), Message.assistant("msg-2", "b", [call], timestamp=2)]
     assert _problem(lambda: dumps(messages)).location == "[1]"
 

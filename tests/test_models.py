@@ -181,6 +181,52 @@ def test_fields_are_strict_from_python_too(field: str, value: object) -> None:
         Message(**data)
 
 
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("timestamp", 1.5),
+        ("timestamp", 2**64),
+        ("token_count", -1),
+        ("token_count", 2**32),
+        ("role", "bogus"),
+        ("pinned", "yes"),
+        ("content", None),
+        ("note", float("nan")),  # an unknown key: a JSON value, and JSON has no NaN
+    ],
+)
+def test_model_copy_validates_its_update_as_the_constructor_does(field: str, value: object) -> None:
+    # The reference page: strict types, i64 timestamps, u32 token counts, five roles; a copy
+    # that orion-core could not read back is refused where it is made, not when written.
+    message = Message.user("m", "x", timestamp=1)
+    with pytest.raises(ValidationError) as raised:
+        message.model_copy(update={field: value})
+    assert raised.value.errors()[0]["loc"][0] == field
+
+
+def test_model_copy_keeps_pydantics_fields_set_and_copies_deeply_when_asked() -> None:
+    call = ToolCall(id="c", name="n", arguments={"a": [1]})
+    message = Message.assistant("m", "x", [call], timestamp=1)
+    changed = message.model_copy(update={"token_count": 5})
+    assert changed.token_count == 5
+    assert changed.model_fields_set == {"id", "role", "content", "timestamp", "tool_calls", "token_count"}
+    assert message.model_copy(update={"role": "assistant"}).role is Role.ASSISTANT
+    deep = message.model_copy(update={"pinned": True}, deep=True)
+    assert deep.tool_calls[0].arguments == {"a": [1]}
+    assert deep.tool_calls[0].arguments is not call.arguments
+
+
+def test_model_validate_json_reads_minus_zero_as_serde_json_does() -> None:
+    # The reference page: serde_json reads -0 as the float -0.0, refused in an integer field
+    # and kept (written -0.0) in a free JSON value.
+    with pytest.raises(ValidationError):
+        Message.model_validate_json('{"id":"a","role":"user","content":"","timestamp":-0}')
+    call = ToolCall.model_validate_json(b'{"id":"c","name":"n","arguments":[-0, "-0"]}')
+    assert call.model_dump_json() == '{"id":"c","name":"n","arguments":[-0.0,"-0"]}'
+    # Malformed JSON is reported at its place in the document as given (column 18: the "x").
+    with pytest.raises(ValidationError, match="line 1 column 18"):
+        ToolCall.model_validate_json('{"id":"c","a":-0 x}')
+
+
 def test_role_accepts_the_enum_and_its_value_from_python() -> None:
     assert Message(id="m", role=Role.TOOL_CALL, content="", timestamp=1).role is Role.TOOL_CALL
     assert Message(id="m", role="tool_call", content="", timestamp=1).role is Role.TOOL_CALL

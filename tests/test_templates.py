@@ -435,8 +435,8 @@ def test_templates_of_one_class_are_equal_and_a_custom_template_needs_three_oper
 
 
 def test_a_role_set_without_validation_still_renders() -> None:
-    # model_copy(update=...) skips validation and leaves the role a plain str.
-    raw = assistant("x").model_copy(update={"role": "system"})
+    # model_construct skips validation and leaves the role a plain str.
+    raw = Message.model_construct(**{**assistant("x").__dict__, "role": "system"})
     assert all(template.format_message(raw) == "" for template in TEMPLATES.values())
     assert TEMPLATES["chatml"].format("", [raw]) == "<|im_start|>system\n<|im_end|>\n<|im_start|>assistant\n"
 

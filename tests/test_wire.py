@@ -9,6 +9,7 @@ that messages stay clear and stable.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from dataclasses import dataclass
 
 import pytest
@@ -457,3 +458,38 @@ def test_integers_up_to_4000_digits_round_trip_and_longer_ones_are_refused() -> 
         loads(b'[{"id":"m","role":"assistant","content":"","timestamp":1,"tool_calls":' + call + b"}]")
     with pytest.raises(FormatError, match="number out of range"):
         loads(b'[{"id":"m","role":"user","content":"","timestamp":1,"x":' + b"9" * 4301 + b"}]")
+
+
+def test_writers_refuse_what_is_not_a_list_of_messages(tmp_path: Path) -> None:
+    from orion_messages import append_jsonl, save, save_jsonl
+
+    message = Message.user("msg-1", "hi", timestamp=1)
+    with pytest.raises(TypeError, match="got a str"):
+        dumps("abc")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="got a Message"):
+        dumps(message)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"^\[1\]: expected a Message, found a dict$"):
+        dumps([message, {"id": "msg-2"}])  # type: ignore[list-item]
+    with pytest.raises(TypeError, match="expected a Message, got a dict"):
+        dumps_message({"id": "msg-2"})  # type: ignore[arg-type]
+    log = tmp_path / "log.jsonl"
+    save_jsonl(log, [message])
+    before = log.read_bytes()
+    with pytest.raises(TypeError):
+        append_jsonl(log, {"id": "msg-2", "role": "user", "content": "x"})  # type: ignore[arg-type]
+    with pytest.raises(TypeError):
+        save_jsonl(log, [message, {"id": "msg-2"}])  # type: ignore[list-item]
+    with pytest.raises(TypeError):
+        save(tmp_path / "c.json", "abc")  # type: ignore[arg-type]
+    assert log.read_bytes() == before
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["log.jsonl"]
+
+
+def test_a_wrong_type_set_without_validation_is_refused_where_it_is() -> None:
+    message = Message.user("msg-1", "hi", timestamp=1)
+    smuggled = Message.model_construct(**{**message.__dict__, "timestamp": 1.5})
+    with pytest.raises(FormatError) as raised:
+        dumps([message, smuggled])
+    (problem,) = raised.value.problems
+    assert problem.location == "[1].timestamp"
+    assert "expected an integer" in problem.message
