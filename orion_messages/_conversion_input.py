@@ -14,7 +14,7 @@ from pydantic import ValidationError
 
 from ._problems import describe, problems_from
 from .errors import ConversionError, Problem
-from .models import Message, ToolCall, now_ms
+from .models import I64_MAX, I64_MIN, Message, ToolCall, now_ms
 
 _MISSING = object()
 
@@ -78,12 +78,33 @@ class _Input:
             raise ConversionError(self.problems)
 
 
+def _stamp(timestamp: object) -> int:
+    """The ``timestamp`` parameter of a ``from_*`` converter, or now when it is ``None`` (private).
+
+    Raises:
+        ConversionError: not a signed 64-bit integer (a bool, a float or a string is refused).
+    """
+    if timestamp is None:
+        return now_ms()
+    if isinstance(timestamp, int) and not isinstance(timestamp, bool) and I64_MIN <= timestamp <= I64_MAX:
+        return int(timestamp)
+    raise ConversionError(
+        [
+            Problem(
+                "timestamp",
+                "expected a signed 64-bit integer of milliseconds since the Unix epoch "
+                f"(from {I64_MIN} to {I64_MAX}) or None, found {timestamp!r}",
+            )
+        ]
+    )
+
+
 class _Builder:
     """Numbers new messages ``msg-N`` and stamps them with one timestamp (private)."""
 
     def __init__(self, timestamp: int | None) -> None:
         self.messages: list[Message] = []
-        self.timestamp = now_ms() if timestamp is None else timestamp
+        self.timestamp = _stamp(timestamp)
 
     def add(self, **fields: Any) -> None:
         """Append a message built from ``fields`` (id and timestamp filled unless given)."""

@@ -17,7 +17,7 @@ from .conversions import (
     ConversionResult,
     OrphanPolicy,
     _fix_orphans,
-    _messages,
+    _input_list,
     _metadata_losses,
     _remember_calls,
     _Report,
@@ -50,7 +50,7 @@ def to_anthropic(
         ConversionError: as ``to_openai``.
     """
     report = _Report(strict=strict, accept=accept)
-    fixed, sources, changes = _fix_orphans(_messages(messages), orphans)
+    fixed, sources, changes = _fix_orphans(messages, orphans)
     report.extend(changes)
     names: dict[str, str] = {}  # the calls sent so far
     system: list[str] = []
@@ -170,16 +170,18 @@ def from_anthropic(
     in ``system`` have ``index=None``.
 
     Raises:
-        ConversionError: the input is not valid Anthropic messages (every problem with its
-            location), or a refused loss in strict mode.
+        ConversionError: ``messages`` is not a list (a string or a single dict is refused at once),
+            ``timestamp`` is not a signed 64-bit integer, the input is not valid Anthropic
+            messages (every problem with its location), or a refused loss in strict mode.
     """
+    items = _input_list(messages, "a list of Anthropic message dicts")
+    build = _Builder(timestamp)
     reader = _Input()
     report = _Report(strict=strict, accept=accept)
-    build = _Builder(timestamp)
     for text in _system_texts(reader, report, system):
         build.add(role=Role.SYSTEM, content=text)
     names: dict[str, str] = {}
-    for index, item in enumerate(list(messages)):
+    for index, item in enumerate(items):
         where = f"[{index}]"
         data = reader.mapping(item, where)
         if data is None:

@@ -20,11 +20,11 @@ from typing import Any, Literal
 from pydantic import ValidationError
 
 from ._arguments import decode_arguments, encode_arguments
-from ._conversion_input import _Input
+from ._conversion_input import _Input, _stamp
 from ._problems import describe, problems_from
-from .conversions import ConversionResult, OrphanPolicy, _fix_orphans, _messages, _Report
+from .conversions import ConversionResult, OrphanPolicy, _fix_orphans, _input_list, _Report
 from .errors import ConversionError, Problem
-from .models import Message, Role, now_ms
+from .models import Message, Role
 
 __all__ = ["METADATA_KEY", "ArgumentsMode", "from_chat_template", "to_chat_template"]
 
@@ -65,10 +65,11 @@ def to_chat_template(
 
     Raises:
         ConversionError: a tool_result message without a result, an orphan with
-            ``orphans="error"``, a refused loss in strict mode, or an item that is not a ``Message``.
+            ``orphans="error"``, an unknown ``orphans`` policy, a refused loss in strict mode, or
+            an item that is not a ``Message``.
     """
     report = _Report(strict=strict, accept=accept)
-    fixed, sources, changes = _fix_orphans(_messages(messages), orphans)
+    fixed, sources, changes = _fix_orphans(messages, orphans)
     report.extend(changes)
     out: list[dict[str, Any]] = []
     problems: list[Problem] = []
@@ -226,15 +227,17 @@ def from_chat_template(
     ``timestamp`` defaults to now.
 
     Raises:
-        ConversionError: the input is not valid chat-template dicts (every problem with its
-            location), or a refused loss in strict mode.
+        ConversionError: ``messages`` is not a list (a string or a single dict is refused at once),
+            ``timestamp`` is not a signed 64-bit integer, the input is not valid chat-template
+            dicts (every problem with its location), or a refused loss in strict mode.
     """
+    items = _input_list(messages, "a list of chat-template message dicts")
+    stamp = _stamp(timestamp)
     reader = _Input()
     report = _Report(strict=strict, accept=accept)
-    stamp = now_ms() if timestamp is None else timestamp
     out: list[Message] = []
     unanswered: list[tuple[str, str]] = []  # (call id, tool name), oldest first
-    for index, item in enumerate(list(messages)):
+    for index, item in enumerate(items):
         entry = _checked_entry(reader, report, index, item)
         if entry is None:
             continue

@@ -9,10 +9,10 @@ format: ``openai_chat``, ``anthropic_messages``, ``chat_template_dicts`` and ``o
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Generic, Literal, NamedTuple, TypeVar
+from typing import Any, Generic, Literal, NamedTuple, TypeVar, get_args
 
 from ._problems import describe
 from .errors import ConversionError, Problem
@@ -36,7 +36,10 @@ OrphanPolicy = Literal["error", "drop", "synthesize", "keep"]
 ``"error"`` raises ``ConversionError``; ``"drop"`` removes the orphaned call or result;
 ``"synthesize"`` adds an error result (``MISSING_RESULT_TEXT``) after each unanswered call and
 drops results without a call; ``"keep"`` passes them through unchanged. Every change is reported.
+Any other value raises ``ConversionError`` naming these four.
 """
+
+_POLICIES: tuple[str, ...] = get_args(OrphanPolicy)
 
 MISSING_RESULT_TEXT = "error: this tool call was never answered (result missing from the history)"
 """The content of the error result that ``orphans="synthesize"`` adds for an unanswered call."""
@@ -144,9 +147,25 @@ class _Report:
         return ConversionResult(value, tuple(self.losses))
 
 
+def _input_list(value: Any, expected: str) -> list[Any]:
+    """``value`` as a list; ``ConversionError`` at once for a string, bytes, a mapping or a model (private).
+
+    Those are iterable, but iterating them would report one problem per character or per key;
+    ``expected`` says what the ``messages`` parameter should hold.
+    """
+    if isinstance(value, (str, bytes, bytearray, Mapping, Message)) or not isinstance(value, Iterable):
+        found = "bytes" if isinstance(value, (bytes, bytearray)) else describe(value)
+        if isinstance(value, Message):
+            found = "a single Message"
+        elif value is None:
+            found = "None"
+        raise ConversionError([Problem("messages", f"expected {expected}, found {found}")])
+    return list(value)
+
+
 def _messages(messages: Iterable[Message]) -> list[Message]:
     """The input as a list, every item checked to be a ``Message`` (private)."""
-    items = list(messages)
+    items = _input_list(messages, "a list of Message objects")
     problems = [
         Problem(f"[{index}]", f"expected a Message, found {describe(item)}")
         for index, item in enumerate(items)
@@ -155,6 +174,13 @@ def _messages(messages: Iterable[Message]) -> list[Message]:
     if problems:
         raise ConversionError(problems)
     return items
+
+
+def _check_policy(policy: object) -> None:
+    """``ConversionError`` naming the accepted values unless ``policy`` is an ``OrphanPolicy`` (private)."""
+    if not isinstance(policy, str) or policy not in _POLICIES:
+        accepted = ", ".join(f'"{name}"' for name in _POLICIES[:-1]) + f' or "{_POLICIES[-1]}"'
+        raise ConversionError([Problem("orphans", f"expected {accepted}, found {policy!r}")])
 
 
 def find_orphans(messages: Sequence[Message]) -> list[Orphan]:
@@ -191,16 +217,22 @@ def fix_orphans(
     """Apply an orphan policy to a conversation; every change is reported as a ``Loss``.
 
     Raises:
-        ConversionError: ``orphans="error"`` and there is an orphan, or an item is not a ``Message``.
+        ConversionError: ``orphans="error"`` and there is an orphan, an unknown policy, or an item
+            is not a ``Message``.
     """
-    fixed, _sources, losses = _fix_orphans(_messages(messages), orphans)
+    fixed, _sources, losses = _fix_orphans(messages, orphans)
     return ConversionResult(fixed, tuple(losses))
 
 
 def _fix_orphans(
-    messages: list[Message], policy: OrphanPolicy
+    given: Iterable[Message], policy: OrphanPolicy
 ) -> tuple[list[Message], list[int | None], list[Loss]]:
-    """The fixed messages, each one's index in the input (``None`` when added), and the changes."""
+    """The fixed messages, each one's index in the input (``None`` when added), and the changes.
+
+    The policy is checked first, whatever the messages hold; then the messages (``_messages``).
+    """
+    _check_policy(policy)
+    messages = _messages(given)
     sources: list[int | None] = list(range(len(messages)))
     if policy == "keep":
         return messages, sources, []

@@ -19,7 +19,7 @@ from .conversions import (
     ConversionResult,
     OrphanPolicy,
     _fix_orphans,
-    _messages,
+    _input_list,
     _metadata_losses,
     _remember_calls,
     _Report,
@@ -48,11 +48,12 @@ def to_openai(
     (such as ``{"id", "timestamp"}``).
 
     Raises:
-        ConversionError: an orphan with ``orphans="error"``, a tool_result message without a
-            result, a refused loss in strict mode, or an item that is not a ``Message``.
+        ConversionError: an orphan with ``orphans="error"``, an unknown ``orphans`` policy, a
+            tool_result message without a result, a refused loss in strict mode, ``messages``
+            not a list (a string or a single ``Message``), or an item that is not a ``Message``.
     """
     report = _Report(strict=strict, accept=accept)
-    fixed, sources, changes = _fix_orphans(_messages(messages), orphans)
+    fixed, sources, changes = _fix_orphans(messages, orphans)
     report.extend(changes)
     names: dict[str, str] = {}  # the calls sent so far
     out: list[dict[str, Any]] = []
@@ -139,13 +140,15 @@ def from_openai(
     reported. Each tool message takes its tool name from the call it answers.
 
     Raises:
-        ConversionError: the input is not valid OpenAI messages (every problem with its location,
-            such as ``[3].tool_calls[0].function.arguments``), or a refused loss in strict mode.
+        ConversionError: ``messages`` is not a list (a string or a single dict is refused at once),
+            ``timestamp`` is not a signed 64-bit integer, the input is not valid OpenAI messages
+            (every problem with its location, such as ``[3].tool_calls[0].function.arguments``),
+            or a refused loss in strict mode.
     """
-    items = list(messages)
+    items = _input_list(messages, "a list of OpenAI Chat message dicts")
+    build = _Builder(timestamp)
     reader = _Input()
     report = _Report(strict=strict, accept=accept)
-    build = _Builder(timestamp)
     names: dict[str, str] = {}
     for index, item in enumerate(items):
         where = f"[{index}]"

@@ -190,6 +190,39 @@ def test_keep_passes_orphans_through() -> None:
     assert [m["role"] for m in result.value] == ["user", "assistant", "tool", "tool", "user"]
 
 
+_UNANSWERED = [
+    Message.user("msg-5", "x", timestamp=0),
+    Message.assistant("msg-6", "", [ToolCall(id="a", name="b", arguments={})], timestamp=1),
+]
+_POLICY_TEXT = 'orphans: expected "error", "drop", "synthesize" or "keep", found '
+
+
+@pytest.mark.parametrize(
+    ("policy", "shown"),
+    [("Drop", "'Drop'"), ("bogus", "'bogus'"), (None, "None"), ("", "''"), (["drop"], "['drop']")],
+)
+def test_an_unknown_orphan_policy_is_refused_everywhere(policy: Any, shown: str) -> None:
+    converters = (
+        lambda: fix_orphans(_UNANSWERED, policy),
+        lambda: to_openai(_UNANSWERED, orphans=policy),
+        lambda: to_anthropic(_UNANSWERED, orphans=policy),
+        lambda: to_chat_template(_UNANSWERED, orphans=policy),
+    )
+    for convert in converters:
+        with pytest.raises(ConversionError) as caught:
+            convert()
+        assert isinstance(caught.value, ValueError)
+        assert [p.location for p in caught.value.problems] == ["orphans"]
+        assert str(caught.value) == _POLICY_TEXT + shown
+
+
+def test_an_unknown_orphan_policy_is_refused_even_without_orphans() -> None:
+    with pytest.raises(ConversionError, match=r"^orphans: expected"):
+        to_openai([], orphans="bogus")  # type: ignore[arg-type]
+    with pytest.raises(ConversionError, match=r"^orphans: expected"):
+        fix_orphans([Message.user("m", "x", timestamp=0)], "Keep")  # type: ignore[arg-type]
+
+
 # --------------------------------------------------------------------------------------------
 # Strict mode and accept
 
@@ -309,6 +342,88 @@ def test_to_converters_refuse_what_is_not_a_message() -> None:
     for convert in (to_openai, to_anthropic, to_chat_template, to_orion_backend):
         with pytest.raises(ConversionError, match=r"\[1\]: expected a Message"):
             convert([Message.user("a", "b", timestamp=0), {"role": "user"}])  # type: ignore[list-item]
+
+
+_TIMESTAMP_TEXT = (
+    "timestamp: expected a signed 64-bit integer of milliseconds since the Unix epoch "
+    "(from -9223372036854775808 to 9223372036854775807) or None, found "
+)
+
+
+@pytest.mark.parametrize(
+    ("stamp", "shown"),
+    [
+        (2**70, "1180591620717411303424"),
+        (2**63, "9223372036854775808"),
+        (-(2**63) - 1, "-9223372036854775809"),
+        (1.5, "1.5"),
+        ("5", "'5'"),
+        (True, "True"),
+    ],
+)
+def test_from_converters_refuse_a_bad_timestamp(stamp: Any, shown: str) -> None:
+    readers = (
+        lambda: from_openai([{"role": "user", "content": "x"}], timestamp=stamp),
+        lambda: from_anthropic([{"role": "user", "content": "x"}], timestamp=stamp),
+        lambda: from_chat_template([{"role": "user", "content": "x"}], timestamp=stamp),
+        lambda: from_openai([], timestamp=stamp),  # refused even when no message would use it
+    )
+    for read in readers:
+        with pytest.raises(ConversionError) as caught:
+            read()
+        assert [p.location for p in caught.value.problems] == ["timestamp"]
+        assert str(caught.value) == _TIMESTAMP_TEXT + shown
+
+
+def test_from_converters_take_the_extreme_timestamps() -> None:
+    for stamp in (-(2**63), 2**63 - 1):
+        for read in (from_openai, from_anthropic, from_chat_template):
+            assert read([{"role": "user", "content": "x"}], timestamp=stamp).value[0].timestamp == stamp
+
+
+@pytest.mark.parametrize(
+    ("given", "found"),
+    [
+        ("abc", 'the string "abc"'),
+        (b"[]", "bytes"),
+        ({"role": "user", "content": "x"}, "an object"),
+        (5, "the number 5"),
+        (None, "None"),
+    ],
+)
+def test_from_converters_refuse_what_is_not_a_list_once(given: Any, found: str) -> None:
+    cases = (
+        (from_openai, "OpenAI Chat"),
+        (from_anthropic, "Anthropic"),
+        (from_chat_template, "chat-template"),
+    )
+    for read, name in cases:
+        with pytest.raises(ConversionError) as caught:
+            read(given)
+        assert [p.location for p in caught.value.problems] == ["messages"]
+        assert str(caught.value) == f"messages: expected a list of {name} message dicts, found {found}"
+
+
+def test_from_converters_still_take_any_iterable_of_dicts() -> None:
+    dicts = ({"role": "user", "content": "x"},)
+    assert [m.content for m in from_openai(iter(dicts), timestamp=0).value] == ["x"]
+    assert [m.content for m in from_anthropic(d for d in dicts).value] == ["x"]
+    assert [m.content for m in from_chat_template(dicts, timestamp=0).value] == ["x"]
+
+
+@pytest.mark.parametrize(
+    ("given", "found"),
+    [
+        ("abc", 'the string "abc"'),
+        (Message.user("m", "x", timestamp=0), "a single Message"),
+        (7, "the number 7"),
+    ],
+)
+def test_to_converters_refuse_what_is_not_a_list_once(given: Any, found: str) -> None:
+    for convert in (to_openai, to_anthropic, to_chat_template, to_orion_backend, fix_orphans):
+        with pytest.raises(ConversionError) as caught:
+            convert(given)
+        assert str(caught.value) == f"messages: expected a list of Message objects, found {found}"
 
 
 def test_a_tool_result_message_without_a_result_is_an_error() -> None:

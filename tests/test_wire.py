@@ -9,8 +9,8 @@ that messages stay clear and stable.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 from syrupy.assertion import SnapshotAssertion
