@@ -6,14 +6,16 @@ The rules, each with a margin below the readers' own limits so that whatever is 
 written here is read back here and by orion-core:
 
 - no NaN or infinity (JSON has neither; jiter turns ``1e400`` into infinity);
-- integers of at most ``INT_DIGITS_MAX`` digits (jiter and Python stop at 4300);
+- integers that serde_json reads (below ``SERDE_INT_LIMIT``, about 1.8e308) in a known value;
+  in an unknown key's value, which serde skips unread, of at most ``INT_DIGITS_MAX`` digits
+  (jiter and Python stop at 4300);
 - nesting of at most ``VALUE_DEPTH_MAX`` levels inside the value, so that a value inside the
   deepest place the format puts one (an ``agent_end`` event: event, messages, message,
   tool_calls, call) stays within serde_json's limit of 128 levels for the whole document, and
   far from jiter's (about 200);
 - only ``dict`` with string keys, ``list``, ``str``, ``int``, ``float``, ``bool`` and ``None``.
 
-The rules are checked inside pydantic-core (``JSON_VALUE``), so loading costs no Python work per
+The rules are checked inside pydantic-core (``JSON_VALUE``, ``UNKNOWN_VALUE``), so loading costs no Python work per
 value; ``value_problem`` walks a value in Python on the error path only, to say what and where.
 This module also holds the linear scanners the codec needs on rare paths: finding a literal
 outside strings (``NaN``, ``-0``) and finding duplicate keys.
@@ -24,7 +26,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
 from pydantic import GetCoreSchemaHandler
 from pydantic_core import core_schema
@@ -33,6 +35,9 @@ __all__ = [
     "INT_DIGITS_MAX",
     "JSON_VALUE",
     "SERDE_DEPTH_LIMIT",
+    "SERDE_INT_LIMIT",
+    "UNKNOWN_VALUE",
+    "UNKNOWN_VALUE_ERROR",
     "VALUE_DEPTH_MAX",
     "duplicate_key_paths",
     "flatten_deeper_than",
@@ -52,15 +57,31 @@ message's tool call), and 5 + 120 stays below ``SERDE_DEPTH_LIMIT``.
 """
 
 INT_DIGITS_MAX = 4000
-"""The most digits an integer in a free JSON value may have (jiter reads up to 4300)."""
+"""The most digits an integer in an unknown key's value may have (jiter reads up to 4300)."""
 
-_INT_BOUND = 10**INT_DIGITS_MAX
+SERDE_INT_LIMIT = 17_976_931_348_623_156_225 * 10**289
+"""The smallest integer, in magnitude, that serde_json refuses ("number out of range").
+
+serde_json reads an integer beyond 64 bits as a double, the digits that fit a ``u64`` times a
+power of ten for the rest, and refuses a result that is infinite: that first happens here, just
+above ``1.7976931348623156e308``. A known free value (``arguments``, ``args``) and anything in an
+event must stay below it, or orion-core cannot read the file; an unknown key's value in a message
+is skipped unread by serde, so there the limit is ``INT_DIGITS_MAX``.
+"""
+
+_UNKNOWN_INT_LIMIT = 10**INT_DIGITS_MAX
 
 _JSON_VALUE_ERROR = "json_value"
-_JSON_VALUE_RULES = (
-    f"expected a JSON value: no NaN or infinity, integers of at most {INT_DIGITS_MAX} digits, "
-    f"nested at most {VALUE_DEPTH_MAX} levels, object keys strings"
-)
+"""The error type of a known free value that breaks the rules."""
+UNKNOWN_VALUE_ERROR = "unknown_json_value"
+"""The error type of an unknown key's value that breaks the rules (it may be left out)."""
+
+
+def _rules(integers: str) -> str:
+    return (
+        f"expected a JSON value: no NaN or infinity, integers {integers}, "
+        f"nested at most {VALUE_DEPTH_MAX} levels, object keys strings"
+    )
 
 
 # Keys are written through pydantic-core's inference, which refuses a lone surrogate (the str
@@ -68,7 +89,7 @@ _JSON_VALUE_RULES = (
 _KEY = core_schema.str_schema(strict=True, serialization=core_schema.simple_ser_schema("any"))
 
 
-def _value_schema(levels: int) -> core_schema.CoreSchema:
+def _value_schema(kind: _ValueKind) -> core_schema.CoreSchema:
     """A JSON value nested at most ``levels`` deep, checked entirely in pydantic-core.
 
     Unrolled rather than recursive: pydantic-core has no depth limit to set, and an unrolled
@@ -81,45 +102,68 @@ def _value_schema(levels: int) -> core_schema.CoreSchema:
     scalars: list[core_schema.CoreSchema] = [
         core_schema.str_schema(strict=True),
         core_schema.bool_schema(strict=True),  # before int: the writer takes True for an int
-        core_schema.int_schema(strict=True, gt=-_INT_BOUND, lt=_INT_BOUND),
+        core_schema.int_schema(strict=True, gt=-kind.int_limit, lt=kind.int_limit),
         core_schema.float_schema(strict=True, allow_inf_nan=False),
         core_schema.none_schema(),
     ]
-    definitions: list[core_schema.CoreSchema] = [_union(scalars, "orion-json-value-0")]
-    for level in range(1, levels + 1):
-        inner = core_schema.definition_reference_schema(f"orion-json-value-{level - 1}")
+    definitions: list[core_schema.CoreSchema] = [_union(scalars, kind, 0)]
+    for level in range(1, VALUE_DEPTH_MAX + 1):
+        inner = core_schema.definition_reference_schema(f"{kind.ref}-{level - 1}")
         containers = [
             core_schema.dict_schema(_KEY, inner, strict=True),
             core_schema.list_schema(inner, strict=True),
         ]
-        outermost = level == levels
+        outermost = level == VALUE_DEPTH_MAX
         choices = [*containers, *scalars] if outermost else [scalars[0], *containers, *scalars[1:]]
-        definitions.append(_union(choices, f"orion-json-value-{level}"))
-    top = core_schema.definition_reference_schema(f"orion-json-value-{levels}")
+        definitions.append(_union(choices, kind, level))
+    top = core_schema.definition_reference_schema(f"{kind.ref}-{VALUE_DEPTH_MAX}")
     return core_schema.definitions_schema(top, definitions)
 
 
-def _union(choices: list[Any], ref: str) -> core_schema.CoreSchema:
+def _union(choices: list[Any], kind: _ValueKind, level: int) -> core_schema.CoreSchema:
     return core_schema.union_schema(
         choices,
-        ref=ref,
+        ref=f"{kind.ref}-{level}",
         mode="left_to_right",
-        custom_error_type=_JSON_VALUE_ERROR,
-        custom_error_message=_JSON_VALUE_RULES,
+        custom_error_type=kind.error,
+        custom_error_message=_rules(kind.integers),
         # Written by type inference: what validation let in is plain JSON data, and inference
         # is several times faster than trying each choice of the union.
         serialization=core_schema.simple_ser_schema("any"),
     )
 
 
+class _ValueKind(NamedTuple):
+    """The rules of one kind of free JSON value (private)."""
+
+    int_limit: int
+    """Integers must be smaller than this in magnitude."""
+    integers: str
+    """The integer rule, in words, after "integers"."""
+    error: str
+    """The pydantic-core error type of a value that breaks the rules."""
+    ref: str
+    """The prefix of the schema's definitions."""
+
+
+_KNOWN = _ValueKind(
+    SERDE_INT_LIMIT, "that serde_json reads (below about 1.8e308)", _JSON_VALUE_ERROR, "orion-json-value"
+)
+_UNKNOWN = _ValueKind(
+    _UNKNOWN_INT_LIMIT, f"of at most {INT_DIGITS_MAX} digits", UNKNOWN_VALUE_ERROR, "orion-json-value-unknown"
+)
+
+
 class _JsonValue:
-    """The type pydantic sees for a free JSON value (type checkers see ``Any``)."""
+    """The type pydantic sees for a known free JSON value (type checkers see ``Any``)."""
+
+    kind: ClassVar[_ValueKind] = _KNOWN
 
     @classmethod
     def __get_pydantic_core_schema__(
         cls, source: Any, handler: GetCoreSchemaHandler
     ) -> core_schema.CoreSchema:
-        return _value_schema(VALUE_DEPTH_MAX)
+        return _value_schema(cls.kind)
 
     @classmethod
     def __get_pydantic_json_schema__(cls, schema: Any, handler: Any) -> dict[str, Any]:
@@ -127,18 +171,31 @@ class _JsonValue:
         return {"type": ["object", "array", "string", "number", "boolean", "null"]}
 
 
+class _UnknownValue(_JsonValue):
+    """The type pydantic sees for the value of an unknown key (type checkers see ``Any``)."""
+
+    kind = _UNKNOWN
+
+
 if TYPE_CHECKING:
     JSON_VALUE = Any
+    UNKNOWN_VALUE = Any
 else:
     JSON_VALUE = _JsonValue
-"""Any JSON value that is written back losslessly (the rules above), as a field type."""
+    UNKNOWN_VALUE = _UnknownValue
+"""A known free JSON value (``arguments``, ``args``), written back losslessly and read by
+orion-core: the rules above, integers below ``SERDE_INT_LIMIT``. ``UNKNOWN_VALUE`` is the value
+of an unknown key, which serde skips unread: integers of up to ``INT_DIGITS_MAX`` digits."""
 
 
-def value_problem(value: Any) -> tuple[tuple[int | str, ...], str] | None:
+def value_problem(value: Any, *, unknown: bool = False) -> tuple[tuple[int | str, ...], str] | None:
     """Where in ``value`` and what breaks the rules, or None; for error messages only.
+
+    ``unknown``: the rules of an unknown key's value (longer integers), not of a known value.
 
     Iterative, and it ends on a list that contains itself (the depth limit stops it).
     """
+    rules = _UNKNOWN if unknown else _KNOWN
     stack: list[tuple[Any, tuple[int | str, ...]]] = [(value, ())]
     while stack:
         item, path = stack.pop()
@@ -159,8 +216,8 @@ def value_problem(value: Any) -> tuple[tuple[int | str, ...], str] | None:
             return path, "expected a finite number, found NaN"
         elif kind is float and item - item != 0.0:
             return path, "expected a finite number, found infinity (such as a number too large for a double)"
-        elif kind is int and not -_INT_BOUND < item < _INT_BOUND:
-            return path, f"expected an integer of at most {INT_DIGITS_MAX} digits, found a longer one"
+        elif kind is int and not -rules.int_limit < item < rules.int_limit:
+            return path, f"expected an integer {rules.integers}, found a larger one"
         elif kind not in (str, int, float, bool, type(None)):
             return (
                 path,

@@ -10,7 +10,7 @@ import annotated_types
 from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
-from ._json_rules import value_problem
+from ._json_rules import UNKNOWN_VALUE_ERROR, value_problem
 from .errors import FormatError, Problem
 from .models import Message, Role
 
@@ -130,8 +130,8 @@ def problem_from(detail: ErrorDetails) -> Problem:
         return Problem("", "the text holds an unpaired surrogate, which is not a character")
     if kind == "missing":
         return Problem(where, "required key is missing")
-    if kind == "json_value":
-        found = value_problem(detail.get("input"))
+    if kind in ("json_value", UNKNOWN_VALUE_ERROR):
+        found = value_problem(detail.get("input"), unknown=kind == UNKNOWN_VALUE_ERROR)
         if found is None:
             return Problem(where, detail["msg"])
         inside = location(found[0])

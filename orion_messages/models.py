@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, GetCoreSchemaHandler, Validat
 from pydantic_core import core_schema
 from typing_extensions import Self
 
-from ._json_rules import JSON_VALUE, minus_zero_as_float, value_problem
+from ._json_rules import JSON_VALUE, UNKNOWN_VALUE, minus_zero_as_float, value_problem
 
 __all__ = ["Message", "Role", "ToolCall", "ToolResult", "now_ms"]
 
@@ -106,7 +106,7 @@ class _WireModel(_SerdeJsonModel):
     """
 
     model_config = _WIRE_CONFIG
-    __pydantic_extra__: dict[str, JSON_VALUE] = Field(init=False)
+    __pydantic_extra__: dict[str, UNKNOWN_VALUE] = Field(init=False)
 
     values_unchecked: ClassVar[bool] = False
     """Set once ``model_construct`` put in a value that JSON cannot hold (NaN, infinity): from

@@ -20,6 +20,7 @@ from pydantic_core import ErrorDetails, from_json, to_json
 
 from ._json_rules import (
     SERDE_DEPTH_LIMIT,
+    UNKNOWN_VALUE_ERROR,
     duplicate_key_paths,
     first_non_finite_literal,
     flatten_deeper_than,
@@ -213,9 +214,7 @@ def _without_unwritable_unknown_keys(
         except ValidationError as deeper:
             error = deeper
     details = error.errors(include_url=False)
-    if not details or not all(
-        detail["type"] == "json_value" and _is_unknown_key(detail["loc"]) for detail in details
-    ):
+    if not details or not all(detail["type"] == UNKNOWN_VALUE_ERROR for detail in details):
         return None
     document = from_json(data, allow_inf_nan=True)
     tagged = isinstance(document, dict) and isinstance(document.get("type"), str)
@@ -225,7 +224,7 @@ def _without_unwritable_unknown_keys(
         for step in loc[:-1]:
             holder = holder[step]
         value = holder.pop(loc[-1])
-        found = value_problem(value)
+        found = value_problem(value, unknown=True)
         why = found[1] if found else "it cannot be written back"
         warnings.warn(UnknownKeyWarning(location(tuple(loc[:-1])), str(loc[-1]), why), stacklevel=4)
     try:
@@ -237,20 +236,6 @@ def _without_unwritable_unknown_keys(
 # Values opening deeper than this are cut on the error path: deeper than anything orion-core
 # reads in a known field (serde's limit), below jiter's own limit.
 _FLATTEN_BELOW = SERDE_DEPTH_LIMIT + 8
-
-# The only fields that hold a free JSON value; a json_value error anywhere else is an unknown key.
-_FREE_VALUE_FIELDS = {"arguments": "tool_calls", "args": "tool_exec_start"}
-
-
-def _is_unknown_key(loc: tuple[int | str, ...]) -> bool:
-    if not loc or not isinstance(loc[-1], str):
-        return False
-    parent = _FREE_VALUE_FIELDS.get(loc[-1])
-    if parent is None:
-        return True
-    if parent == "tool_calls":
-        return not (len(loc) >= 3 and isinstance(loc[-2], int) and loc[-3] == parent)
-    return not (len(loc) == 1 or loc[-2] == parent)
 
 
 def _explained(error: FormatError, data: bytes | str) -> FormatError:

@@ -238,8 +238,10 @@ def test_timestamp_range_ends_are_accepted(value: int) -> None:
 def test_an_integer_with_very_many_digits_is_a_format_error(digits: int) -> None:
     # Python refuses to turn more than 4300 digits into an int; that must not escape as ValueError.
     document = _in_conversation(ASSISTANT).replace(b'"a":2', b'"a":' + b"9" * digits)
-    if digits < 4300:
-        assert loads(document)[1].tool_calls[0].arguments["a"] == int("9" * digits)
+    if digits < 4300:  # serde_json refuses an integer whose double is infinite (from 309 digits)
+        problem = _problem(lambda: loads(document))
+        assert problem.location == "[1].tool_calls[0].arguments"
+        assert "an integer that serde_json reads" in problem.message
     else:
         problem = _problem(lambda: loads(document))
         assert problem.message.startswith("malformed JSON")

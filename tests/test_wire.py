@@ -444,20 +444,46 @@ def test_roles_are_spelled_as_on_the_wire() -> None:
     assert str(Role.TOOL_CALL) == "tool_call"
 
 
-def test_integers_up_to_4000_digits_round_trip_and_longer_ones_are_refused() -> None:
-    # jiter (and Python's int()) read 4300 digits; the rule keeps a margin below it.
-    longest = 10**4000 - 1
+# serde_json reads an integer beyond 64 bits as a double (its first 20 digits times a power of
+# ten) and refuses one whose double is infinite. Measured with serde_json itself: this 309-digit
+# integer is the largest it reads, and the next one is "number out of range".
+SERDE_LARGEST_INT = int("17976931348623156224" + "9" * 289)
+OUT_OF_DOUBLE_RANGE = 2**1024 - 2**970  # rounds to infinity as a double
+
+
+def _with_arguments(value: bytes) -> bytes:
+    call = b'[{"id":"c","name":"n","arguments":' + value + b"}]"
+    return b'[{"id":"m","role":"assistant","content":"","timestamp":1,"tool_calls":' + call + b"}]"
+
+
+def test_integers_in_arguments_are_kept_exact_up_to_what_serde_json_reads() -> None:
+    largest = SERDE_LARGEST_INT
     message = Message.assistant(
-        "m", "", [ToolCall(id="c", name="n", arguments=[longest, -longest])], timestamp=1
+        "m", "", [ToolCall(id="c", name="n", arguments=[largest, -largest])], timestamp=1
     )
     assert loads(dumps([message])) == [message]
-    with pytest.raises(ValueError, match="at most 4000 digits"):
-        ToolCall(id="c", name="n", arguments={"n": 10**4000})
-    call = b'[{"id":"c","name":"n","arguments":' + b"9" * 4001 + b"}]"
-    with pytest.raises(FormatError, match="at most 4000 digits"):
-        loads(b'[{"id":"m","role":"assistant","content":"","timestamp":1,"tool_calls":' + call + b"}]")
-    with pytest.raises(FormatError, match="number out of range"):
-        loads(b'[{"id":"m","role":"user","content":"","timestamp":1,"x":' + b"9" * 4301 + b"}]")
+    assert loads(_with_arguments(str(largest).encode()))[0].tool_calls[0].arguments == largest
+    with pytest.raises(ValueError, match="that serde_json reads"):
+        ToolCall(id="c", name="n", arguments={"n": OUT_OF_DOUBLE_RANGE})
+    for too_large in (OUT_OF_DOUBLE_RANGE, -OUT_OF_DOUBLE_RANGE, 10**400):
+        with pytest.raises(FormatError, match="that serde_json reads"):
+            loads(_with_arguments(str(too_large).encode()))
+    # Between the two, an integer still rounds to the largest double: it is read as that double
+    # (docs/compatibility.md), and written as a double orion-core reads.
+    (message,) = loads(_with_arguments(str(largest + 1).encode()))
+    assert message.tool_calls[0].arguments == 1.7976931348623157e308
+
+
+def test_an_unknown_keys_integers_may_be_longer_as_serde_skips_them_unread() -> None:
+    # orion-core loads such a message (the value is skipped); the value is kept up to 4000 digits.
+    longest = 10**4000 - 1
+    document = b'[{"id":"m","role":"user","content":"","timestamp":1,"x":' + str(longest).encode() + b"}]"
+    (message,) = loads(document)
+    assert message.model_extra == {"x": longest}
+    assert dumps([message]) == document
+    with pytest.warns(UnknownKeyWarning, match="at most 4000 digits"):
+        (message,) = loads(document.replace(b'"x":', b'"x":9'))
+    assert message.model_extra == {}
 
 
 def test_writers_refuse_what_is_not_a_list_of_messages(tmp_path: Path) -> None:
