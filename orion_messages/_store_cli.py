@@ -23,10 +23,13 @@ Report = tuple[str, list[Message] | None, list[Problem], list[Problem]]
 
 
 @contextmanager
-def _opened(url: StoreURL, raw: str) -> Iterator[ConversationStore]:
-    """The store at ``raw``, every failure a ``StoreError`` or ``FormatError`` naming it."""
+def _opened(url: StoreURL, raw: str, *, create: bool) -> Iterator[ConversationStore]:
+    """The store at ``raw``, every failure a ``StoreError`` or ``FormatError`` naming it.
+
+    Reading opens with ``create=False``: a mistyped URL is an error, never a new empty store.
+    """
     try:
-        with open_store(raw) as store:
+        with open_store(raw, create=create) as store:
             yield store
     except OrionMessagesError:
         raise
@@ -49,13 +52,14 @@ def read_source(raw: str) -> list[Message] | None:
     """The messages of the conversation a store URL names; None when ``raw`` is not a store URL.
 
     Raises:
-        StoreError: the store cannot be opened, or names no conversation, or lacks it.
+        StoreError: the store cannot be opened or does not exist (nothing is created), or the URL
+            names no conversation, or the store lacks it.
         FormatError: a stored row is not a valid message.
     """
     if not is_store_url(raw):
         return None
     url, conversation = _named(raw)
-    with _opened(url, raw) as store:
+    with _opened(url, raw, create=False) as store:
         try:
             return store.load(conversation)
         except StoreError as error:
@@ -70,7 +74,7 @@ def write_target(raw: str, messages: Sequence[Message]) -> bool:
     if not is_store_url(raw):
         return False
     url, conversation = _named(raw)
-    with _opened(url, raw) as store:
+    with _opened(url, raw, create=True) as store:
         store.replace_messages(conversation, messages, create=True)
     return True
 
@@ -80,12 +84,15 @@ def validate_source(raw: str, *, strict: bool) -> list[Report] | None:
 
     One ``(label, messages or None, errors, warnings)`` per conversation; semantic problems
     are warnings, or errors with ``strict``. None when ``raw`` is not a store URL.
+
+    Raises:
+        StoreError: the store cannot be opened or does not exist (nothing is created).
     """
     if not is_store_url(raw):
         return None
     url = parse_store_url(raw)
     reports: list[Report] = []
-    with _opened(url, raw) as store:
+    with _opened(url, raw, create=False) as store:
         names = [url.conversation] if url.conversation is not None else [c.id for c in store.conversations()]
         for name in names:
             label = f"{url.display.split('?', 1)[0]}?conversation={name}"

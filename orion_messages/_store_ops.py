@@ -18,7 +18,16 @@ from typing import Any, Generic, Protocol, TypeVar
 
 from ._store_sql import Dialect, Statements, statements
 from .conversation import Conversation
-from .errors import ConversationExists, ConversationNotFound, FormatError, MessageNotFound
+from .errors import (
+    ArgumentTypeError,
+    ArgumentValueError,
+    ConversationExists,
+    ConversationNotFound,
+    FormatError,
+    MessageNotFound,
+    PendingResultNotFound,
+    ResultAlreadyResolved,
+)
 from .models import Message, now_ms
 from .pruning import ContextConfig, PrunePlan, TokenCounter, estimate_tokens, plan_prune
 from .wire import dumps_message, loads, loads_message
@@ -65,7 +74,7 @@ def _info(row: Sequence[Any]) -> ConversationInfo:
 def _message_row(message: Message) -> tuple[Any, ...]:
     """A message's queryable columns and its exact JSON text (``dumps_message``'s bytes)."""
     if not isinstance(message, Message):
-        raise TypeError(f"expected a Message, got {type(message).__name__}")
+        raise ArgumentTypeError(f"expected a Message, got {type(message).__name__}")
     result = message.tool_result
     return (
         message.id,
@@ -130,7 +139,7 @@ def _metadata_text(metadata: Any) -> str | None:
     try:
         return json.dumps(metadata, ensure_ascii=False, allow_nan=False)
     except (TypeError, ValueError) as error:
-        raise TypeError(f"metadata must be a JSON value: {error}") from None
+        raise ArgumentTypeError(f"metadata must be a JSON value: {error}") from None
 
 
 # --------------------------------------------------------------------------------------------
@@ -225,7 +234,7 @@ def replace(conversation_id: str, messages: Iterable[Message], create: bool) -> 
 def load(conversation_id: str, last: int | None, since: str | None) -> Operation[list[Message]]:
     """The messages in order: all, the last ``last``, or those after the message ``since``."""
     if last is not None and (isinstance(last, bool) or not isinstance(last, int) or last < 0):
-        raise ValueError(f"last must be a non-negative integer, got {last!r}")
+        raise ArgumentValueError(f"last must be a non-negative integer, got {last!r}")
 
     def steps(s: Statements) -> Steps[list[Message]]:
         if since is not None:
@@ -265,7 +274,13 @@ def _rewrite(s: Statements, conversation_id: str, position: int, message: Messag
 
 
 def set_pinned(conversation_id: str, message_id: str, pinned: bool) -> Operation[bool]:
-    """Pin or unpin the first message with ``message_id``; False when there is none."""
+    """Pin or unpin the first message with ``message_id``; False when there is none.
+
+    Raises:
+        ArgumentTypeError: ``pinned`` is not a bool (nothing is coerced; the database is not touched).
+    """
+    if not isinstance(pinned, bool):
+        raise ArgumentTypeError(f"pinned must be a bool, got {type(pinned).__name__} {pinned!r}")
 
     def steps(s: Statements) -> Steps[bool]:
         yield from _locked(s, conversation_id)
@@ -282,12 +297,26 @@ def set_pinned(conversation_id: str, message_id: str, pinned: bool) -> Operation
 
 
 def resolve(conversation_id: str, tool_call_id: str, content: str, is_error: bool) -> Operation[Message]:
-    """Fill in a pending tool result in place, with ``Conversation.resolve``'s rules and errors."""
+    """Fill in a pending tool result in place, with ``Conversation.resolve``'s rules.
+
+    Raises:
+        ArgumentTypeError: ``content`` is not a str or ``is_error`` not a bool (before the database is touched).
+        PendingResultNotFound: no tool-result message answers ``tool_call_id``.
+        ResultAlreadyResolved: every result answering it is already resolved.
+    """
+    if not isinstance(content, str):
+        raise ArgumentTypeError(f"content must be a str, got {type(content).__name__}")
+    if not isinstance(is_error, bool):
+        raise ArgumentTypeError(f"is_error must be a bool, got {type(is_error).__name__}")
 
     def steps(s: Statements) -> Steps[Message]:
         yield from _locked(s, conversation_id)
         rows = yield s["by_tool_call"], (conversation_id, tool_call_id), "all"
+        if not rows:
+            raise PendingResultNotFound(tool_call_id, conversation_id=conversation_id)
         candidates = Conversation(decode(conversation_id, rows))
+        if not any(message.is_pending for message in candidates.messages):
+            raise ResultAlreadyResolved(tool_call_id, conversation_id=conversation_id)
         resolved = candidates.resolve(tool_call_id, content, is_error=is_error)
         index = next(i for i, message in enumerate(candidates.messages) if message is resolved)
         yield from _rewrite(s, conversation_id, rows[index][0], resolved)

@@ -61,10 +61,18 @@ SCHEMA_VERSION = 1
 _Step = Generator[tuple[str, tuple[Any, ...], str], Any, int]
 
 
-def upgrade(statements: dict[str, str], dialect: Dialect, where: str, target: int = SCHEMA_VERSION) -> _Step:
+def upgrade(
+    statements: dict[str, str],
+    dialect: Dialect,
+    where: str,
+    target: int = SCHEMA_VERSION,
+    *,
+    create: bool = True,
+) -> _Step:
     """The operation that brings a store to ``target``; returns the version it found.
 
-    Run in a write transaction. Raises ``StoreVersionError`` for a store newer than ``target``.
+    Run in a write transaction. Raises ``StoreVersionError`` for a store newer than ``target``,
+    and, with ``create=False``, ``StoreError`` for a database that holds no store (nothing is created).
     """
     if dialect.schema_lock is not None:
         yield dialect.schema_lock, (), "one"
@@ -77,6 +85,11 @@ def upgrade(statements: dict[str, str], dialect: Dialect, where: str, target: in
                 f"{where}: the store's version table is empty; it was not made by orion-messages"
             )
         found = int(row[0])
+    elif not create:
+        raise StoreError(
+            f"{where}: no orion-messages store in this database (no orion_store_version table); "
+            "nothing was created"
+        )
     if found > target:
         raise StoreVersionError(where, found, target)
     if found == target:

@@ -12,9 +12,11 @@ import errno
 import os
 import sqlite3
 import time
+from pathlib import Path
 
 from ._store_ops import SyncBackend
 from ._store_sql import SQLITE
+from .errors import StoreError
 
 __all__ = ["connect"]
 
@@ -24,22 +26,27 @@ BUSY_TIMEOUT_SECONDS = 30.0
 """How long a writer waits for another's transaction before ``sqlite3.OperationalError``."""
 
 
-def connect(path: str) -> SyncBackend:
-    """Open (or create) the SQLite database at ``path`` (``:memory:`` for a private one).
+def connect(path: str, *, create: bool = True) -> SyncBackend:
+    """Open the SQLite database at ``path`` (``:memory:`` for a private one), creating it unless ``create=False``.
 
     WAL mode is set by ``configure``, once the store has accepted the schema version.
+
+    Raises:
+        FileNotFoundError: the folder for a new database does not exist.
+        StoreError: with ``create=False``, no database at ``path`` (nothing is created).
     """
     # isolation_level=None: the driver starts no transactions of its own; the operations'
     # BEGIN IMMEDIATE / COMMIT are the only ones. check_same_thread=False: the backend's lock
     # serializes threads, and the async store runs it on its worker thread.
-    folder = os.path.dirname(os.path.abspath(path))
-    if path != ":memory:" and not os.path.isdir(
-        folder
-    ):  # sqlite3 would say only "unable to open database file"
-        raise FileNotFoundError(errno.ENOENT, "no such folder for the store's database", path)
-    connection = sqlite3.connect(
-        path, timeout=BUSY_TIMEOUT_SECONDS, isolation_level=None, check_same_thread=False
-    )
+    if path == ":memory:" or create:
+        folder = os.path.dirname(os.path.abspath(path))
+        if path != ":memory:" and not os.path.isdir(folder):  # sqlite3 would say only "unable to open"
+            raise FileNotFoundError(errno.ENOENT, "no such folder for the store's database", path)
+        connection = sqlite3.connect(
+            path, timeout=BUSY_TIMEOUT_SECONDS, isolation_level=None, check_same_thread=False
+        )
+    else:
+        connection = _connect_existing(path)
     try:
         connection.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_SECONDS * 1000)}")
         connection.execute("PRAGMA foreign_keys = ON")
@@ -47,6 +54,19 @@ def connect(path: str) -> SyncBackend:
         connection.close()
         raise
     return _SqliteBackend(connection, SQLITE, path)
+
+
+def _connect_existing(path: str) -> sqlite3.Connection:
+    """Open the database at ``path`` only if it exists (``mode=rw``: SQLite itself never creates it)."""
+    uri = f"{Path(os.path.abspath(path)).as_uri()}?mode=rw"
+    try:
+        return sqlite3.connect(
+            uri, timeout=BUSY_TIMEOUT_SECONDS, isolation_level=None, check_same_thread=False, uri=True
+        )
+    except sqlite3.OperationalError:
+        if os.path.lexists(path):
+            raise  # it exists but cannot be opened (a folder, no permission): the driver says why
+        raise StoreError(f"{path}: no such store database; nothing was created") from None
 
 
 class _SqliteBackend(SyncBackend):

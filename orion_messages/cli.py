@@ -28,8 +28,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, BinaryIO, Literal, TextIO
 
+from pydantic import TypeAdapter, ValidationError
+
 from . import _cli_convert
 from ._cli_text import printable as _printable
+from ._problems import describe, problem_from
 from ._store_cli import read_source, validate_source, write_target
 from ._version import __version__
 from .checks import find_problems
@@ -57,7 +60,7 @@ from .text_counters import (
     tiktoken_counter,
 )
 from .turns import split_turns
-from .wire import dumps, dumps_message, duplicate_key_problems, loads, loads_message
+from .wire import dumps, dumps_message, duplicate_key_problems, loads, loads_message, validate_json
 
 __all__ = ["main"]
 
@@ -756,14 +759,19 @@ def _messages(name: str) -> tuple[str, Kind, list[Message]]:
     except _Unreadable as unreadable:
         raise _Fatal(f"error: {unreadable}") from None
     if not parsed.valid:
-        lines = [_problem_line(read.name, problem) for problem in parsed.errors[:_MAX_PROBLEMS_ON_STDERR]]
-        more = len(parsed.errors) + parsed.omitted - _MAX_PROBLEMS_ON_STDERR
-        if more > 0:
-            lines.append(f"{read.name}: ... and {more:,} more problems")
-        lines[0] = f"error: {lines[0]}"
-        raise _Fatal(*lines)
+        raise _Fatal(*_problem_lines(read.name, parsed.errors, parsed.omitted))
     _print_notices(parsed)  # semantic problems are for validate to show
     return read.name, read.kind, parsed.messages
+
+
+def _problem_lines(name: str, problems: Sequence[Problem], omitted: int) -> list[str]:
+    """The lines of a fatal error for a file with ``problems``: the first 20, then a count."""
+    lines = [_problem_line(name, problem) for problem in problems[:_MAX_PROBLEMS_ON_STDERR]]
+    more = len(problems) + omitted - _MAX_PROBLEMS_ON_STDERR
+    if more > 0:
+        lines.append(f"{name}: ... and {more:,} more problems")
+    lines[0] = f"error: {lines[0]}"
+    return lines
 
 
 def _print_notices(parsed: _Parsed) -> None:
@@ -1074,7 +1082,8 @@ def _prune(args: argparse.Namespace) -> int:
     if args.format == "json":
         print(json.dumps(report, indent=2, ensure_ascii=False), file=sys.stderr if to_stdout else sys.stdout)
     else:
-        _print_plan(report, verbose=args.verbose, emit=_err_plain if to_stdout else _out)
+        emit = _err_plain if to_stdout else _out
+        _print_plan(report, verbose=args.verbose, reserved=args.reserved_tokens, emit=emit)
     return EXIT_OK
 
 
@@ -1094,7 +1103,21 @@ def _err_plain(line: str) -> None:
     print(_printable(line), file=sys.stderr)
 
 
-def _print_plan(report: dict[str, Any], *, verbose: bool, emit: Callable[[str], None]) -> None:
+def _fixed_parts(report: dict[str, Any], reserved: int) -> str:
+    """What the fixed overhead is made of: with a template the system block and the assistant
+    prefix, without one the preamble; plus ``--reserved-tokens`` in both cases."""
+    if report["preamble_kept"]:  # no template: reserved tokens plus the preamble, which is kept
+        parts = [("the preamble", report["preamble_tokens"]), ("--reserved-tokens", reserved)]
+    else:
+        block = report["fixed_tokens"] - reserved
+        parts = [("the system block and assistant prefix", block), ("--reserved-tokens", reserved)]
+    counted = [(name, tokens) for name, tokens in parts if tokens]
+    if len(counted) == 1:
+        return counted[0][0]
+    return " + ".join(f"{name} {tokens:,}" for name, tokens in counted)
+
+
+def _print_plan(report: dict[str, Any], *, verbose: bool, reserved: int, emit: Callable[[str], None]) -> None:
     kept = [range(turn["start"], turn["stop"]) for turn in report["kept"]]
     dropped = [range(turn["start"], turn["stop"]) for turn in report["dropped"]]
     preamble = range(report["preamble"]["start"], report["preamble"]["stop"])
@@ -1109,7 +1132,7 @@ def _print_plan(report: dict[str, Any], *, verbose: bool, emit: Callable[[str], 
         fate = "kept" if report["preamble_kept"] else "left out, as orion-core does"
         emit(f"  preamble  {_span(preamble)} {fate}, {report['preamble_tokens']:,} tokens (before the first user message)")  # fmt: skip
     if report["fixed_tokens"]:
-        emit(f"  fixed     {report['fixed_tokens']:,} tokens (system block and assistant prefix)")
+        emit(f"  fixed     {report['fixed_tokens']:,} tokens ({_fixed_parts(report, reserved)})")
     if verbose:
         for label, turns in (("kept", kept), ("dropped", dropped)):
             emit(f"  {label} turns: " + (", ".join(_span(turn) for turn in turns) or "none"))
@@ -1133,19 +1156,75 @@ def _template_options(args: argparse.Namespace) -> dict[str, Any]:
         return {}
     try:
         if args.template == "auto":
-            jinja = Path(args.template_file).read_text(encoding="utf-8") if args.template_file else None
+            jinja = _option_text("--template-file", args.template_file) if args.template_file else None
             template = detect_template(jinja)
         else:
             template = get_template(args.template)
         options: dict[str, Any] = {"template": template, "counter": _text_counter(args.counter)}
         if args.system_prompt is not None:
-            options["system_prompt"] = Path(args.system_prompt).read_text(encoding="utf-8")
+            options["system_prompt"] = _option_text("--system-prompt", args.system_prompt)
         if args.tools is not None:
-            tools = json.loads(Path(args.tools).read_text(encoding="utf-8"))
-            options["tools"] = [ToolSchema.model_validate(tool) for tool in tools]
+            options["tools"] = _read_tools(args.tools)
     except (OrionMessagesError, ImportError, ValueError, TypeError, OSError) as error:
         raise _Fatal(f"error: {error}", code=EXIT_USAGE) from None
     return options
+
+
+# A tools file: a JSON array of orion-core's ToolSchema, read as its serde reads one.
+_TOOLS: TypeAdapter[list[ToolSchema]] = TypeAdapter(list[ToolSchema])
+
+
+def _tool_problems(error: ValidationError) -> list[Problem]:
+    """The problems of a tools file; the top level is an array of tools, not of messages."""
+    problems: list[Problem] = []
+    for detail in error.errors(include_url=False):
+        if not detail["loc"] and detail["type"] in ("list_type", "iterable_type", "tuple_type"):
+            problems.append(
+                Problem("", f"expected a JSON array of tools, found {describe(detail.get('input'))}")
+            )
+        else:
+            problems.append(problem_from(detail))
+    return problems
+
+
+def _option_bytes(option: str, name: str) -> bytes:
+    """The bytes of the regular file an option names; a usage error naming both if it cannot be read."""
+    try:
+        with os.fdopen(_open_file(name), "rb") as handle:
+            return handle.read()
+    except _Unreadable as unreadable:  # the reason without its hint, which is for conversations
+        reason = unreadable.reason.partition(";")[0]
+        raise _Fatal(f"error: {option} {name}: {reason}", code=EXIT_USAGE) from None
+    except OSError as error:
+        raise _Fatal(
+            f"error: {option} {name}: cannot read it: {error.strerror or error}", code=EXIT_USAGE
+        ) from None
+
+
+def _option_text(option: str, name: str) -> str:
+    """The text of the UTF-8 file an option names, exactly as it is (no newline is translated)."""
+    data = _option_bytes(option, name)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise _Fatal(
+            f"error: {option} {name}: invalid UTF-8 at byte {error.start}", code=EXIT_USAGE
+        ) from None
+
+
+def _read_tools(name: str) -> list[ToolSchema]:
+    """The tools of ``--tools FILE``, read as orion-core's serde reads them (``-0`` is the float
+    ``-0.0``, ``NaN`` is refused); any problem is a usage error naming the file and the place."""
+    data = _option_bytes("--tools", name)
+    caught: list[OrionMessagesWarning] = []
+    try:
+        with _library_warnings(caught):
+            tools = validate_json(_TOOLS, data, _tool_problems)
+    except FormatError as error:
+        raise _Fatal(*_problem_lines(name, error.problems, error.omitted), code=EXIT_USAGE) from None
+    for problem in _warning_problems(caught)[:_MAX_PROBLEMS_ON_STDERR]:
+        _err(f"warning: {_problem_line(name, problem)}")
+    return tools
 
 
 def _text_counter(kind: str | None) -> Any:

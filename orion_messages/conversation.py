@@ -10,17 +10,19 @@ from __future__ import annotations
 import os
 import warnings
 from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import replace
 from pathlib import Path
+from types import MethodType
 from typing import Any, overload
 
 from . import storage
 from ._encoded import _EncodedFile
 from .checks import find_problems
 from .counting import MessageCounter
-from .errors import Problem
+from .errors import ArgumentTypeError, PendingResultNotFound, Problem, ResultAlreadyResolved
 from .ids import message_number
 from .models import Message
-from .planning import ContextConfig, PrunePlan, _counting, _plan, _PlanCache
+from .planning import ContextConfig, PrunePlan, _Counting, _counting, _plan, _PlanCache
 from .pruning import PruneResult, Summarizer, _prune
 from .templates import ChatTemplate, ToolSchema
 from .text_counters import TextCounter
@@ -31,7 +33,7 @@ __all__ = ["Conversation"]
 
 def _require_message(message: object) -> None:
     if not isinstance(message, Message):
-        raise TypeError(f"expected a Message, got {type(message).__name__}")
+        raise ArgumentTypeError(f"expected a Message, got {type(message).__name__}")
 
 
 class _MessagesView(Sequence[Message]):
@@ -80,6 +82,41 @@ class _MessagesView(Sequence[Message]):
     def count(self, value: Any) -> int:
         """How many messages equal ``value``."""
         return self._items.count(value)
+
+
+class _SameObjects:
+    """A plan-cache key equal only to a key made of the very same objects, not merely equal ones.
+
+    Templates of one class compare equal (``ChatTemplate.__eq__``) though an instance of a custom
+    class may render differently, so counts are reused only for the template and counter objects
+    they were counted with. The key holds its objects, so their ids stay theirs while it lives. A
+    bound method, made anew at each attribute access, is known by its object and its function.
+    """
+
+    __slots__ = ("_hash", "_objects")
+
+    def __init__(self, key: object) -> None:
+        parts = key if isinstance(key, tuple) else (key,)
+        objects: list[object] = []
+        for part in parts:
+            objects += (part.__self__, part.__func__) if isinstance(part, MethodType) else (part,)
+        self._objects = tuple(objects)
+        self._hash = hash(tuple(map(id, self._objects)))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, _SameObjects):
+            return NotImplemented
+        return len(self._objects) == len(other._objects) and all(
+            mine is theirs for mine, theirs in zip(self._objects, other._objects, strict=True)
+        )
+
+    def __hash__(self) -> int:
+        return self._hash
+
+
+def _by_identity(counting: _Counting) -> _Counting:
+    """``counting`` with a cache key that matches only the same template and counter objects."""
+    return replace(counting, key=_SameObjects(counting.key))
 
 
 class Conversation:
@@ -191,7 +228,13 @@ class Conversation:
         self._encoded.replaced(index)
 
     def set_pinned(self, id: str, pinned: bool) -> bool:
-        """Pin or unpin the first message with ``id``; False when there is none, as in orion-core."""
+        """Pin or unpin the first message with ``id``; False when there is none, as in orion-core.
+
+        Raises:
+            ArgumentTypeError: ``pinned`` is not a bool (nothing is coerced).
+        """
+        if not isinstance(pinned, bool):
+            raise ArgumentTypeError(f"pinned must be a bool, got {type(pinned).__name__} {pinned!r}")
         for index, message in enumerate(self._messages):
             if message.id == id:
                 self._replace_at(index, message.pin() if pinned else message.unpin())
@@ -216,13 +259,15 @@ class Conversation:
         Returns the resolved message.
 
         Raises:
-            KeyError: no tool-result message answers ``tool_call_id``.
-            ValueError: the result for ``tool_call_id`` is already resolved.
+            PendingResultNotFound: no tool-result message answers ``tool_call_id`` (a ``KeyError``).
+            ResultAlreadyResolved: the result for ``tool_call_id`` is already resolved (a
+                ``ValueError``); nothing changes.
+            ArgumentTypeError: ``content`` is not a str or ``is_error`` not a bool.
         """
         if not isinstance(content, str):
-            raise TypeError(f"content must be a str, got {type(content).__name__}")
+            raise ArgumentTypeError(f"content must be a str, got {type(content).__name__}")
         if not isinstance(is_error, bool):
-            raise TypeError(f"is_error must be a bool, got {type(is_error).__name__}")
+            raise ArgumentTypeError(f"is_error must be a bool, got {type(is_error).__name__}")
         resolved_at: int | None = None
         for index, message in enumerate(self._messages):
             result = message.tool_result
@@ -237,10 +282,8 @@ class Conversation:
                 return resolved
             resolved_at = index
         if resolved_at is not None:
-            raise ValueError(
-                f'the result for tool call "{tool_call_id}" is already resolved (at [{resolved_at}])'
-            )
-        raise KeyError(f'no pending result for tool call "{tool_call_id}"')
+            raise ResultAlreadyResolved(tool_call_id, index=resolved_at)
+        raise PendingResultNotFound(tool_call_id)
 
     def _count(self, message: Message) -> None:
         counter = message_number(message.id)
@@ -282,9 +325,11 @@ class Conversation:
         """Which turns fit ``config``'s context window (see ``orion_messages.plan_prune``).
 
         The layout and each message's count are kept from one plan to the next: after an append,
-        only the new messages are laid out, rendered and counted.
+        only the new messages are laid out, rendered and counted. Counts are reused only for the
+        very same ``template``, ``count`` and ``counter`` objects (another template of the same
+        class is counted afresh); a template changed in place after a plan is not noticed.
         """
-        counting = _counting(count, template, system_prompt, tools, counter)
+        counting = _by_identity(_counting(count, template, system_prompt, tools, counter))
         return _plan(self._plans, self._messages, ContextConfig() if config is None else config, counting)
 
     def prune(
@@ -304,7 +349,7 @@ class Conversation:
         summary that succeeds replaces the folded messages here too, as orion-core does, with a
         fresh id from ``next_id``.
         """
-        counting = _counting(count, template, system_prompt, tools, counter)
+        counting = _by_identity(_counting(count, template, system_prompt, tools, counter))
         config = ContextConfig() if config is None else config
         result = _prune(self._plans, self._messages, config, counting, summarize, self.next_id)
         if result.summary is not None:

@@ -23,6 +23,7 @@ from typing import Any
 
 import orjson
 
+from .errors import ArgumentTypeError, ArgumentValueError
 from .models import Message
 from .text_counters import callable_counter
 
@@ -126,7 +127,7 @@ def _gaps(values: list[int | None]) -> Iterator[int]:
 
 def _checked(value: object, index: int, message: Message) -> int:
     if type(value) is not int or value < 0:
-        raise ValueError(
+        raise ArgumentValueError(
             f"the token counter returned {value!r} for message [{index}] (id {message.id!r}); "
             "expected a non-negative int"
         )
@@ -224,7 +225,7 @@ def _call_counter(count: MessageCounter, message: Message, index: int) -> object
         return count(message)
     except (AttributeError, TypeError) as error:
         # What a text counter given a Message raises; say so where it happens, cause attached.
-        raise TypeError(
+        raise ArgumentTypeError(
             f"the message counter {_name(count)} raised {type(error).__name__} on message [{index}]. "
             "count= takes a Message -> int; a str -> int counter goes in counter= (with a template) "
             "or in tokenizer_counter(...)"
@@ -247,9 +248,11 @@ def _first_parameter(function: object) -> object:
 def _require_message_counter(count: object, where: str) -> MessageCounter:
     """``count`` if it is a message counter; a ``TypeError`` if it is plainly a text counter."""
     if not callable(count):
-        raise TypeError(f"{where}: expected a message counter (Message -> int), got {type(count).__name__}")
+        raise ArgumentTypeError(
+            f"{where}: expected a message counter (Message -> int), got {type(count).__name__}"
+        )
     if _first_parameter(count) in (str, "str"):
-        raise TypeError(
+        raise ArgumentTypeError(
             f"{where}: {_name(count)} counts text (str -> int), not messages; pass it as counter= "
             "with a template, or wrap it with tokenizer_counter(...) to count messages"
         )

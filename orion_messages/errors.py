@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 __all__ = [
+    "ArgumentTypeError",
+    "ArgumentValueError",
     "ContextOverflowError",
     "ConversationExists",
     "ConversationNotFound",
@@ -25,7 +27,9 @@ __all__ = [
     "OrionMessagesError",
     "OrionMessagesWarning",
     "OverflowReason",
+    "PendingResultNotFound",
     "Problem",
+    "ResultAlreadyResolved",
     "StoreError",
     "StoreVersionError",
     "TornLineWarning",
@@ -332,3 +336,57 @@ class ConversionError(OrionMessagesError, ValueError):
             else "\n  ".join([f"{count} problems:", *map(str, self.problems)])
         )
         super().__init__(text)
+
+
+class PendingResultNotFound(OrionMessagesError, KeyError):
+    """``resolve`` found no tool-result message answering the tool call id.
+
+    Also a ``KeyError``, as ``resolve`` raised before; unlike ``KeyError`` its text prints
+    without quotes. ``conversation_id`` is set when a store's conversation was searched.
+    """
+
+    def __init__(self, tool_call_id: str, *, conversation_id: str | None = None) -> None:
+        self.tool_call_id = tool_call_id
+        """The tool call id that was looked for."""
+        self.conversation_id = conversation_id
+        """The stored conversation searched, or None for an in-memory one."""
+        where = "" if conversation_id is None else f'conversation "{conversation_id}": '
+        super().__init__(f'{where}no pending result for tool call "{tool_call_id}"')
+
+    def __str__(self) -> str:  # KeyError's own would print the text in quotes, as a key
+        return str(self.args[0])
+
+
+class ResultAlreadyResolved(OrionMessagesError, ValueError):
+    """``resolve`` found the result for the tool call id, already resolved; nothing changed.
+
+    Also a ``ValueError``, as ``resolve`` raised before. ``index`` is the result's index in the
+    messages when known; ``conversation_id`` is set when a store's conversation was searched.
+    """
+
+    def __init__(
+        self, tool_call_id: str, *, conversation_id: str | None = None, index: int | None = None
+    ) -> None:
+        self.tool_call_id = tool_call_id
+        """The tool call id whose result is already resolved."""
+        self.conversation_id = conversation_id
+        """The stored conversation searched, or None for an in-memory one."""
+        self.index = index
+        """The resolved result's index in the messages, where known."""
+        where = "" if conversation_id is None else f'conversation "{conversation_id}": '
+        at = "" if index is None else f" (at [{index}])"
+        super().__init__(f'{where}the result for tool call "{tool_call_id}" is already resolved{at}')
+
+
+class ArgumentTypeError(OrionMessagesError, TypeError):
+    """An argument of the wrong type, such as a str where a bool is required; nothing is coerced.
+
+    Also a ``TypeError``, as Python's own type errors are. The text names the argument.
+    """
+
+
+class ArgumentValueError(OrionMessagesError, ValueError):
+    """An argument whose value is not allowed, such as a negative count.
+
+    Also a ``ValueError``, as Python's own value errors are. The text names the argument.
+    """

@@ -26,7 +26,7 @@ from pydantic_core import ErrorDetails
 from ._json_rules import JSON_VALUE
 from ._problems import describe, integer_ranges, location, problem_from
 from .checks import find_problems
-from .errors import FormatError, Problem
+from .errors import ArgumentTypeError, FormatError, Problem
 from .models import U32_MAX, Message, Role, ToolResult, _WireModel
 from .wire import dump_json, duplicate_key_problems, validate_json
 
@@ -325,7 +325,7 @@ def dump_event(event: AgentEvent) -> bytes:
         FormatError: the event holds something that cannot be written back losslessly.
     """
     if not isinstance(event, _Event):
-        raise TypeError(f"expected an agent event, got a {type(event).__name__}")
+        raise ArgumentTypeError(f"expected an agent event, got a {type(event).__name__}")
     return dump_json(_EVENT, event)
 
 

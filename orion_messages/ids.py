@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from .errors import ArgumentValueError
+
 __all__ = ["message_number", "tool_call_id"]
 
 _COUNTER_ID = re.compile(r"msg-([0-9]+)")
@@ -28,5 +30,5 @@ def tool_call_id(message_id: str, k: int) -> str:
     'msg-2-call-1'
     """
     if type(k) is not int or k < 1:
-        raise ValueError(f"k counts a message's tool calls from 1, got {k!r}")
+        raise ArgumentValueError(f"k counts a message's tool calls from 1, got {k!r}")
     return f"{message_id}-call-{k}"

@@ -22,6 +22,7 @@ from pydantic_core import core_schema
 from typing_extensions import Self
 
 from ._json_rules import JSON_VALUE, UNKNOWN_VALUE, minus_zero_as_float, value_problem
+from .errors import ArgumentValueError
 
 __all__ = ["Message", "Role", "ToolCall", "ToolResult", "now_ms"]
 
@@ -406,7 +407,9 @@ class Message(_WireModel):
         if token_count is not None and not (
             isinstance(token_count, int) and not isinstance(token_count, bool) and 0 <= token_count <= U32_MAX
         ):
-            raise ValueError(f"token_count must be an integer from 0 to {U32_MAX}, got {token_count!r}")
+            raise ArgumentValueError(
+                f"token_count must be an integer from 0 to {U32_MAX}, got {token_count!r}"
+            )
         return self.model_copy(update={"token_count": token_count})
 
 

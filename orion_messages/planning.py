@@ -28,7 +28,7 @@ from operator import not_, sub
 
 from ._layout import _Columns, _Layout, _read_columns
 from .counting import MessageCounter, TokenCounter, _require_message_counter, default_counts, message_counts
-from .errors import ContextOverflowError
+from .errors import ArgumentTypeError, ArgumentValueError, ContextOverflowError
 from .models import Message
 from .templates import ChatTemplate, ToolSchema, get_template
 from .text_counters import TextCounter, callable_counter, estimate_text_tokens
@@ -66,7 +66,7 @@ class ContextConfig:
         for name in ("max_context_tokens", "max_response_tokens", "reserved_tokens"):
             value = getattr(self, name)
             if type(value) is not int or value < 0:
-                raise ValueError(f"ContextConfig.{name} must be a non-negative int, got {value!r}")
+                raise ArgumentValueError(f"ContextConfig.{name} must be a non-negative int, got {value!r}")
         if not isinstance(self.strategy, PruneStrategy):
             object.__setattr__(self, "strategy", PruneStrategy(self.strategy))
 
@@ -148,12 +148,12 @@ def _counting(
 ) -> _Counting:
     if template is None:
         if counter is not None:
-            raise TypeError(
+            raise ArgumentTypeError(
                 "counter= counts rendered text and needs a template=; without one pass a message "
                 "counter (Message -> int) as count="
             )
         if system_prompt or tools:
-            raise ValueError(
+            raise ArgumentValueError(
                 "system_prompt and tools are rendered by a template=; without one, give their cost "
                 "as ContextConfig.reserved_tokens"
             )
@@ -164,7 +164,9 @@ def _counting(
         count = _require_message_counter(count, "count=")
         return _Counting(count, lambda messages, columns, offset: message_counts(messages, count, offset))
     if count is not None:
-        raise TypeError("with a template=, messages are counted as rendered text: pass counter=, not count=")
+        raise ArgumentTypeError(
+            "with a template=, messages are counted as rendered text: pass counter=, not count="
+        )
     if isinstance(template, str):
         template = get_template(template)
     text_count = estimate_text_tokens if counter is None else _text_counter(counter)
@@ -184,7 +186,7 @@ def _counting(
 def _text_counter(counter: object) -> TextCounter:
     """``counter`` checked to be a text counter, early, with a message that says what to use instead."""
     if isinstance(counter, TokenCounter):
-        raise TypeError(
+        raise ArgumentTypeError(
             "counter= takes a text counter (str -> int), got a TokenCounter (Message -> int): give it "
             "as count= without a template, or pass a text counter such as estimate_text_tokens"
         )
@@ -196,12 +198,14 @@ def _text_tokens(counter: Callable[[str], int], text: str, what: str) -> int:
         value = counter(text)
     except (AttributeError, TypeError) as error:
         # What a message counter given a str raises; say so where it happens, cause attached.
-        raise TypeError(
+        raise ArgumentTypeError(
             f"the text counter raised {type(error).__name__} on {what}. counter= takes a str -> int; "
             "a Message -> int counter goes in count= (without a template)"
         ) from error
     if type(value) is not int or value < 0:
-        raise ValueError(f"the text counter returned {value!r} for {what}; expected a non-negative int")
+        raise ArgumentValueError(
+            f"the text counter returned {value!r} for {what}; expected a non-negative int"
+        )
     return value
 
 

@@ -14,7 +14,7 @@ from operator import itemgetter
 
 from ._layout import _read_columns
 from .counting import MessageCounter, TokenCounter, estimate_tokens, tokenizer_counter
-from .errors import ContextOverflowError
+from .errors import ArgumentValueError, ContextOverflowError
 from .ids import last_counter
 from .models import Message, Role
 from .planning import (
@@ -125,7 +125,9 @@ def _prune(
 ) -> PruneResult:
     """``prune`` with a plan cache and the counting already resolved (``Conversation.prune``)."""
     if config.strategy is PruneStrategy.SUMMARIZE and summarize is None:
-        raise ValueError("the Summarize strategy needs a summarize(messages_to_fold, prior_summary) callable")
+        raise ArgumentValueError(
+            "the Summarize strategy needs a summarize(messages_to_fold, prior_summary) callable"
+        )
     plan = _plan(cache, messages, config, counting)
     kept = plan.kept_messages(messages)
     dropped = plan.dropped_messages(messages)

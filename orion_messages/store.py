@@ -22,7 +22,8 @@ from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
 from . import _store_ops as ops
 from . import _store_schema, _store_sqlite
 from ._store_ops import ConversationInfo, Operation, SyncBackend
-from .errors import StoreError
+from ._store_sql import Dialect
+from .errors import ArgumentTypeError, StoreError
 from .models import Message
 from .pruning import ContextConfig, PrunePlan
 
@@ -96,7 +97,7 @@ def _new_id(conversation_id: str | None) -> str:
     if conversation_id is None:
         return uuid.uuid4().hex
     if not isinstance(conversation_id, str) or not conversation_id:
-        raise TypeError(f"a conversation id is a non-empty str, got {conversation_id!r}")
+        raise ArgumentTypeError(f"a conversation id is a non-empty str, got {conversation_id!r}")
     return conversation_id
 
 
@@ -107,21 +108,26 @@ class _Backend(Protocol):
     def close(self) -> None: ...
 
 
-def _upgrade(backend: SyncBackend) -> None:
+def _upgrade_operation(dialect: Dialect, where: str, create: bool) -> Operation[int]:
     # The module attribute, read now: tests stand in a newer version to prove the mechanism.
     target = _store_schema.SCHEMA_VERSION
-    backend.run(Operation(True, lambda s: _store_schema.upgrade(s, backend.dialect, backend.where, target)))
+    return Operation(True, lambda s: _store_schema.upgrade(s, dialect, where, target, create=create))
 
 
-def _open_sync(url: StoreURL) -> SyncBackend:
+def _check_create(create: bool) -> None:
+    if not isinstance(create, bool):
+        raise ArgumentTypeError(f"create must be a bool, got {type(create).__name__} {create!r}")
+
+
+def _open_sync(url: StoreURL, create: bool) -> SyncBackend:
     if url.backend == "sqlite":
-        backend = _store_sqlite.connect(url.database)
+        backend = _store_sqlite.connect(url.database, create=create)
     else:
         from . import _store_postgres  # psycopg, the postgres extra, only when PostgreSQL is asked for
 
         backend = _store_postgres.connect(url.database, url.display)
     try:
-        _upgrade(backend)
+        backend.run(_upgrade_operation(backend.dialect, backend.where, create))
         backend.configure()
     except BaseException:
         backend.close()
@@ -129,15 +135,20 @@ def _open_sync(url: StoreURL) -> SyncBackend:
     return backend
 
 
-def open_store(url: str) -> ConversationStore:
+def open_store(url: str, *, create: bool = True) -> ConversationStore:
     """Open (creating or upgrading as needed) the store at ``url``.
 
+    With ``create=False`` only an existing store is opened: a missing SQLite file, or a database
+    (SQLite or PostgreSQL) without the store's tables, raises ``StoreError`` and nothing is
+    created. An older store is still upgraded.
+
     Raises:
-        StoreError: a bad URL.
+        StoreError: a bad URL; with ``create=False``, no store at ``url``.
         StoreVersionError: the store was written by a newer orion-messages; it is left untouched.
         ImportError: a PostgreSQL URL without psycopg installed (``pip install orion-messages[postgres]``).
     """
-    return ConversationStore(_open_sync(parse_store_url(url)))
+    _check_create(create)
+    return ConversationStore(_open_sync(parse_store_url(url), create))
 
 
 class ConversationStore:
@@ -195,6 +206,7 @@ class ConversationStore:
         Raises:
             FormatError: a stored row is not a valid message (naming the conversation and position).
             MessageNotFound: no message has the id ``since``.
+            ArgumentValueError: ``last`` is not a non-negative int (a ``ValueError``).
         """
         return self._backend.run(ops.load(conversation_id, last, since))
 
@@ -212,7 +224,11 @@ class ConversationStore:
         self._backend.run(ops.replace(conversation_id, messages, create))
 
     def set_pinned(self, conversation_id: str, message_id: str, pinned: bool) -> bool:
-        """Pin or unpin the first message with ``message_id``; False when there is none, as in orion-core."""
+        """Pin or unpin the first message with ``message_id``; False when there is none, as in orion-core.
+
+        Raises:
+            ArgumentTypeError: ``pinned`` is not a bool (a ``TypeError``; nothing is coerced).
+        """
         return self._backend.run(ops.set_pinned(conversation_id, message_id, pinned))
 
     def resolve(
@@ -221,8 +237,8 @@ class ConversationStore:
         """Fill in a pending tool result in place (same id, same position); the resolved message.
 
         Raises:
-            KeyError: no tool-result message answers ``tool_call_id``.
-            ValueError: that result is already resolved.
+            PendingResultNotFound: no tool-result message answers ``tool_call_id`` (a ``KeyError``).
+            ResultAlreadyResolved: that result is already resolved (a ``ValueError``).
         """
         return self._backend.run(ops.resolve(conversation_id, tool_call_id, content, is_error))
 
@@ -283,26 +299,24 @@ class _ThreadBackend:
         self._thread.shutdown(wait=False)
 
 
-async def open_async_store(url: str) -> AsyncConversationStore:
-    """Open the store at ``url`` for ``async`` code: ``open_store``'s twin.
+async def open_async_store(url: str, *, create: bool = True) -> AsyncConversationStore:
+    """Open the store at ``url`` for ``async`` code: ``open_store``'s twin (``create`` included).
 
     PostgreSQL runs on psycopg's native ``AsyncConnection``. SQLite has no async driver in the
     standard library: each store runs its connection on a worker thread of its own, and the
     calls await it, so the event loop never waits on the database.
     """
+    _check_create(create)
     parsed = parse_store_url(url)
     if parsed.backend == "sqlite":
         loop = asyncio.get_running_loop()
-        backend = await loop.run_in_executor(None, _open_sync, parsed)
+        backend = await loop.run_in_executor(None, _open_sync, parsed, create)
         return AsyncConversationStore(_ThreadBackend(backend))
     from . import _store_postgres  # psycopg, the postgres extra, only when PostgreSQL is asked for
 
     native = await _store_postgres.connect_async(parsed.database, parsed.display)
-    target = _store_schema.SCHEMA_VERSION
     try:
-        await native.run(
-            Operation(True, lambda s: _store_schema.upgrade(s, native.dialect, native.where, target))
-        )
+        await native.run(_upgrade_operation(native.dialect, native.where, create))
     except BaseException:
         await native.close()
         raise

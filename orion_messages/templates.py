@@ -20,7 +20,7 @@ from pydantic import ConfigDict
 from ._json_rules import JSON_VALUE
 from ._pretty_json import pretty_json
 from ._whitespace import UNICODE_WHITESPACE
-from .errors import UnknownTemplateError
+from .errors import ArgumentTypeError, UnknownTemplateError
 from .models import Message, Role, _SerdeJsonModel
 
 __all__ = [
@@ -67,7 +67,7 @@ def _tools_block(tools: Sequence[ToolSchema]) -> str:
     parts = [_TOOLS_HEADER]
     for index, tool in enumerate(tools):
         if not isinstance(tool, ToolSchema):
-            raise TypeError(
+            raise ArgumentTypeError(
                 f"tools[{index}]: expected a ToolSchema, found a {type(tool).__name__}"
                 " (build one with ToolSchema.model_validate(...))"
             )

@@ -16,7 +16,7 @@ import typing
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeAlias
 
-from .errors import MissingExtraError
+from .errors import ArgumentTypeError, ArgumentValueError, MissingExtraError
 from .models import Message
 
 if TYPE_CHECKING:
@@ -84,7 +84,7 @@ def _check_signature(function: Callable[..., Any]) -> None:
     except (TypeError, ValueError, NameError, AttributeError):
         return  # builtins, C extensions and unresolved annotations: the probe call decides
     if parameters and hints.get(parameters[0]) is Message:
-        raise TypeError(
+        raise ArgumentTypeError(
             f"{function!r} counts Message objects; a text counter takes the rendered text (a str). "
             "Count the message's rendered fragment instead: counter(template.format_message(message))"
         )
@@ -101,19 +101,19 @@ def callable_counter(function: Callable[[str], int]) -> TextCounter:
         ValueError: it returns a negative count.
     """
     if not callable(function):
-        raise TypeError(f"a text counter must be callable (str -> int), got {function!r}")
+        raise ArgumentTypeError(f"a text counter must be callable (str -> int), got {function!r}")
     _check_signature(function)
     try:
         count = function(_PROBE)
     except (AttributeError, TypeError) as error:
-        raise TypeError(
+        raise ArgumentTypeError(
             f"{function!r} failed on a str ({type(error).__name__}: {error}); a text counter takes "
             "the rendered text (a str), not a Message"
         ) from error
     if type(count) is not int:
-        raise TypeError(f"a text counter must return an int, {function!r} returned {count!r}")
+        raise ArgumentTypeError(f"a text counter must return an int, {function!r} returned {count!r}")
     if count < 0:
-        raise ValueError(f"a text counter must return a count >= 0, {function!r} returned {count}")
+        raise ArgumentValueError(f"a text counter must return a count >= 0, {function!r} returned {count}")
     return function
 
 

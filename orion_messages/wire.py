@@ -29,7 +29,7 @@ from ._json_rules import (
 )
 from ._problems import location, problem_from, problems_from
 from .checks import find_problems
-from .errors import FormatError, Problem, UnknownKeyWarning
+from .errors import ArgumentTypeError, FormatError, Problem, UnknownKeyWarning
 from .models import Message, _WireModel
 
 __all__ = ["FloatStyle", "dumps", "dumps_message", "loads", "loads_message"]
@@ -292,7 +292,7 @@ def dumps(
         FormatError: a message holds something that cannot be written back losslessly.
     """
     if isinstance(messages, (str, bytes, bytearray, Mapping, BaseModel)):
-        raise TypeError(
+        raise ArgumentTypeError(
             f"dumps takes a list of messages, got a {type(messages).__name__} (dumps_message writes one)"
         )
     if not isinstance(messages, list):
@@ -308,7 +308,7 @@ def dumps_message(message: Message, *, indent: int | None = None, float_style: F
         FormatError: the message holds something that cannot be written back losslessly.
     """
     if not isinstance(message, Message):
-        raise TypeError(f"expected a Message, got a {type(message).__name__}")
+        raise ArgumentTypeError(f"expected a Message, got a {type(message).__name__}")
     return dump_json(_MESSAGE, message, indent=indent, float_style=float_style)
 
 
@@ -366,7 +366,7 @@ def _refuse_non_messages(value: Any) -> None:
     """Raise ``TypeError`` for the first item of a list of messages that is not one."""
     for index, item in enumerate(value if isinstance(value, list) else ()):
         if not isinstance(item, Message):
-            raise TypeError(f"[{index}]: expected a Message, found a {type(item).__name__}") from None
+            raise ArgumentTypeError(f"[{index}]: expected a Message, found a {type(item).__name__}") from None
 
 
 def _invalid_field(message: Message, where: str) -> Problem | None:

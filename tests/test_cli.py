@@ -799,14 +799,17 @@ def test_an_event_stream_is_told_by_its_first_records_shape(
     assert all("role" not in problem["message"] for problem in report["files"][0]["errors"])
 
 
-def test_the_310_digit_event_is_valid(tmp_path: Path, capsys: CaptureFixture) -> None:
+def test_a_311_digit_integer_in_event_args_is_invalid_as_serde_json_refuses_it(
+    tmp_path: Path, capsys: CaptureFixture
+) -> None:
+    # serde_json reads it as a double, which is infinite: "number out of range".
     path = tmp_path / "events.jsonl"
     path.write_text(
         '{"type":"tool_exec_start","tool_call_id":"c1","tool_name":"t","args":{"n":' + _BIG + "}}\n",
         encoding="utf-8",
     )
-    assert main(["validate", str(path)]) == 0
-    assert capsys.readouterr().out.strip().endswith("all valid")
+    assert main(["validate", str(path)]) == 1
+    assert f"{path}:1: args: expected an integer that serde_json reads" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize(
@@ -1140,3 +1143,104 @@ def test_prune_uses_orion_cores_default_window(capsys: CaptureFixture) -> None:
     )
     assert defaulted == json.loads(capsys.readouterr().out)
     assert defaulted["budget"] <= 4096 - 2048
+
+
+# --- prune: what the fixed overhead is made of; files given to --template's options -----------
+
+
+def test_prune_without_a_template_names_the_preamble_and_reserved_tokens_as_fixed(
+    hand: Path, capsys: CaptureFixture
+) -> None:
+    # Without a template the fixed overhead is --reserved-tokens plus the preamble (5, above);
+    # there is no system block and no assistant prefix.
+    argv = ["prune", str(hand), "--max-context-tokens", "60", "--max-response-tokens", "20"]
+    assert main(argv) == 0
+    text = capsys.readouterr().out
+    assert "  fixed     5 tokens (the preamble)\n" in text
+    assert "system block" not in text
+    assert main([*argv, "--reserved-tokens", "11"]) == 0
+    assert "  fixed     16 tokens (the preamble 5 + --reserved-tokens 11)\n" in capsys.readouterr().out
+
+
+# One user message "hi". ChatML (chat-templates.md §3) renders it "<|im_start|>user\nhi<|im_end|>\n",
+# 30 characters: 30 // 4 = 7 tokens under the default chars/4 counter. The assistant prefix
+# "<|im_start|>assistant\n" is 22 characters: 5 tokens.
+HI = [{"id": "msg-1", "role": "user", "content": "hi", "timestamp": 1}]
+
+
+def _templated(conversation: Path, *options: str) -> list[str]:
+    return ["prune", str(conversation), "--max-context-tokens", "100", "--max-response-tokens", "0",
+            "--template", "chatml", *options]  # fmt: skip
+
+
+def test_tools_parameters_minus_zero_is_the_float_minus_zero_as_in_serde(
+    tmp_path: Path, capsys: CaptureFixture
+) -> None:
+    # serde_json reads -0 as a float, printed "-0.0" (chat-templates.md §2). The system block
+    # "<|im_start|>system\n" (19) + T + "<|im_end|>\n" (11), with T for one tool named "a"
+    # described "b": header 43 + "### a\nb\nParameters: " (20) + "-0.0" (4) + "\n\n" (2) + footer
+    # 101 = 170, so 19 + 170 + 11 = 200 characters, 50 tokens. Read as the integer 0 ("0", 3
+    # characters fewer), it would be 197 characters, 49 tokens.
+    conversation = _write(tmp_path / "hi.json", HI)
+    tools = tmp_path / "tools.json"
+    tools.write_text('[{"name": "a", "description": "b", "parameters": -0}]', encoding="utf-8")
+    assert main([*_templated(conversation, "--tools", str(tools)), "--format", "json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert (report["fixed_tokens"], report["budget"], report["kept_tokens"]) == (50 + 5, 100 - 55, 7)
+    assert main(_templated(conversation, "--tools", str(tools), "--reserved-tokens", "3")) == 0
+    assert "  fixed     58 tokens (the system block and assistant prefix 55 + --reserved-tokens 3)\n" in (
+        capsys.readouterr().out
+    )
+
+
+@pytest.mark.parametrize(
+    ("document", "where"),
+    [
+        ('[{"name": 5, "description": "b", "parameters": {}}]', ": [0].name: expected a string, found the number 5"),
+        ('[{"name": "a", "description": "b"}]', ": [0].parameters: required key is missing"),
+        ('{"name": "a", "description": "b", "parameters": {}}', ": expected a JSON array of tools, found an object"),
+        ('[{"name": "a", "description": "b", "parameters": NaN}]', ":1:50: malformed JSON: expected a JSON value, found NaN"),
+        ('[{"name": "a",}]', ":1:15: malformed JSON: trailing comma"),
+    ],
+)  # fmt: skip
+def test_a_bad_tools_file_is_one_line_naming_the_file_and_the_place(
+    document: str, where: str, tmp_path: Path, capsys: CaptureFixture
+) -> None:
+    conversation = _write(tmp_path / "hi.json", HI)
+    tools = tmp_path / "tools.json"
+    tools.write_text(document, encoding="utf-8")
+    assert main(_templated(conversation, "--tools", str(tools))) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    (line,) = _lines(captured.err)  # one line, no traceback
+    assert line.startswith(f"orion-messages: error: {tools}{where}")
+
+
+def test_an_unreadable_option_file_is_one_line_naming_the_option(
+    tmp_path: Path, capsys: CaptureFixture
+) -> None:
+    conversation = _write(tmp_path / "hi.json", HI)
+    missing = tmp_path / "missing.json"
+    for option in ("--tools", "--system-prompt"):
+        assert main(_templated(conversation, option, str(missing))) == 2
+        assert _lines(capsys.readouterr().err) == [f"orion-messages: error: {option} {missing}: no such file"]
+    assert main(_templated(conversation, "--tools", str(tmp_path))) == 2
+    assert _lines(capsys.readouterr().err) == [f"orion-messages: error: --tools {tmp_path}: is a folder"]
+    (tmp_path / "latin1.txt").write_bytes(b"caf\xe9")
+    assert main(_templated(conversation, "--system-prompt", str(tmp_path / "latin1.txt"))) == 2
+    assert _lines(capsys.readouterr().err) == [
+        f"orion-messages: error: --system-prompt {tmp_path / 'latin1.txt'}: invalid UTF-8 at byte 3"
+    ]
+
+
+def test_the_system_prompt_file_is_used_as_is(tmp_path: Path, capsys: CaptureFixture) -> None:
+    # The system prompt "\r\n" (2 characters, never trimmed: chat-templates.md §0) gives the system
+    # block "<|im_start|>system\n\r\n<|im_end|>\n", 32 characters, 8 tokens; with the newline
+    # translated to "\n" it would be 31 characters, 7 tokens. Plus the prefix's 5.
+    conversation = _write(tmp_path / "hi.json", HI)
+    (tmp_path / "system.txt").write_bytes(b"\r\n")
+    assert (
+        main([*_templated(conversation, "--system-prompt", str(tmp_path / "system.txt")), "--format", "json"])
+        == 0
+    )
+    assert json.loads(capsys.readouterr().out)["fixed_tokens"] == 8 + 5

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 import orion_messages
 from orion_messages import (
+    ContextConfig,
     Conversation,
     Message,
     Problem,
@@ -25,6 +26,8 @@ from orion_messages import (
     split_turns,
     tool_call_id,
 )
+from orion_messages.templates import ChatML
+from orion_messages.text_counters import count_words
 
 from .conftest import FIXTURES
 from .strategies import conversations, messages
@@ -487,3 +490,74 @@ def test_a_message_that_cannot_be_written_leaves_the_next_save_whole(
     monkeypatch.undo()
     conversation.save(path)
     assert path.read_bytes() == dumps(list(conversation))
+
+
+# --- the plan cache: counts are reused only for the very same template and counter ----------
+
+
+class _Tagged(ChatML):
+    """A custom template: ChatML with a tag before each message (equal to any other _Tagged)."""
+
+    def __init__(self, tag: str) -> None:
+        self.tag = tag
+
+    def format_message(self, message: Message) -> str:
+        return self.tag + super().format_message(message)
+
+
+def test_a_second_instance_of_a_template_class_is_counted_afresh() -> None:
+    # ChatML's user fragment is "<|im_start|>user\n" + c + "<|im_end|>\n" (chat-templates.md §3);
+    # split on whitespace, "<|im_start|>user\nhi<|im_end|>\n" is 2 words and with the tag
+    # "x y z w " in front 6: x, y, z, w, "<|im_start|>user", "hi<|im_end|>".
+    conversation = Conversation([Message.user("msg-1", "hi", timestamp=1)])
+    config = ContextConfig(100, 0)
+    plain, tagged = _Tagged(""), _Tagged("x y z w ")
+    assert plain == tagged  # what made the cache reuse the first instance's counts
+    assert conversation.plan_prune(config, template=plain, counter=count_words).kept_tokens == 2
+    assert conversation.plan_prune(config, template=tagged, counter=count_words).kept_tokens == 6
+    assert conversation.prune(config, template=tagged, counter=count_words).plan.kept_tokens == 6
+    assert conversation.plan_prune(config, template=plain, counter=count_words).kept_tokens == 2
+
+
+def test_the_same_counter_object_is_not_asked_twice() -> None:
+    # A bound method is a new object at each access; the cache knows it by object and function.
+    class Counter:
+        def __init__(self) -> None:
+            self.calls = 0
+
+        def count(self, message: Message) -> int:
+            self.calls += 1
+            return 3
+
+    conversation = Conversation([Message.user("msg-1", "hi", timestamp=1)])
+    counter = Counter()
+    for _ in range(2):
+        assert conversation.plan_prune(ContextConfig(100, 0), count=counter.count).kept_tokens == 3
+    assert counter.calls == 1
+    other = Counter()
+    assert conversation.plan_prune(ContextConfig(100, 0), count=other.count).kept_tokens == 3
+    assert other.calls == 1  # another counter object is asked
+
+
+def test_resolve_and_set_pinned_errors_are_the_librarys_own() -> None:
+    from orion_messages import (
+        ArgumentTypeError,
+        OrionMessagesError,
+        PendingResultNotFound,
+        ResultAlreadyResolved,
+    )
+
+    conversation = Conversation([Message.user("msg-1", "hi", timestamp=1)])
+    with pytest.raises(PendingResultNotFound) as missing:
+        conversation.resolve("msg-9-call-1", "out")
+    assert isinstance(missing.value, (OrionMessagesError, KeyError))
+    assert str(missing.value) == 'no pending result for tool call "msg-9-call-1"'  # no quotes around
+    conversation.append(Message.pending_result("msg-2", "c1", "tool", timestamp=2))
+    conversation.resolve("c1", "done")
+    with pytest.raises(ResultAlreadyResolved, match=r'"c1" is already resolved \(at \[1\]\)') as again:
+        conversation.resolve("c1", "again")
+    assert isinstance(again.value, (OrionMessagesError, ValueError))
+    for not_a_bool in ("yes", 1, None):
+        with pytest.raises(ArgumentTypeError, match="pinned must be a bool"):
+            conversation.set_pinned("msg-1", not_a_bool)  # type: ignore[arg-type]
+    assert conversation[0].pinned is False

@@ -1,0 +1,144 @@
+"""Every error the store raises on purpose is an ``OrionMessagesError`` and keeps its builtin base.
+
+The expected classes and texts are written by hand from the audit findings (``resolve``'s plain
+``KeyError``/``ValueError``, the plain ``TypeError`` of type checks and of ``load(last=-1)``, and a
+``set_pinned`` that took ``"yes"`` for True).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from orion_messages import Message, OrionMessagesError
+from orion_messages.errors import (
+    ArgumentTypeError,
+    ArgumentValueError,
+    PendingResultNotFound,
+    ResultAlreadyResolved,
+)
+from orion_messages.store import ConversationStore, open_async_store, open_store
+
+
+@pytest.fixture
+def store(store_url: str) -> Iterator[ConversationStore]:
+    with open_store(store_url) as opened:
+        opened.create("c1")
+        opened.extend(
+            "c1",
+            [
+                Message.user("msg-1", "weather?", timestamp=1),
+                Message.assistant("msg-2", "", timestamp=2),
+                Message.pending_result("msg-3", "call-1", "weather", timestamp=3),
+            ],
+        )
+        yield opened
+
+
+def test_the_error_classes_keep_their_builtin_bases() -> None:
+    assert issubclass(PendingResultNotFound, KeyError)
+    assert issubclass(PendingResultNotFound, OrionMessagesError)
+    assert issubclass(ResultAlreadyResolved, ValueError)
+    assert issubclass(ResultAlreadyResolved, OrionMessagesError)
+    assert issubclass(ArgumentTypeError, TypeError)
+    assert issubclass(ArgumentTypeError, OrionMessagesError)
+    assert issubclass(ArgumentValueError, ValueError)
+    assert issubclass(ArgumentValueError, OrionMessagesError)
+
+
+def test_the_texts_without_a_conversation() -> None:
+    # KeyError would print its text in quotes; this one prints it as written.
+    assert str(PendingResultNotFound("call-9")) == 'no pending result for tool call "call-9"'
+    assert (
+        str(ResultAlreadyResolved("call-1", index=2))
+        == 'the result for tool call "call-1" is already resolved (at [2])'
+    )
+    assert str(ResultAlreadyResolved("call-1")) == 'the result for tool call "call-1" is already resolved'
+
+
+def test_resolve_an_unknown_call(store: ConversationStore) -> None:
+    with pytest.raises(PendingResultNotFound) as caught:
+        store.resolve("c1", "call-9", "x")
+    assert str(caught.value) == 'conversation "c1": no pending result for tool call "call-9"'
+    assert isinstance(caught.value, KeyError)
+    assert (caught.value.tool_call_id, caught.value.conversation_id) == ("call-9", "c1")
+
+
+def test_resolve_twice(store: ConversationStore) -> None:
+    store.resolve("c1", "call-1", "18 °C")
+    with pytest.raises(ResultAlreadyResolved) as caught:
+        store.resolve("c1", "call-1", "again")
+    assert str(caught.value) == 'conversation "c1": the result for tool call "call-1" is already resolved'
+    assert isinstance(caught.value, ValueError)
+    assert store.load("c1")[2].content == "18 °C"  # unchanged by the refused call
+
+
+@pytest.mark.parametrize(
+    ("content", "is_error", "text"),
+    [(5, False, "content must be a str, got int"), ("x", "no", "is_error must be a bool, got str")],
+)
+def test_resolve_checks_its_argument_types(
+    store: ConversationStore, content: Any, is_error: Any, text: str
+) -> None:
+    with pytest.raises(ArgumentTypeError, match=text):
+        store.resolve("c1", "call-1", content, is_error=is_error)
+    assert store.load("c1")[2].is_pending
+
+
+@pytest.mark.parametrize("pinned", ["yes", "", 1, 0, None])
+def test_set_pinned_takes_only_a_bool(store: ConversationStore, pinned: Any) -> None:
+    with pytest.raises(TypeError) as caught:
+        store.set_pinned("c1", "msg-1", pinned)
+    assert isinstance(caught.value, ArgumentTypeError)
+    assert str(caught.value) == f"pinned must be a bool, got {type(pinned).__name__} {pinned!r}"
+    assert [m.pinned for m in store.load("c1")] == [False, False, False]
+
+
+def test_set_pinned_with_a_bool_still_works(store: ConversationStore) -> None:
+    assert store.set_pinned("c1", "msg-1", True) is True
+    assert [m.pinned for m in store.load("c1")] == [True, False, False]
+
+
+def test_the_async_set_pinned_takes_only_a_bool(store_url: str) -> None:
+    open_store(store_url).close()
+
+    async def run() -> None:
+        async with await open_async_store(store_url) as store:
+            await store.create("c1")
+            await store.append("c1", Message.user("msg-1", "hi", timestamp=1))
+            await store.set_pinned("c1", "msg-1", "yes")  # type: ignore[arg-type]
+
+    with pytest.raises(ArgumentTypeError, match="pinned must be a bool, got str 'yes'"):
+        asyncio.run(run())
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "text"),
+    [
+        (lambda s: s.create(5), ArgumentTypeError, "a conversation id is a non-empty str, got 5"),
+        (lambda s: s.create(""), ArgumentTypeError, "a conversation id is a non-empty str, got ''"),
+        (lambda s: s.create("c2", metadata={1.5}), ArgumentTypeError, "metadata must be a JSON value"),
+        (lambda s: s.append("c1", "hello"), ArgumentTypeError, "expected a Message, got str"),
+        (lambda s: s.extend("c1", [None]), ArgumentTypeError, "expected a Message, got NoneType"),
+        (lambda s: s.replace_messages("c1", [1]), ArgumentTypeError, "expected a Message, got int"),
+        (lambda s: s.load("c1", last=-1), ArgumentValueError, "last must be a non-negative integer, got -1"),
+        (
+            lambda s: s.load("c1", last=True),
+            ArgumentValueError,
+            "last must be a non-negative integer, got True",
+        ),
+    ],
+)
+def test_argument_errors_are_orion_errors_with_their_builtin_base(
+    store: ConversationStore, call: Any, error: type[Exception], text: str
+) -> None:
+    builtin = TypeError if error is ArgumentTypeError else ValueError
+    with pytest.raises(error, match=text) as caught:
+        call(store)
+    assert isinstance(caught.value, builtin)
+    assert isinstance(caught.value, OrionMessagesError)
+    assert [m.id for m in store.load("c1")] == ["msg-1", "msg-2", "msg-3"]
+    assert [c.id for c in store.conversations()] == ["c1"]

@@ -1,0 +1,142 @@
+"""Opening only an existing store (``create=False``), and the command line reading without creating.
+
+The expected texts and outcomes are written by hand from the audit finding: reading a mistyped
+store URL must fail naming the database and leave nothing behind.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from orion_messages import Message, OrionMessagesError, StoreError, dumps
+from orion_messages.cli import main
+from orion_messages.store import open_async_store, open_store, parse_store_url
+
+NO_STORE = "no orion-messages store in this database (no orion_store_version table); nothing was created"
+
+
+def _table_names(url: str) -> list[str]:
+    """The tables in the store's database (its schema, on PostgreSQL), read behind its back."""
+    parsed = parse_store_url(url)
+    if parsed.backend == "sqlite":
+        with sqlite3.connect(parsed.database) as connection:
+            rows = connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall()
+        return sorted(row[0] for row in rows)
+    import psycopg
+
+    with psycopg.connect(parsed.database, autocommit=True) as connection:
+        found = connection.execute("SELECT tablename FROM pg_tables WHERE schemaname = current_schema()")
+        return sorted(row[0] for row in found.fetchall())
+
+
+def test_a_missing_sqlite_file_is_refused_and_not_created(tmp_path: Path) -> None:
+    missing = tmp_path / "typo.db"
+    with pytest.raises(StoreError) as caught:
+        open_store(f"sqlite:///{missing}", create=False)
+    assert str(caught.value) == f"{missing}: no such store database; nothing was created"
+    assert isinstance(caught.value, OrionMessagesError)
+    assert not missing.exists()
+
+
+def test_a_missing_file_in_a_missing_folder_is_refused_the_same_way(tmp_path: Path) -> None:
+    missing = tmp_path / "nowhere" / "typo.db"
+    with pytest.raises(StoreError, match="no such store database"):
+        open_store(f"sqlite:///{missing}", create=False)
+    assert not (tmp_path / "nowhere").exists()
+
+
+def test_a_file_name_with_uri_characters_is_opened_as_named(tmp_path: Path) -> None:
+    # '?', '#' and '%' mean something in a file: URI; the file must still be the one named.
+    database = tmp_path / "a?b#c%20d.db"
+    sqlite3.connect(database).close()
+    quoted = str(database).replace("%", "%25").replace("?", "%3F").replace("#", "%23")
+    with pytest.raises(StoreError) as caught:
+        open_store(f"sqlite:///{quoted}", create=False)
+    assert str(caught.value) == f"{database}: {NO_STORE}"
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["a?b#c%20d.db"]
+
+
+def test_an_empty_database_gets_no_tables(store_url: str) -> None:
+    # A fresh SQLite file or PostgreSQL schema: a database, but no store in it.
+    parsed = parse_store_url(store_url)
+    if parsed.backend == "sqlite":
+        sqlite3.connect(parsed.database).close()
+    with pytest.raises(StoreError) as caught:
+        open_store(store_url, create=False)
+    where = parsed.database if parsed.backend == "sqlite" else parsed.display
+    assert str(caught.value) == f"{where}: {NO_STORE}"
+    assert _table_names(store_url) == []
+
+
+def test_an_existing_store_opens_with_its_conversations(store_url: str) -> None:
+    with open_store(store_url) as store:
+        store.create("c1")
+        store.append("c1", Message.user("msg-1", "hi", timestamp=1))
+    with open_store(store_url, create=False) as store:
+        assert [m.id for m in store.load("c1")] == ["msg-1"]
+        store.append("c1", Message.assistant("msg-2", "hello", timestamp=2))  # still writable
+        assert store.info("c1").message_count == 2
+
+
+def test_the_async_store_refuses_a_missing_file_too(tmp_path: Path) -> None:
+    missing = tmp_path / "typo.db"
+
+    async def run() -> None:
+        await open_async_store(f"sqlite:///{missing}", create=False)
+
+    with pytest.raises(StoreError, match=r"typo\.db: no such store database"):
+        asyncio.run(run())
+    assert not missing.exists()
+
+
+def test_the_async_store_opens_an_existing_one(store_url: str) -> None:
+    open_store(store_url).close()
+
+    async def run() -> list[str]:
+        async with await open_async_store(store_url, create=False) as store:
+            return [info.id for info in await store.conversations()]
+
+    assert asyncio.run(run()) == []
+
+
+def test_create_must_be_a_bool(tmp_path: Path) -> None:
+    with pytest.raises(TypeError, match="create must be a bool, got int 0"):
+        open_store(f"sqlite:///{tmp_path / 'c.db'}", create=0)  # type: ignore[arg-type]
+    assert not (tmp_path / "c.db").exists()
+
+
+def test_in_memory_without_create_holds_no_store() -> None:
+    with pytest.raises(StoreError, match="no orion-messages store"):
+        open_store("sqlite://", create=False)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["validate", "sqlite:///{db}"],
+        ["validate", "sqlite:///{db}?conversation=c1"],
+        ["stats", "sqlite:///{db}?conversation=c1"],
+        ["convert", "sqlite:///{db}?conversation=c1", "{out}"],
+    ],
+)
+def test_reading_a_missing_store_fails_and_creates_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str]
+) -> None:
+    database = tmp_path / "typo.db"
+    out = tmp_path / "out.json"
+    assert main([part.format(db=database, out=out) for part in argv]) == 1
+    assert f"{database}: no such store database; nothing was created" in capsys.readouterr().err
+    assert sorted(tmp_path.iterdir()) == []
+
+
+def test_writing_to_a_missing_store_still_creates_it(tmp_path: Path) -> None:
+    source = tmp_path / "chat.json"
+    source.write_bytes(dumps([Message.user("msg-1", "hi", timestamp=1)]))
+    database = tmp_path / "new.db"
+    assert main(["convert", str(source), f"sqlite:///{database}?conversation=c1"]) == 0
+    with open_store(f"sqlite:///{database}", create=False) as store:
+        assert [m.id for m in store.load("c1")] == ["msg-1"]
