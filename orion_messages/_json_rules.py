@@ -40,6 +40,7 @@ __all__ = [
     "UNKNOWN_VALUE_ERROR",
     "VALUE_DEPTH_MAX",
     "duplicate_key_paths",
+    "first_deeper_than",
     "flatten_deeper_than",
     "first_non_finite_literal",
     "minus_zero_as_float",
@@ -372,6 +373,25 @@ _BYTES_BRACKETS: re.Pattern[Any] = re.compile(rb'["\[\]{}]')
 _TEXT_BRACKETS: re.Pattern[Any] = re.compile(r'["\[\]{}]')
 
 
+def _container_edges(data: bytes | str) -> Iterator[tuple[int, bool]]:
+    """Where each array or object opens (True) or closes (False) outside strings, in order."""
+    is_bytes = isinstance(data, bytes)
+    pattern: re.Pattern[Any] = _BYTES_BRACKETS if is_bytes else _TEXT_BRACKETS
+    quote: Any = b'"' if is_bytes else '"'
+    opening: Any = (b"[", b"{") if is_bytes else ("[", "{")
+    position = 0
+    while (match := pattern.search(data, position)) is not None:
+        start = match.start()
+        char = data[start : start + 1]
+        if char == quote:
+            position = _string_end(data, start)
+            if position < 0:
+                return
+            continue
+        position = start + 1
+        yield start, char in opening
+
+
 def flatten_deeper_than(data: bytes | str, depth: int) -> tuple[bytes | str, int]:
     """``data`` with every array or object that opens below ``depth`` levels replaced by ``null``.
 
@@ -380,25 +400,13 @@ def flatten_deeper_than(data: bytes | str, depth: int) -> tuple[bytes | str, int
     linear pass outside strings; returns the new document and how many values were replaced.
     """
     is_bytes = isinstance(data, bytes)
-    pattern: re.Pattern[Any] = _BYTES_BRACKETS if is_bytes else _TEXT_BRACKETS
-    quote: Any = b'"' if is_bytes else '"'
-    opening: Any = (b"[", b"{") if is_bytes else ("[", "{")
     pieces: list[Any] = []
     level = 0
     copied = 0
     replaced = 0
     cut_from: int | None = None
-    position = 0
-    while (match := pattern.search(data, position)) is not None:
-        start = match.start()
-        char = data[start : start + 1]
-        if char == quote:
-            position = _string_end(data, start)
-            if position < 0:
-                break
-            continue
-        position = start + 1
-        if char in opening:
+    for start, opens in _container_edges(data):
+        if opens:
             level += 1
             if level == depth + 1 and cut_from is None:
                 cut_from = start
@@ -411,6 +419,16 @@ def flatten_deeper_than(data: bytes | str, depth: int) -> tuple[bytes | str, int
             level -= 1
     pieces.append(data[copied:])
     return (b"" if is_bytes else "").join(pieces), replaced
+
+
+def first_deeper_than(data: bytes | str, depth: int) -> int | None:
+    """The index of the first array or object that opens below ``depth`` levels, or None."""
+    level = 0
+    for start, opens in _container_edges(data):
+        level += 1 if opens else -1
+        if level > depth:
+            return start
+    return None
 
 
 def _string_end(data: bytes | str, start: int) -> int:

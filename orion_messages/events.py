@@ -302,7 +302,7 @@ def parse_event(line: bytes | bytearray | memoryview | str, *, strict: bool = Fa
     """
     if isinstance(line, (bytearray, memoryview)):
         line = bytes(line)
-    event = validate_json(_EVENT, line, _event_problems)
+    event = validate_json(_EVENT, line, _event_problems, read_whole=True)  # serde buffers a tagged enum
     if strict:
         problems = duplicate_key_problems(line)
         if isinstance(event, AgentEndEvent):

@@ -20,8 +20,10 @@ from pydantic_core import ErrorDetails, from_json, to_json
 
 from ._json_rules import (
     SERDE_DEPTH_LIMIT,
+    SERDE_INT_LIMIT,
     UNKNOWN_VALUE_ERROR,
     duplicate_key_paths,
+    first_deeper_than,
     first_non_finite_literal,
     flatten_deeper_than,
     minus_zero_as_float,
@@ -131,12 +133,18 @@ T = TypeVar("T")
 
 
 def validate_json(
-    adapter: TypeAdapter[T], data: bytes | str, problems: Callable[[ValidationError], list[Problem]]
+    adapter: TypeAdapter[T],
+    data: bytes | str,
+    problems: Callable[[ValidationError], list[Problem]],
+    *,
+    read_whole: bool = False,
 ) -> T:
     """``adapter.validate_json`` with serde's reading of ``-0`` and of unknown keys.
 
     Shared by every reader in the package. ``problems`` turns a validation error into the
-    problems to report (events name their locations differently).
+    problems to report (events name their locations differently). ``read_whole``: serde reads
+    every value of the document before the type sees it (an internally tagged enum: an event),
+    so an unknown key's value serde cannot read refuses the document instead of being skipped.
 
     Raises:
         FormatError: the document does not load in orion-core either.
@@ -145,13 +153,22 @@ def validate_json(
     try:
         # The validator itself: ``TypeAdapter.validate_json`` only forwards its default options,
         # and that Python frame is a third of the cost of reading one short JSON Lines record.
-        return adapter.validator.validate_json(fixed)  # type: ignore[no-any-return]
+        value: T = adapter.validator.validate_json(fixed)
     except ValidationError as error:
         failure = error
+    else:
+        # Validated, only an integer past serde_json's range can remain in an unknown key.
+        if read_whole and _long_digit_run(data) and (refused := _unreadable_by_serde(data)):
+            raise FormatError([refused])
+        return value
     # The error path: NaN is malformed JSON (jiter reads it, serde does not), unless the parser
     # stopped earlier at a depth it cannot read; then values orion-core would skip unread.
     if not _is_too_deep(failure):
         _refuse_non_finite_literal(data, _malformed_at(failure))
+    # In a document serde reads whole, an unknown value it cannot read is not skipped; a known
+    # field's own error says more, so this is asked only when all that failed is unknown keys.
+    if read_whole and _only_unknown_keys(failure) and (refused := _unreadable_whole(data)):
+        raise FormatError([refused])
     recovered = _without_unwritable_unknown_keys(adapter, fixed, failure)
     if recovered is not None:
         return recovered
@@ -161,6 +178,61 @@ def validate_json(
         except ValidationError as original:
             failure = original
     raise _explained(FormatError(problems(failure)), data)
+
+
+# An integer of 309 digits or more may be past serde_json's range (``SERDE_INT_LIMIT``).
+_BYTES_LONG_DIGITS: re.Pattern[Any] = re.compile(rb"[0-9]{309}")
+_TEXT_LONG_DIGITS: re.Pattern[Any] = re.compile(r"[0-9]{309}")
+
+
+def _only_unknown_keys(error: ValidationError) -> bool:
+    """Whether every problem is in an unknown key's value (or past the parser's depth)."""
+    return _is_too_deep(error) or all(detail["type"] == UNKNOWN_VALUE_ERROR for detail in error.errors())
+
+
+def _unreadable_whole(data: bytes | str) -> Problem | None:
+    return _too_deep_for_serde(data) or _unreadable_by_serde(data)
+
+
+def _long_digit_run(data: bytes | str) -> bool:
+    return (_BYTES_LONG_DIGITS if isinstance(data, bytes) else _TEXT_LONG_DIGITS).search(data) is not None
+
+
+def _too_deep_for_serde(data: bytes | str) -> Problem | None:
+    """Nesting past serde_json's limit, anywhere in a document serde reads whole."""
+    start = first_deeper_than(data, SERDE_DEPTH_LIMIT - 1)
+    if start is None:
+        return None
+    line, column = _line_and_column(data, start)
+    why = f"nested too deeply: serde_json reads {SERDE_DEPTH_LIMIT - 1} levels in all, and reads an event whole, unknown keys included"
+    return Problem("", why, line, column)
+
+
+def _unreadable_by_serde(data: bytes | str) -> Problem | None:
+    """A number past a double's range anywhere in a document serde reads whole (``1e400``, an
+    integer past ``SERDE_INT_LIMIT``): serde_json refuses it, "number out of range"."""
+    try:
+        document = from_json(data, allow_inf_nan=True)
+    except ValueError:  # malformed: the parser's own error is reported
+        return None
+    stack: list[tuple[Any, tuple[int | str, ...]]] = [(document, ())]
+    while stack:
+        item, path = stack.pop()
+        if isinstance(item, dict):
+            stack.extend((child, (*path, key)) for key, child in item.items())
+        elif isinstance(item, list):
+            stack.extend((child, (*path, index)) for index, child in enumerate(item))
+        elif (type(item) is float and item - item != 0.0) or (
+            type(item) is int and abs(item) >= SERDE_INT_LIMIT
+        ):
+            why = "a number past a double's range, which serde_json cannot read (it reads an event whole, unknown keys included)"
+            return Problem(location(path), why)
+    return None
+
+
+def _line_and_column(data: bytes | str, index: int) -> tuple[int, int]:
+    newline: Any = b"\n" if isinstance(data, bytes) else "\n"
+    return data.count(newline, 0, index) + 1, index - (data.rfind(newline, 0, index) + 1) + 1
 
 
 def _refuse_non_finite_literal(data: bytes | str, parser_stop: tuple[int, int] | None) -> None:

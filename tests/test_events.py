@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from orion_messages import FormatError, Message, ToolCall, ToolResult, loads
+from orion_messages import FormatError, Message, ToolCall, ToolResult, UnknownKeyWarning, loads
 from orion_messages.events import (
     AgentEndEvent,
     AgentEvent,
@@ -538,3 +538,55 @@ def test_dump_event_refuses_a_nan_that_skipped_validation() -> None:
     smuggled = type(event).model_construct(**{**event.__dict__, "tokens_per_sec": float("nan")})
     with pytest.raises(FormatError, match="NaN"):
         dump_event(smuggled)
+
+
+# serde reads an internally tagged enum (an event) whole before the variant sees it, so unlike in
+# a message, an unknown key's value must be one serde_json can read. Measured with serde_json
+# (orion-core's AgentEvent derive): each line below is refused, with the column shown.
+_LARGEST_INT = "17976931348623156224" + "9" * 289  # the largest integer serde_json reads
+_NEXT_INT = str(int(_LARGEST_INT) + 1)  # "number out of range"
+
+
+@pytest.mark.parametrize(
+    ("line", "where", "what"),
+    [
+        ('{"type":"warning","message":"w","x":1e400}', "x", "past a double's range"),
+        (
+            '{"type":"message_end","message":{"id":"a","role":"user","content":"","timestamp":1,"x":1e400}}',
+            "message.x",
+            "past a double's range",
+        ),
+        ('{"type":"agent_start","x":' + _NEXT_INT + "}", "x", "past a double's range"),
+        ('{"type":"agent_start","x":-' + _NEXT_INT + "}", "x", "past a double's range"),
+        (
+            '{"type":"agent_start","x":' + "[" * 127 + "]" * 127 + "}",
+            "",
+            "nested too deeply",
+        ),
+        (
+            '{"type":"agent_start","x":' + "[" * 5000 + "]" * 5000 + "}",
+            "",
+            "nested too deeply",
+        ),
+    ],
+)
+def test_an_unknown_value_serde_cannot_read_refuses_the_event(line: str, where: str, what: str) -> None:
+    with pytest.raises(FormatError) as raised:
+        parse_event(line)
+    (problem,) = raised.value.problems
+    assert (problem.location, what in problem.message) == (where, True)
+    if not where:  # serde_json: "recursion limit exceeded at line 1 column 153"
+        assert (problem.line, problem.column) == (1, 153)
+
+
+def test_an_unknown_value_serde_can_read_loads_in_an_event() -> None:
+    # Accepted by serde_json: 126 levels inside the event (127 in all), the largest integer,
+    # a number that underflows to zero. The deep value is past this library's own 120 levels:
+    # it is left out with a warning, as an unknown key that cannot be written back.
+    with pytest.warns(UnknownKeyWarning):
+        assert dump_event(parse_event('{"type":"agent_start","x":' + "[" * 126 + "]" * 126 + "}")) == (
+            b'{"type":"agent_start"}'
+        )
+    line = '{"type":"agent_start","x":' + _LARGEST_INT + "}"
+    assert dump_event(parse_event(line)) == line.encode()
+    assert parse_event('{"type":"agent_start","x":1e-400}').model_extra == {"x": 0.0}

@@ -506,7 +506,9 @@ def test_very_deep_event_arguments_are_a_format_error(depth: int, inner: bytes) 
         b'{"type":"tool_exec_start","tool_call_id":"c","tool_name":"n","args":' + _nested(depth, inner) + b"}"
     )
     problem = _problem(lambda: parse_event(line))
-    assert problem.message == "malformed JSON: nested too deeply"
+    assert problem.message.startswith("nested too deeply: serde_json reads 127 levels in all")
+    # serde_json: "recursion limit exceeded" at the 127th "[" (level 128, with the event's object)
+    assert (problem.line, problem.column) == (1, line.index(b"[") + 127)
 
 
 # --- JSON Lines: torn tails and corrupt lines. ---------------------------------------------------

@@ -286,11 +286,13 @@ def test_unwritable_unknown_keys_are_named_at_every_level() -> None:
     assert {(w.message.location, w.message.key) for w in caught} == {("tool_result", "x"), ("", "y")}  # type: ignore[union-attr]
 
 
-def test_an_unwritable_unknown_key_in_an_event_is_dropped_with_a_warning() -> None:
-    line = b'{"type":"turn_start","x":1e400}'
+def test_an_unknown_key_serde_cannot_read_refuses_an_event_unlike_a_message() -> None:
+    # serde skips an unknown key's value in a message unread, but reads an event whole first.
     with pytest.warns(UnknownKeyWarning):
-        event = parse_event(line)
-    assert dump_event(event) == b'{"type":"turn_start"}'
+        (message,) = loads(b'[{"id":"m","role":"user","content":"","timestamp":1,"x":1e400}]')
+    assert message.model_extra == {}
+    ((where, what),) = _problems(parse_event, b'{"type":"turn_start","x":1e400}')
+    assert (where, "past a double's range" in what) == ("x", True)
 
 
 def test_nan_in_an_unknown_key_is_still_malformed_json() -> None:
