@@ -399,7 +399,13 @@ def _event_problem(detail: ErrorDetails, problem: Problem) -> Problem:
         found = describe(_tag_of(detail.get("input")))
         return Problem("type", f"expected an event type, one of {_TYPE_LIST}, found {found}")
     if kind in ("dict_type", "model_type", "model_attributes_type") and not loc:
-        return Problem("", f"expected an event (a JSON object), found {describe(detail.get('input'))}")
+        found = detail.get("input")
+        # serde also reads an internally tagged enum written as an array: the tag, then the fields.
+        form = " (an event written as an array, which serde reads, is refused: orion-core never writes one)"
+        return Problem(
+            "",
+            f"expected an event (a JSON object), found {describe(found)}{form if isinstance(found, list) else ''}",
+        )
     if loc and loc[0] in EVENT_TYPES:
         loc = loc[1:]  # the union's tag; the event's own keys follow
     where = location(loc)

@@ -590,3 +590,9 @@ def test_an_unknown_value_serde_can_read_loads_in_an_event() -> None:
     line = '{"type":"agent_start","x":' + _LARGEST_INT + "}"
     assert dump_event(parse_event(line)) == line.encode()
     assert parse_event('{"type":"agent_start","x":1e-400}').model_extra == {"x": 0.0}
+
+
+def test_an_event_written_as_an_array_is_refused_saying_serde_reads_it() -> None:
+    # serde reads ["warning","hi"] as a warning event; orion-core never writes that form.
+    with pytest.raises(FormatError, match="an event written as an array, which serde reads, is refused"):
+        parse_event('["warning","hi"]')
