@@ -14,10 +14,12 @@ import re
 import sys
 from collections import Counter
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Any
 
-from ._cli_text import printable
+from pydantic import TypeAdapter
+
+from ._cli_text import printable, problem_lines
+from ._problems import problems_from
 from .anthropic_messages import from_anthropic, to_anthropic
 from .chat_template_dicts import from_chat_template, to_chat_template
 from .conversions import ConversionResult, Loss
@@ -26,6 +28,7 @@ from .models import Message
 from .openai_chat import from_openai, to_openai
 from .orion_backend import to_orion_backend
 from .storage import _replace_atomically
+from .wire import validate_json
 
 __all__ = ["FORMATS", "add_arguments", "run", "wants_conversion"]
 
@@ -37,6 +40,8 @@ FORMATS = ("json", "jsonl", *FOREIGN)
 
 ReadOrion = Callable[[str], list[Message]]
 """How the command line reads orion messages from a name (a file, ``-`` or a store URL)."""
+ReadDocument = Callable[[str], tuple[str, bytes]]
+"""How the command line reads another format's document: the name to show and the bytes."""
 WriteOrion = Callable[..., None]
 """How the command line writes orion messages to a name: ``(name, messages, *, pretty, to)``."""
 
@@ -103,35 +108,35 @@ def wants_conversion(args: argparse.Namespace) -> bool:
     return bool(args.to in FOREIGN or args.from_format != ORION)
 
 
-def run(args: argparse.Namespace, *, read_orion: ReadOrion, write_orion: WriteOrion) -> int:
+def run(
+    args: argparse.Namespace, *, read_orion: ReadOrion, write_orion: WriteOrion, read_document: ReadDocument
+) -> int:
     """Convert ``args.input`` to ``args.output`` between formats, print the report, return the exit status.
 
-    The command line's own readers and writers handle orion-core's side, so ``-`` and store URLs
-    work here as everywhere.
+    The command line's own readers and writers handle orion-core's side and read the foreign
+    document, so ``-``, store URLs and the refusal of special files work here as everywhere.
     """
     if args.to in FOREIGN and args.from_format != ORION:
         return _usage("convert between two foreign formats in two steps, through orion")
+    source = "<stdin>" if args.input == "-" else args.input
     try:
         if args.from_format == ORION:
             result: ConversionResult[Any] = _export(args, read_orion(args.input))
         else:
-            result = _import(args, _read_foreign(args.input))
+            source, data = read_document(args.input)
+            result = _import(args, _parse_document(data))
     except (FormatError, ConversionError) as error:
-        for problem in error.problems[:_SHOWN]:
-            _err(f"{args.input}: {printable(str(problem))}")
-        if len(error.problems) > _SHOWN:
-            _err(f"{args.input}: ... and {len(error.problems) - _SHOWN} more problems")
+        omitted = error.omitted if isinstance(error, FormatError) else 0
+        for line in problem_lines(source, error.problems, omitted):
+            _err(line)
         return _EXIT_INVALID
-    except _Refused as refused:
-        _err(str(refused))
-        return refused.code
     try:
         if args.from_format == ORION:
             _write_foreign(args.output, result.value, pretty=args.pretty)
         else:
             write_orion(args.output, result.value, pretty=args.pretty, to=args.to)
     except FormatError as error:
-        _err(f"error: {args.output}: {printable(str(error))}")
+        _err(f"error: {args.output}: {error}")
         return _EXIT_INVALID
     except OSError as error:
         _err(f"error: {args.output}: cannot write: {error.strerror or error}")
@@ -140,19 +145,13 @@ def run(args: argparse.Namespace, *, read_orion: ReadOrion, write_orion: WriteOr
     return _EXIT_OK
 
 
-class _Refused(Exception):
-    def __init__(self, text: str, code: int = _EXIT_INVALID) -> None:
-        super().__init__(text)
-        self.code = code
-
-
 def _usage(text: str) -> int:
     _err(f"error: {text}")
     return _EXIT_USAGE
 
 
 def _err(line: str) -> None:
-    print(f"orion-messages: {line}", file=sys.stderr)
+    print(printable(f"orion-messages: {line}"), file=sys.stderr)
 
 
 def _options(args: argparse.Namespace) -> dict[str, Any]:
@@ -195,15 +194,13 @@ def _list(value: Any) -> list[Any]:
     return value
 
 
-def _read_foreign(name: str) -> Any:
-    try:
-        return json.loads(sys.stdin.buffer.read() if name == "-" else Path(name).read_bytes())
-    except FileNotFoundError:
-        raise _Refused(f"error: {printable(name)}: no such file") from None
-    except OSError as error:
-        raise _Refused(f"error: {printable(name)}: cannot read it: {error.strerror or error}") from None
-    except ValueError as error:
-        raise _Refused(f"error: {printable(name)}: not JSON: {printable(str(error))}") from None
+def _parse_document(data: bytes) -> Any:
+    """A JSON document in another format, read as every input is: malformed JSON (a byte order
+    mark, trailing data, ``NaN`` where JSON has none) is reported at its line and column."""
+    return validate_json(_ANY_JSON, data, lambda error: list(problems_from(error)))
+
+
+_ANY_JSON: TypeAdapter[Any] = TypeAdapter(Any)
 
 
 def _write_foreign(name: str, value: Any, *, pretty: bool) -> None:

@@ -2,7 +2,16 @@
 
 from __future__ import annotations
 
-__all__ = ["printable"]
+from collections.abc import Sequence
+
+from .errors import Problem
+
+__all__ = ["MAX_PROBLEMS_ON_STDERR", "one_line", "printable", "problem_line", "problem_lines"]
+
+MAX_PROBLEMS_ON_STDERR = 20
+"""How many problems a fatal error lists on stderr; the rest are counted on one more line."""
+
+_ONE_LINE_MAX = 160
 
 
 def printable(text: str) -> str:
@@ -10,3 +19,44 @@ def printable(text: str) -> str:
     if text.isprintable():
         return text
     return "".join(char if char.isprintable() else repr(char)[1:-1] for char in text)
+
+
+def one_line(text: str) -> str:
+    """The first non-blank line of another library's message, cut to a readable length."""
+    first = next((line.strip() for line in text.splitlines() if line.strip()), "")
+    # Some messages carry their newlines escaped ("...\\nPlugins found: ..."): cut there too.
+    first = first.split("\\n", 1)[0].strip()
+    if len(first) > _ONE_LINE_MAX:
+        first = first[: _ONE_LINE_MAX - 3].rstrip() + "..."
+    return first or "no reason given"
+
+
+def problem_line(source: str, problem: Problem, *, warning: bool = False) -> str:
+    """``FILE: [i].field: message``, ``FILE:LINE: ...`` or ``FILE:LINE:COLUMN: ...``."""
+    head = source
+    if problem.line is not None:
+        head += f":{problem.line}"
+        if problem.column is not None:
+            head += f":{problem.column}"
+    parts = [head]
+    if problem.location:
+        parts.append(problem.location)
+    if warning:
+        parts.append("warning")
+    parts.append(problem.message)
+    return ": ".join(parts)
+
+
+def problem_lines(name: str, problems: Sequence[Problem], omitted: int = 0) -> list[str]:
+    """The lines of a fatal error for a file with ``problems``: the first 20, then a count.
+
+    The first line starts with ``error:``; the command adds its name in front of each line.
+    """
+    lines = [problem_line(name, problem) for problem in problems[:MAX_PROBLEMS_ON_STDERR]]
+    more = len(problems) + omitted - MAX_PROBLEMS_ON_STDERR
+    if more > 0:
+        lines.append(f"{name}: ... and {more:,} more problems")
+    if not lines:
+        lines.append(f"{name}: invalid")
+    lines[0] = f"error: {lines[0]}"
+    return lines

@@ -452,6 +452,10 @@ class _Pairs(list[tuple[str, Any]]):
     """An object's key/value pairs in order, kept only for an object where a key repeats."""
 
 
+_STRUCT_DEPTH_MAX = 16
+"""Deeper than any object of the formats' own (an event's message's tool call is 4 levels down)."""
+
+
 def duplicate_key_paths(data: bytes | str) -> list[tuple[tuple[int | str, ...], str]]:
     """Every key repeated in one object, as (path of the object, key).
 
@@ -471,7 +475,11 @@ def duplicate_key_paths(data: bytes | str) -> list[tuple[tuple[int | str, ...], 
 
     try:
         document = json.loads(data, object_pairs_hook=pairs_or_dict)
-    except (ValueError, RecursionError):
+    except RecursionError:  # deep values are free or unknown ones, whose keys serde never checks
+        document = json.loads(
+            flatten_deeper_than(data, _STRUCT_DEPTH_MAX)[0], object_pairs_hook=pairs_or_dict
+        )
+    except ValueError:
         return []
     if not repeated:
         return []

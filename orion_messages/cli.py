@@ -31,7 +31,11 @@ from typing import Any, BinaryIO, Literal, TextIO
 from pydantic import TypeAdapter, ValidationError
 
 from . import _cli_convert
+from ._cli_text import MAX_PROBLEMS_ON_STDERR as _MAX_PROBLEMS_ON_STDERR
+from ._cli_text import one_line
 from ._cli_text import printable as _printable
+from ._cli_text import problem_line as _problem_line
+from ._cli_text import problem_lines as _problem_lines
 from ._problems import describe, problem_from
 from ._store_cli import read_source, validate_source, write_target
 from ._version import __version__
@@ -45,7 +49,7 @@ from .errors import (
     TornLineWarning,
     UnknownKeyWarning,
 )
-from .events import parse_event
+from .events import duplicate_event_key_problems, parse_event
 from .models import Message, Role
 from .pruning import ContextConfig, TokenCounter, estimate_tokens, prune
 from .schema import conversation_schema, render, write_schemas
@@ -90,7 +94,6 @@ _PROGRESS_MIN_BYTES = 8 << 20
 _READ_CHUNK = 1 << 20
 _PROGRESS_EVERY_RECORDS = 2048
 _MAX_PROBLEMS_PER_FILE = 1000
-_MAX_PROBLEMS_ON_STDERR = 20
 
 
 class _Fatal(Exception):
@@ -396,7 +399,9 @@ def _kind(name: str, data: bytes) -> Kind:
     return kind
 
 
-_ARRAY_START = re.compile(rb"[ \t\r\n]*\[")
+# A byte order mark before the array still makes a conversation, refused at line 1, column 1 as
+# it is in a .json file (not a log whose only line is torn).
+_ARRAY_START = re.compile(rb"(?:\xef\xbb\xbf)?[ \t\r\n]*\[")
 
 
 def _first_record_is_event(data: bytes) -> bool:
@@ -429,18 +434,45 @@ class _Unreadable(Exception):
 def _read(name: str, progress: _Progress) -> _Input:
     """Read one input whole (a regular file, or standard input for ``-``) and tell its format."""
     if name == STDIO:
-        data = _read_stream(sys.stdin.buffer.fileno(), None, "<stdin>", progress)
-        return _Input("<stdin>", data, _kind(name, data), size=len(data))
+        data = _read_stdin(progress)
+        return _Input(_STDIN_LABEL, data, _kind(name, data), size=len(data))
     fd = _open_file(name)
     if _kind_by_name(name) == "jsonl":  # a log can be big: it is read as it is parsed
         return _open_log(name, fd)
+    data = _read_open_file(name, fd, progress)
+    return _Input(name, data, _kind(name, data), size=len(data))
+
+
+def _read_stdin(progress: _Progress) -> bytes:
+    """Standard input, whole; a stream without a file descriptor (replaced in-process) is read as is."""
     try:
-        data = _read_stream(fd, os.fstat(fd).st_size, name, progress)
+        fd = sys.stdin.buffer.fileno()
+    except (OSError, ValueError, AttributeError):
+        return bytes(sys.stdin.buffer.read())
+    return _read_stream(fd, None, _STDIN_LABEL, progress)
+
+
+def _read_open_file(name: str, fd: int, progress: _Progress) -> bytes:
+    """The whole of a regular file that ``_open_file`` opened; the file is closed."""
+    try:
+        return _read_stream(fd, os.fstat(fd).st_size, name, progress)
     except OSError as error:
         raise _Unreadable(name, f"cannot read it: {error.strerror or error}") from None
     finally:
         os.close(fd)
-    return _Input(name, data, _kind(name, data), size=len(data))
+
+
+def _read_document(name: str) -> tuple[str, bytes]:
+    """The name to show and the bytes of one JSON document in any format (``convert --from``):
+    standard input for ``-``, else a regular file, as every input; any problem is a fatal error."""
+    progress = _Progress(sys.stderr)
+    if name == STDIO:
+        return _STDIN_LABEL, _read_stdin(progress)
+    try:
+        return name, _read_open_file(name, _open_file(name), progress)
+    except _Unreadable as unreadable:  # not the hint for conversations: any JSON document is read
+        reason = _FOLDER_ONLY if unreadable.reason == _FOLDER else unreadable.reason
+        raise _Fatal(f"error: {name}: {reason}") from None
 
 
 def _open_log(name: str, fd: int) -> _Input:
@@ -483,7 +515,9 @@ def _open_file(name: str) -> int:
     return fd
 
 
-_FOLDER = "is a folder; expected a .json conversation or a .jsonl log"
+_FOLDER_ONLY = "is a folder"
+_FOLDER = f"{_FOLDER_ONLY}; expected a .json conversation or a .jsonl log"
+_STDIN_LABEL = "<stdin>"
 _O_NONBLOCK = getattr(os, "O_NONBLOCK", 0)  # not on Windows, which has no FIFOs in folders
 
 
@@ -663,10 +697,10 @@ def _byte_records(data: bytes, parsed: _Parsed, *, strict: bool) -> Iterator[_Re
     with warnings.catch_warnings():  # a whole last line is parsed again, warnings and all
         warnings.simplefilter("ignore", OrionMessagesWarning)
         records, torn = _split_records(data)
-    if torn is not None and parsed.kind == "jsonl":
+    if torn is not None and parsed.kind == "jsonl" and _may_be_torn(data[torn.offset :]):
         parsed.notice([Problem("", _torn_text(torn.size), torn.line)], error=strict)
-    elif torn is not None:
-        records.append((torn.line, data[torn.offset :]))  # an event stream has no torn-tail rule
+    elif torn is not None:  # no torn-tail rule for events, nor for a line that starts no record
+        records.append((torn.line, data[torn.offset :]))
     done = 0
     for number, record in records:
         done += len(record) + 1
@@ -677,7 +711,8 @@ def _file_records(name: str, handle: BinaryIO, parsed: _Parsed, *, strict: bool)
     """The records of a log file, read line by line: memory holds one line, not the file.
 
     The rules of ``_split_records``, by storage's own helpers: blank lines are skipped, and a
-    last line without its newline that is not a whole record is torn (a log's, not an event stream's).
+    last line without its newline that is not a whole record is torn (a log's, not an event
+    stream's) when it starts as a record does (``_may_be_torn``); otherwise it is corrupt.
     """
     done = 0
     try:
@@ -685,13 +720,23 @@ def _file_records(name: str, handle: BinaryIO, parsed: _Parsed, *, strict: bool)
             done += len(line)
             if line.endswith(b"\n"):
                 line = line[:-1]
-            elif parsed.kind == "jsonl" and not _is_blank(line) and not _is_whole(line):
+            elif parsed.kind == "jsonl" and _may_be_torn(line) and not _is_whole(line):
                 parsed.notice([Problem("", _torn_text(len(line)), number)], error=strict)
                 return
             if not _is_blank(line):
                 yield number, line, done
     except OSError as error:
         raise _Unreadable(name, f"cannot read it: {error.strerror or error}") from None
+
+
+def _may_be_torn(line: bytes) -> bool:
+    """Whether a last line without its newline can be what a crash mid-append leaves: the start
+    of a record, which is a JSON object. Anything else (``garbage``, a byte order mark) is a
+    corrupt record, reported at its line, not a torn one skipped with a warning."""
+    return line.lstrip(_BLANK_BYTES).startswith(b"{")
+
+
+_BLANK_BYTES = b" \t\r"  # storage's blank characters: a line of only these is blank
 
 
 def _is_whole(line: bytes) -> bool:
@@ -725,12 +770,12 @@ def _parse_record(record: bytes, number: int, parsed: _Parsed) -> None:
     except FormatError as error:
         parsed.add(error.at_line(number).problems)
         return
-    parsed.add(_duplicate_keys(record, number))
+    parsed.add(_duplicate_keys(record, number, events=parsed.kind == "events"))
 
 
-def _duplicate_keys(record: bytes, line: int) -> list[Problem]:
-    """Keys repeated in one object of one record, placed on its line (the codec's fast scanner)."""
-    problems = duplicate_key_problems(record)
+def _duplicate_keys(record: bytes, line: int, *, events: bool) -> list[Problem]:
+    """Known keys repeated in one object of one record, placed on its line (the codec's scanner)."""
+    problems = duplicate_event_key_problems(record) if events else duplicate_key_problems(record)
     return FormatError(problems).at_line(line).problems if problems else []
 
 
@@ -764,16 +809,6 @@ def _messages(name: str) -> tuple[str, Kind, list[Message]]:
     return read.name, read.kind, parsed.messages
 
 
-def _problem_lines(name: str, problems: Sequence[Problem], omitted: int) -> list[str]:
-    """The lines of a fatal error for a file with ``problems``: the first 20, then a count."""
-    lines = [_problem_line(name, problem) for problem in problems[:_MAX_PROBLEMS_ON_STDERR]]
-    more = len(problems) + omitted - _MAX_PROBLEMS_ON_STDERR
-    if more > 0:
-        lines.append(f"{name}: ... and {more:,} more problems")
-    lines[0] = f"error: {lines[0]}"
-    return lines
-
-
 def _print_notices(parsed: _Parsed) -> None:
     """The library's warnings (torn line, left-out keys), one line each on stderr, capped."""
     for problem in parsed.notices[:_MAX_PROBLEMS_ON_STDERR]:
@@ -781,22 +816,6 @@ def _print_notices(parsed: _Parsed) -> None:
     more = len(parsed.notices) + parsed.omitted_notices - _MAX_PROBLEMS_ON_STDERR
     if more > 0:
         _err(f"warning: {parsed.name}: ... and {more:,} more warnings")
-
-
-def _problem_line(source: str, problem: Problem, *, warning: bool = False) -> str:
-    """``FILE: [i].field: message``, ``FILE:LINE: ...`` or ``FILE:LINE:COLUMN: ...``."""
-    head = source
-    if problem.line is not None:
-        head += f":{problem.line}"
-        if problem.column is not None:
-            head += f":{problem.column}"
-    parts = [head]
-    if problem.location:
-        parts.append(problem.location)
-    if warning:
-        parts.append("warning")
-    parts.append(problem.message)
-    return ": ".join(parts)
 
 
 # --------------------------------------------------------------------------------------------
@@ -1140,6 +1159,8 @@ def _print_plan(report: dict[str, Any], *, verbose: bool, reserved: int, emit: C
         emit(f"wrote {_plural(report['kept_messages'], 'message')} to standard output")
     elif report["output"]:
         emit(f"wrote {_plural(report['kept_messages'], 'message')} to {report['output']}")
+    elif verbose:
+        emit("(a plan only: pass -o OUT to write the pruned conversation)")
     else:
         emit("(a plan only: pass -o OUT to write the pruned conversation, --verbose for every turn)")
 
@@ -1242,7 +1263,33 @@ def _text_counter(kind: str | None) -> Any:
         raise ValueError(
             f"unknown --counter {kind!r}: use chars4, words, hf:FILE, tiktoken:NAME or sentencepiece:FILE"
         )
-    return adapters[name](argument)
+    if name != "tiktoken":  # a file: only a regular one is read, as every file
+        _option_file("--counter", kind, argument)
+    try:
+        return adapters[name](argument)
+    except Exception as error:  # tokenizers raises a bare Exception: any failure is one line
+        reason = one_line(str(error)) if isinstance(error, OrionMessagesError) else _load_failure(error)
+        raise _Fatal(f"error: --counter {kind}: {reason}", code=EXIT_USAGE) from None
+
+
+def _load_failure(error: Exception) -> str:
+    """Why another library could not load a tokenizer, in one line (a network failure offline
+    would otherwise print a long ``HTTPSConnectionPool(...)`` message)."""
+    kinds = {klass.__name__ for klass in type(error).__mro__}
+    if kinds & {"ConnectionError", "ConnectTimeout", "ReadTimeout", "Timeout"}:
+        return "cannot load it: it is not in the local cache and could not be downloaded"
+    return f"cannot load it: {one_line(str(error))}"
+
+
+def _option_file(option: str, value: str, name: str) -> None:
+    """Refuse what is not a regular file before another library reads ``name`` (a FIFO would hang,
+    ``/dev/zero`` never end); a usage error naming the option."""
+    try:
+        os.close(_open_file(name))
+    except _Unreadable as unreadable:
+        raise _Fatal(
+            f"error: {option} {value}: {unreadable.reason.partition(';')[0]}", code=EXIT_USAGE
+        ) from None
 
 
 # --------------------------------------------------------------------------------------------
@@ -1287,9 +1334,13 @@ def _output_kind(args: argparse.Namespace, *, default: Kind | None = None) -> Li
 
 def _convert(args: argparse.Namespace) -> int:
     if _cli_convert.wants_conversion(args):
-        return _cli_convert.run(args, read_orion=_read_messages, write_orion=_write_messages)
+        return _cli_convert.run(
+            args, read_orion=_read_messages, write_orion=_write_messages, read_document=_read_document
+        )
     parser: argparse.ArgumentParser = args.parser
     from_store = is_store_url(args.input)
+    if args.input != STDIO and not from_store and os.path.isdir(args.input):
+        raise _Fatal(f"error: {args.input}: {_FOLDER}")  # as stats says it, not "no extension"
     if args.input != STDIO and not from_store and _kind_by_name(args.input) is None:
         parser.error(f"cannot tell the format of {_printable(args.input)} from its extension: use .json or .jsonl")  # fmt: skip
     to_store = is_store_url(args.output)

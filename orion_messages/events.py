@@ -28,7 +28,7 @@ from ._problems import describe, integer_ranges, location, problem_from
 from .checks import find_problems
 from .errors import ArgumentTypeError, FormatError, Problem
 from .models import U32_MAX, Message, Role, ToolResult, _WireModel
-from .wire import dump_json, duplicate_key_problems, validate_json
+from .wire import dump_json, duplicate_key_problems, message_fields, validate_json
 
 __all__ = [
     "AgentEndEvent",
@@ -281,6 +281,31 @@ _EVENT_CLASSES: tuple[type[_Event], ...] = get_args(get_args(AgentEvent)[0])
 EVENT_TYPES: tuple[str, ...] = tuple(event.model_fields["type"].default for event in _EVENT_CLASSES)
 """Every event ``type`` tag, in orion-core's declaration order (read from the event classes)."""
 
+# The keys any event knows: a repeated one is serde's "duplicate field" (over all variants, so a
+# key repeated in a variant that does not know it is refused too; no event of orion-core's has one).
+_EVENT_FIELDS = frozenset().union(*(event.model_fields for event in _EVENT_CLASSES))
+_RESULT_FIELDS = frozenset(ToolResult.model_fields)
+
+
+def duplicate_event_key_problems(line: bytes | str) -> list[Problem]:
+    """A problem for every known key repeated in one object of an event (what ``strict`` adds)."""
+    return duplicate_key_problems(line, _event_fields)
+
+
+def _event_fields(path: tuple[int | str, ...]) -> frozenset[str] | None:
+    """The known keys of the object at ``path`` in an event (``StructFields``)."""
+    if not path:
+        return _EVENT_FIELDS
+    head, rest = path[0], path[1:]
+    if head == "message":
+        return message_fields(rest)
+    if head == "messages" and rest and isinstance(rest[0], int):
+        return message_fields(rest[1:])
+    if path == ("result",) or (head == "tool_results" and len(rest) == 1 and isinstance(rest[0], int)):
+        return _RESULT_FIELDS
+    return None
+
+
 _U32_FIELDS = frozenset(
     name
     for event in _EVENT_CLASSES
@@ -304,7 +329,7 @@ def parse_event(line: bytes | bytearray | memoryview | str, *, strict: bool = Fa
         line = bytes(line)
     event = validate_json(_EVENT, line, _event_problems, read_whole=True)  # serde buffers a tagged enum
     if strict:
-        problems = duplicate_key_problems(line)
+        problems = duplicate_event_key_problems(line)
         if isinstance(event, AgentEndEvent):
             problems.extend(
                 Problem(f"messages{p.location}", p.message) for p in find_problems(event.messages)

@@ -32,7 +32,7 @@ from ._json_rules import (
 from ._problems import location, problem_from, problems_from
 from .checks import find_problems
 from .errors import ArgumentTypeError, FormatError, Problem, UnknownKeyWarning
-from .models import Message, _WireModel
+from .models import Message, ToolCall, ToolResult, _WireModel
 
 __all__ = ["FloatStyle", "dumps", "dumps_message", "loads", "loads_message"]
 
@@ -114,14 +114,40 @@ def loads_message(data: bytes | bytearray | memoryview | str, *, strict: bool = 
     return message
 
 
-def duplicate_key_problems(data: bytes | str) -> list[Problem]:
-    """A problem for every key repeated in one object of ``data`` (serde's "duplicate field").
+StructFields = Callable[[tuple[int | str, ...]], "frozenset[str] | None"]
+"""The known keys of the object at a path of a document, or None where serde reads a map or
+skips the value (``arguments``, an unknown key's value): there a repeated key is no error."""
+
+_MESSAGE_FIELDS = frozenset(Message.model_fields)
+_CALL_FIELDS = frozenset(ToolCall.model_fields)
+_RESULT_FIELDS = frozenset(ToolResult.model_fields)
+
+
+def message_fields(path: tuple[int | str, ...]) -> frozenset[str] | None:
+    """``StructFields`` of a message: its own keys, a tool call's, its tool result's."""
+    if not path:
+        return _MESSAGE_FIELDS
+    if len(path) == 2 and path[0] == "tool_calls" and isinstance(path[1], int):
+        return _CALL_FIELDS
+    return _RESULT_FIELDS if path == ("tool_result",) else None
+
+
+def _document_fields(path: tuple[int | str, ...]) -> frozenset[str] | None:
+    """``StructFields`` of a conversation (an array of messages) or of one message."""
+    return message_fields(path[1:]) if path and isinstance(path[0], int) else message_fields(path)
+
+
+def duplicate_key_problems(data: bytes | str, fields: StructFields = _document_fields) -> list[Problem]:
+    """A problem for every known key repeated in one object of ``data`` (serde's "duplicate field").
 
     The check ``strict=True`` adds; one pass of a C parser, only walked when a key repeats.
+    ``fields`` says which keys an object knows: serde reads a map (``arguments``) with the last
+    value winning and skips an unknown key's value, so a key repeated there is no error.
     """
     return [
         Problem(location(path), f'duplicate key "{key}" in one object')
         for path, key in duplicate_key_paths(data)
+        if key in (fields(path) or ())
     ]
 
 

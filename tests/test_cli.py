@@ -842,13 +842,14 @@ def test_validate_escapes_ids_and_file_names(tmp_path: Path, capsys: CaptureFixt
     folder.mkdir()
     _write(folder / "bad\r\x1b[1A.json", [dict(HAND[1], id=_HOSTILE), dict(HAND[5], id=_HOSTILE)])
     key = json.dumps(_HOSTILE)
-    record = f'{{"id":"m","role":"user","content":"a","timestamp":1,{key}:1,{key}:2}}\n'
+    record = f'{{"id":"m","id":"m","role":"user","content":"a","timestamp":1,{key}:1e400}}\n'  # key named
     (folder / "keys.jsonl").write_text(record, encoding="utf-8")
     assert main(["validate", str(tmp_path)]) == 1
     out = capsys.readouterr().out
     assert not any(char in out for char in "\x1b\x07\r\u202e"), out
     assert out.count("\n") == len(out.splitlines())  # every line break is ours
-    assert out.count("\\x1b[2J\\x07\\rchecked 9 files") >= 2  # the id, and the key
+    assert "\\x1b[2J\\x07\\rchecked 9 files" in out  # the id
+    assert json.dumps(_HOSTILE)[1:-1] in out  # the key, in the warning that names it, as JSON spells it
 
 
 def test_stats_and_prune_escape_the_file_name(tmp_path: Path, capsys: CaptureFixture) -> None:
@@ -1024,8 +1025,9 @@ _OTHER = json.dumps(dict(HAND[1], id="msg-9")).encode()
         _LINE + b"\n" + _OTHER[:20] + b"\n" + _OTHER,  # a corrupt line is not torn
         _LINE + b"\n" + _LINE + b"\n",  # a semantic problem of the whole log
         b'{"type":"agent_start"}\n{"type":"turn_sta',  # an event stream has no torn-tail rule
+        _LINE + b"\ngarbage",  # a last line that is no record's start is corrupt, not torn
     ],
-    ids=["whole", "blank", "no-newline", "torn", "corrupt", "duplicate-ids", "events"],
+    ids=["whole", "blank", "no-newline", "torn", "corrupt", "duplicate-ids", "events", "not-a-start"],
 )
 @pytest.mark.parametrize("strict", [False, True])
 def test_a_log_file_read_line_by_line_reports_what_the_whole_bytes_do(
@@ -1244,3 +1246,165 @@ def test_the_system_prompt_file_is_used_as_is(tmp_path: Path, capsys: CaptureFix
         == 0
     )
     assert json.loads(capsys.readouterr().out)["fixed_tokens"] == 8 + 5
+
+
+# --- standard input: a byte order mark, a lone line that is no record (audit) ---------------------
+
+
+def _stdin(monkeypatch: pytest.MonkeyPatch, data: bytes) -> None:
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data)))
+
+
+def test_a_byte_order_mark_on_standard_input_is_refused_at_line_1_column_1(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: CaptureFixture
+) -> None:
+    # docs/reliability.md: a UTF-8 byte order mark is refused at line 1, column 1; a conversation
+    # saved without its final newline (as save() writes it) must not pass for a torn log line.
+    conversation = b"\xef\xbb\xbf" + json.dumps(HAND).encode()
+    out = tmp_path / "out.json"
+    _stdin(monkeypatch, conversation)
+    assert main(["convert", "-", str(out)]) == 1
+    (line,) = _lines(capsys.readouterr().err)
+    assert line.startswith("orion-messages: error: <stdin>:1:1: malformed JSON: ")
+    assert "byte order mark" in line
+    assert not out.exists()
+    _stdin(monkeypatch, conversation)
+    assert main(["validate", "-"]) == 1
+    printed = _lines(capsys.readouterr().out)
+    assert printed[0].startswith("<stdin>:1:1: malformed JSON: ")
+    assert printed[-1] == "checked 1 file (0 messages in the valid ones): 1 invalid (1 error)"
+    (tmp_path / "bom.json").write_bytes(conversation)  # the same bytes in a file: the same report
+    assert main(["validate", str(tmp_path / "bom.json")]) == 1
+    assert _lines(capsys.readouterr().out)[0].startswith(f"{tmp_path / 'bom.json'}:1:1: malformed JSON: ")
+
+
+@pytest.mark.parametrize("source", ["stdin", "file"])
+def test_a_lone_line_that_is_no_record_is_not_all_valid(
+    source: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: CaptureFixture
+) -> None:
+    # docs/cli.md: a last line without its newline that does not start with "{" is a corrupt
+    # record, an error at its line (garbage alone on standard input is never "all valid").
+    path = tmp_path / "garbage.jsonl"
+    path.write_bytes(b"garbage")
+    name = "<stdin>" if source == "stdin" else str(path)
+    argument = "-" if source == "stdin" else str(path)
+    if source == "stdin":
+        _stdin(monkeypatch, b"garbage")
+    assert main(["validate", argument]) == 1
+    printed = _lines(capsys.readouterr().out)
+    assert printed[0].startswith(f"{name}:1:1: malformed JSON: ")
+    assert printed[-1] == "checked 1 file (0 messages in the valid ones): 1 invalid (1 error)"
+    if source == "stdin":
+        _stdin(monkeypatch, b"garbage")
+    assert main(["convert", argument, str(tmp_path / "out.json")]) == 1
+    assert _lines(capsys.readouterr().err)[0].startswith(
+        f"orion-messages: error: {name}:1:1: malformed JSON: "
+    )
+    assert not (tmp_path / "out.json").exists()
+
+
+def test_a_torn_record_alone_on_standard_input_still_warns(
+    monkeypatch: pytest.MonkeyPatch, capsys: CaptureFixture
+) -> None:
+    _stdin(monkeypatch, b'{"id":"msg-1","ro')  # the start of a record: what a crash leaves
+    assert main(["validate", "-"]) == 0
+    assert _lines(capsys.readouterr().out) == [
+        "<stdin>:1: warning: skipping a torn last line (17 bytes), as a crash mid-append leaves it",
+        "checked 1 file (0 messages in the valid ones): all valid, 1 warning",
+    ]
+
+
+# --- convert a folder; prune's closing hint; --counter failures (audit) ---------------------------
+
+
+def test_convert_a_folder_says_it_is_a_folder_as_stats_does(tmp_path: Path, capsys: CaptureFixture) -> None:
+    folder = tmp_path / "d"
+    folder.mkdir()
+    assert main(["convert", str(folder), str(tmp_path / "x.json")]) == 1
+    assert _lines(capsys.readouterr().err) == [
+        f"orion-messages: error: {folder}: is a folder; expected a .json conversation or a .jsonl log"
+    ]
+
+
+def test_prune_verbose_without_output_drops_the_verbose_hint(hand: Path, capsys: CaptureFixture) -> None:
+    argv = ["prune", str(hand), "--max-context-tokens", "60", "--max-response-tokens", "20"]
+    assert main(argv) == 0
+    assert _lines(capsys.readouterr().out)[-1] == (
+        "(a plan only: pass -o OUT to write the pruned conversation, --verbose for every turn)"
+    )
+    assert main([*argv, "--verbose"]) == 0
+    assert (
+        _lines(capsys.readouterr().out)[-1] == "(a plan only: pass -o OUT to write the pruned conversation)"
+    )
+
+
+def test_a_counter_file_that_cannot_be_read_is_one_usage_line(tmp_path: Path, capsys: CaptureFixture) -> None:
+    conversation = _write(tmp_path / "hi.json", HI)
+    missing = tmp_path / "nope.json"
+    fifo = tmp_path / "tok.json"
+    os.mkfifo(fifo)  # read, it would hang: refused before anything reads it
+    for kind, reason in (
+        (f"hf:{missing}", "no such file"),
+        (f"sentencepiece:{missing}", "no such file"),
+        (f"hf:{fifo}", "not a regular file (a named pipe)"),
+        (f"hf:{tmp_path}", "is a folder"),
+    ):
+        assert main(_templated(conversation, "--counter", kind)) == 2
+        captured = capsys.readouterr()
+        assert captured.out == ""
+        assert _lines(captured.err) == [f"orion-messages: error: --counter {kind}: {reason}"]
+
+
+class _Offline(OSError):
+    """Named as requests' ConnectionError is, which tiktoken raises when it cannot download."""
+
+
+_Offline.__name__ = "ConnectionError"
+
+
+@pytest.mark.parametrize(
+    ("adapter", "failure", "reason"),
+    [
+        ("huggingface_counter", Exception("No such file or directory (os error 2)"), "cannot load it: No such file or directory (os error 2)"),
+        ("huggingface_counter", Exception("first line\n  second line"), "cannot load it: first line"),
+        ("tiktoken_counter", ValueError("Unknown encoding x.\\nPlugins found: [...]"), "cannot load it: Unknown encoding x."),
+        ("tiktoken_counter", _Offline("HTTPSConnectionPool(host='h', port=443): Max retries exceeded " + "x" * 400), "cannot load it: it is not in the local cache and could not be downloaded"),
+    ],
+)  # fmt: skip
+def test_a_counter_that_fails_to_load_is_one_usage_line(
+    adapter: str,
+    failure: Exception,
+    reason: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: CaptureFixture,
+) -> None:
+    from orion_messages import cli
+
+    def fail(argument: str) -> Any:
+        raise failure
+
+    monkeypatch.setattr(cli, adapter, fail)
+    conversation = _write(tmp_path / "hi.json", HI)
+    (tmp_path / "tok.json").write_text("{}", encoding="utf-8")
+    kind = f"hf:{tmp_path / 'tok.json'}" if adapter == "huggingface_counter" else "tiktoken:x"
+    assert main(_templated(conversation, "--counter", kind)) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert _lines(captured.err) == [f"orion-messages: error: --counter {kind}: {reason}"]  # no traceback
+
+
+def test_a_long_counter_failure_is_cut_to_one_short_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: CaptureFixture
+) -> None:
+    from orion_messages import cli
+
+    def fail(argument: str) -> Any:
+        raise RuntimeError("y" * 1000)
+
+    monkeypatch.setattr(cli, "tiktoken_counter", fail)
+    assert main(_templated(_write(tmp_path / "hi.json", HI), "--counter", "tiktoken:x")) == 2
+    (line,) = _lines(capsys.readouterr().err)
+    assert line.startswith("orion-messages: error: --counter tiktoken:x: cannot load it: yyy")
+    assert line.endswith("...")
+    assert len(line) < 300

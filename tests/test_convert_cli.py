@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -36,9 +39,33 @@ def test_strict_refuses_and_writes_nothing(tmp_path: Path, capsys: pytest.Captur
     status = main(["convert", source, str(out), "--to", "anthropic", "--strict", "--accept", "id,timestamp"])
     assert status == 1
     assert not out.exists()
-    errors = capsys.readouterr().err
-    assert "[5].pinned: strict conversion refused" in errors
-    assert "[0].id" not in errors
+    errors = capsys.readouterr().err.splitlines()
+    # docs/cli.md: one line per problem, the first "orion-messages: error: FILE: ...", the others
+    # "orion-messages: FILE: ...". Left after --accept id,timestamp: [5].pinned and [8]'s pending.
+    assert len(errors) == 2
+    assert errors[0].startswith(f"orion-messages: error: {source}: [5].pinned: strict conversion refused")
+    assert errors[1].startswith(f"orion-messages: {source}: [8].tool_result.pending: ")
+    assert not any("[0].id" in line for line in errors)
+
+
+def test_strict_refusals_are_capped_at_20_lines(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # 15 messages, each with an id and a timestamp that Anthropic has no place for: 30 losses,
+    # 20 lines of them and one line counting the other 10.
+    source = tmp_path / "chat.json"
+    messages = [
+        Message.user(f"m{i}", "hi", timestamp=i)
+        if i % 2 == 0
+        else Message.assistant(f"m{i}", "ok", timestamp=i)
+        for i in range(15)
+    ]
+    source.write_bytes(dumps(messages))
+    assert main(["convert", str(source), str(tmp_path / "out.json"), "--to", "anthropic", "--strict"]) == 1
+    errors = capsys.readouterr().err.splitlines()
+    assert len(errors) == 21
+    assert errors[0].startswith(f"orion-messages: error: {source}: [0].id: strict conversion refused")
+    assert all(line.startswith(f"orion-messages: {source}: [") for line in errors[1:20])
+    assert errors[20] == f"orion-messages: {source}: ... and 10 more problems"
+    assert not (tmp_path / "out.json").exists()
 
 
 def test_from_anthropic_reads_a_request_body(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -76,7 +103,9 @@ def test_orphans_are_refused_unless_a_fix_is_chosen(
     )
     out = tmp_path / "out.json"
     assert main(["convert", str(source), str(out), "--to", "openai"]) == 1
-    assert '[0].tool_calls[0]: tool call "c" has no result' in capsys.readouterr().err
+    assert capsys.readouterr().err.splitlines() == [
+        f'orion-messages: error: {source}: [0].tool_calls[0]: tool call "c" has no result'
+    ]
     assert main(["convert", str(source), str(out), "--to", "openai", "--orphans", "synthesize"]) == 0
     assert [m["role"] for m in json.loads(out.read_text(encoding="utf-8"))] == ["assistant", "tool"]
 
@@ -85,7 +114,10 @@ def test_invalid_foreign_input_names_the_location(tmp_path: Path, capsys: pytest
     source = tmp_path / "bad.json"
     source.write_text(json.dumps([{"role": "user", "content": 5}]), encoding="utf-8")
     assert main(["convert", str(source), str(tmp_path / "out.json"), "--from", "openai"]) == 1
-    assert "[0].content: expected a string or an array of content parts" in capsys.readouterr().err
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line.startswith(
+        f"orion-messages: error: {source}: [0].content: expected a string or an array of content parts"
+    )
 
 
 def test_the_report_escapes_what_it_prints(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -134,3 +166,64 @@ def test_conversions_read_and_write_store_urls(tmp_path: Path) -> None:
     assert json.loads(out.read_text(encoding="utf-8")) == json.loads(
         (GOLDENS / "tool-loop.openai.json").read_text(encoding="utf-8")
     )
+
+
+# --- what --from reads, and how its errors are told (audit) --------------------------------------
+
+
+def _convert_process(*args: str, stdin: bytes = b"") -> subprocess.CompletedProcess[str]:
+    # A real process with a timeout: reading a FIFO or /dev/zero would hang, not fail.
+    return subprocess.run(
+        [sys.executable, "-m", "orion_messages", "convert", *args],
+        input=stdin.decode("latin-1"),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+def test_from_refuses_special_files_in_one_line(tmp_path: Path) -> None:
+    # docs/cli.md: only regular files are read; a special file named is refused in one line.
+    fifo = tmp_path / "fifo.json"
+    os.mkfifo(fifo)
+    for special, what in ((fifo, "a named pipe"), (Path("/dev/zero"), "a character device")):
+        result = _convert_process(str(special), str(tmp_path / "x.json"), "--from", "openai")
+        assert result.returncode == 1
+        assert result.stderr.splitlines() == [
+            f"orion-messages: error: {special}: not a regular file ({what}); use - for standard input"
+        ]
+        assert not (tmp_path / "x.json").exists()
+
+
+def test_from_a_folder_says_it_is_a_folder(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["convert", str(tmp_path), str(tmp_path / "x.json"), "--from", "openai"]) == 1
+    assert capsys.readouterr().err.splitlines() == [f"orion-messages: error: {tmp_path}: is a folder"]
+
+
+@pytest.mark.parametrize(
+    ("document", "where"),
+    [
+        (b'[{"role": "user", "content": "hi"}]\n[]\n', ":2:1: malformed JSON: "),  # data after the document
+        (b'\xef\xbb\xbf[{"role": "user", "content": "hi"}]', ":1:1: malformed JSON: "),  # a byte order mark
+        (b'[{"role": "user",}]', ":1:18: malformed JSON: "),  # a trailing comma, told at the "}" after it
+    ],
+)
+def test_from_reports_malformed_json_at_its_line_and_column(
+    document: bytes, where: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = tmp_path / "request.json"
+    source.write_bytes(document)
+    assert main(["convert", str(source), str(tmp_path / "x.json"), "--from", "openai"]) == 1
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line.startswith(f"orion-messages: error: {source}{where}")
+    assert "char " not in line  # not Python's json text ("Extra data: line 2 column 1 (char 71)")
+    assert not (tmp_path / "x.json").exists()
+
+
+def test_from_standard_input_names_it_stdin_with_the_error_prefix(tmp_path: Path) -> None:
+    result = _convert_process("-", str(tmp_path / "x.json"), "--from", "openai", stdin=b'{"model": "m"}')
+    assert result.returncode == 1
+    (line,) = result.stderr.splitlines()
+    assert line.startswith("orion-messages: error: <stdin>: ")
+    assert "Traceback" not in result.stderr

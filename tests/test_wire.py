@@ -201,18 +201,29 @@ def test_duplicate_keys_are_rejected_when_strict(snapshot: SnapshotAssertion) ->
     assert str(caught.value) == snapshot
 
 
-def test_duplicate_keys_are_found_at_every_level_when_strict() -> None:
+def test_strict_finds_repeated_known_keys_at_every_level_as_serde_does() -> None:
+    # serde refuses a repeated field of a struct ("duplicate field"); in arguments (a map) the
+    # last value wins, and an unknown key's value is skipped: no error in either.
     raw = (
-        '[{"id":"m","role":"assistant","content":"","timestamp":1,"tool_calls":'
-        '[{"id":"c","name":"n","arguments":{"a":1,"b":{"x":1,"x":2}},"name":"n"}]}]'
+        '[{"id":"m","role":"assistant","content":"","timestamp":1,"x":{"y":1,"y":2},"tool_calls":'
+        '[{"id":"c","name":"n","arguments":{"a":1,"b":{"x":1,"x":2}},"name":"n"}],'
+        '"tool_result":{"tool_call_id":"c","tool_name":"n","content":"","is_error":false,"is_error":true}}]'
     )
     assert loads(raw)[0].tool_calls[0].arguments == {"a": 1, "b": {"x": 2}}
     with pytest.raises(FormatError) as caught:
         loads(raw, strict=True)
-    assert sorted(p.location for p in caught.value.problems) == [
-        "[0].tool_calls[0]",
-        "[0].tool_calls[0].arguments.b",
+    duplicates = [(p.location, p.message) for p in caught.value.problems if "duplicate" in p.message]
+    assert sorted(duplicates) == [
+        ("[0].tool_calls[0]", 'duplicate key "name" in one object'),
+        ("[0].tool_result", 'duplicate key "is_error" in one object'),
     ]
+
+
+def test_strict_finds_a_repeated_known_key_beside_a_very_deep_value() -> None:
+    deep = "[" * 2000 + "]" * 2000
+    raw = '[{"id":"a","id":"b","role":"user","content":"c","timestamp":1,"x":' + deep + "}]"
+    with pytest.raises(FormatError, match=r'\[0\]: duplicate key "id"'):
+        loads(raw, strict=True)
 
 
 def test_strict_reports_semantic_problems_that_the_default_loads() -> None:
