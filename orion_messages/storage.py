@@ -474,6 +474,10 @@ def _prepare_for_append(fd: int, path: PathLike) -> tuple[int, bytes]:
     tail = os.pread(fd, size - start, start)
     if _is_whole_record(tail):
         return size, b"\n"  # a whole record that lost only its newline
+    if not _may_be_torn(tail):
+        _refuse(
+            path, f"its last line is neither a message nor the start of one (line {_line_number(fd, start)})"
+        )
     if start > 0:
         _require_message_line(fd, path, start)
     warning = TornLineWarning(os.fspath(path), None, start, size - start, repaired=True)
@@ -513,6 +517,16 @@ def _last_line_start(fd: int, end: int) -> int:
         end = begin
         step = min(step * 2, 1 << 20)
     return 0
+
+
+def _may_be_torn(line: bytes) -> bool:
+    """Whether an unterminated last line may be a record cut short by a crash: it starts as one."""
+    return line.lstrip(_BLANK).startswith(b"{")
+
+
+def _line_number(fd: int, offset: int) -> int:
+    """The 1-based line number of the byte at ``offset`` (a rare, failing path: counts newlines)."""
+    return os.pread(fd, offset, 0).count(b"\n") + 1
 
 
 def _is_whole_record(line: bytes) -> bool:
@@ -576,8 +590,8 @@ def _split_records(data: bytes) -> tuple[list[tuple[int, bytes]], _Torn | None]:
     torn = None
     if not _is_blank(tail):
         number = len(raw_lines) + 1
-        if _is_whole_record(tail):
-            records.append((number, tail))  # a whole record that lost only its newline
+        if _is_whole_record(tail) or not _may_be_torn(tail):
+            records.append((number, tail))  # a whole record that lost only its newline, or corrupt
         else:
             torn = _Torn(number, len(data) - len(tail), len(tail))
     return records, torn
@@ -664,6 +678,9 @@ def _iter_records(handle: BinaryIO, path: PathLike) -> Iterator[Message]:
             if not _is_blank(line[:-1]):
                 yield _parse_line(number, line[:-1], source)
         elif not _is_blank(line):  # the last line, without its newline
+            if not _may_be_torn(line):
+                yield _parse_line(number, line, source)  # raises: corrupt, not torn
+                return
             try:
                 message = loads_message(line)
             except FormatError:

@@ -481,11 +481,23 @@ def test_a_line_of_other_whitespace_is_a_problem_with_its_line_number(tmp_path: 
         assert caught.value.problems[0].line == 3
 
 
-def test_a_last_line_of_other_whitespace_is_reported_as_torn(tmp_path: Path) -> None:
+def test_an_unterminated_last_line_is_torn_only_if_it_starts_as_a_record(tmp_path: Path) -> None:
+    # A crash mid-append leaves the start of a record, "{...": anything else is corrupt data,
+    # reported at its line and never cut off by append_jsonl.
     first = _chat(1)[0]
     log = tmp_path / "log.jsonl"
-    log.write_bytes(_record(first) + b"\x0c")
-    with pytest.warns(TornLineWarning, match=r":2: skipping a torn last line \(1 bytes"):
+    for tail in (b"\x0c", b"garbage", b"[1"):
+        log.write_bytes(_record(first) + tail)
+        with pytest.raises(FormatError) as caught:
+            read_jsonl(log)
+        assert caught.value.problems[0].line == 2
+        with pytest.raises(FormatError):
+            list(iter_jsonl(log))
+        with pytest.raises(NotALogError, match=r"neither a message nor the start of one \(line 2\)"):
+            append_jsonl(log, first)
+        assert log.read_bytes() == _record(first) + tail
+    log.write_bytes(_record(first) + b' \t{"id":"m')
+    with pytest.warns(TornLineWarning, match=r":2: skipping a torn last line \(10 bytes"):
         assert read_jsonl(log) == [first]
 
 
