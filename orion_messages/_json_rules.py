@@ -42,6 +42,7 @@ __all__ = [
     "duplicate_key_paths",
     "first_deeper_than",
     "flatten_deeper_than",
+    "syntax_error_at",
     "first_non_finite_literal",
     "minus_zero_as_float",
     "value_problem",
@@ -392,18 +393,19 @@ def _container_edges(data: bytes | str) -> Iterator[tuple[int, bool]]:
         yield start, char in opening
 
 
-def flatten_deeper_than(data: bytes | str, depth: int) -> tuple[bytes | str, int]:
+def flatten_deeper_than(data: bytes | str, depth: int) -> tuple[bytes | str, list[tuple[int, int]]]:
     """``data`` with every array or object that opens below ``depth`` levels replaced by ``null``.
 
     How a document whose unknown keys nest deeper than the parser goes (serde skips such values
     unread) is still loaded: the values replaced are dropped afterwards, with a warning. One
-    linear pass outside strings; returns the new document and how many values were replaced.
+    linear pass outside strings; returns the new document and where each replaced value was
+    (start, end), for ``syntax_error_at`` to check what the parser never saw.
     """
     is_bytes = isinstance(data, bytes)
     pieces: list[Any] = []
     level = 0
     copied = 0
-    replaced = 0
+    replaced: list[tuple[int, int]] = []
     cut_from: int | None = None
     for start, opens in _container_edges(data):
         if opens:
@@ -414,11 +416,79 @@ def flatten_deeper_than(data: bytes | str, depth: int) -> tuple[bytes | str, int
             if level == depth + 1 and cut_from is not None:
                 pieces.extend((data[copied:cut_from], b"null" if is_bytes else "null"))
                 copied = start + 1
+                replaced.append((cut_from, copied))
                 cut_from = None
-                replaced += 1
             level -= 1
     pieces.append(data[copied:])
     return (b"" if is_bytes else "").join(pieces), replaced
+
+
+# One JSON token after optional whitespace: a structural character, a string (escapes checked
+# as serde_json checks a value it skips: any four hex digits after \u), a number, a literal.
+_TOKEN_PATTERN = (
+    r'[ \t\n\r]*(?:([\[\]{},:])|("(?:[^"\\\x00-\x1f]|\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4}))*")'
+    r"|(-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?)|(true|false|null))"
+)
+_WHITESPACE: dict[type, Any] = {bytes: b" \t\n\r", str: " \t\n\r"}
+_BYTES_TOKEN: re.Pattern[Any] = re.compile(_TOKEN_PATTERN.encode())
+_TEXT_TOKEN: re.Pattern[Any] = re.compile(_TOKEN_PATTERN)
+
+
+def syntax_error_at(data: bytes | str, start: int, end: int) -> int | None:
+    """Where the JSON value ``data[start:end]`` stops being well-formed, or None if it is one.
+
+    Any depth, without recursion: for the values ``flatten_deeper_than`` cut out, which serde
+    skips but still reads as JSON (brackets matched, commas and colons, valid literals and
+    escapes). A rare, failing path: one Python step per token.
+    """
+    pattern = _BYTES_TOKEN if isinstance(data, bytes) else _TEXT_TOKEN
+    closing = {"[": "]", "{": "}"}
+    stack: list[str] = []
+    expect = "value"  # or "first", "key", "firstkey", "colon", "next" (a comma or the close), "end"
+    position = start
+    while position < end:
+        match = pattern.match(data, position, end)
+        if match is None:
+            rest: Any = data[position:end]
+            return None if expect == "end" and not rest.strip(_WHITESPACE[type(data)]) else position
+        punctuation, string = match[1], match[2]
+        mark = _text(punctuation) if punctuation is not None else None
+        kind = mark or ("string" if string is not None else "scalar")
+        expect = _next_expectation(expect, kind, stack, closing)
+        if expect == "error":
+            return match.start(match.lastindex or 0)
+        position = match.end()
+    return None if expect == "end" and not stack else end
+
+
+def _text(token: bytes | str) -> str:
+    return token.decode("ascii") if isinstance(token, bytes) else token
+
+
+def _next_expectation(expect: str, kind: str, stack: list[str], closing: dict[str, str]) -> str:
+    """One step of the JSON grammar: what may follow ``kind`` where ``expect`` was expected.
+
+    ``first`` and ``firstkey`` follow an opening bracket, where it may close at once; ``value``
+    and ``key`` follow a comma or a colon, where it may not (no trailing commas).
+    """
+    if expect in ("first", "firstkey") and kind == closing[stack[-1]]:
+        stack.pop()
+        return "next" if stack else "end"
+    if expect in ("value", "first") and kind in ("[", "{"):
+        stack.append(kind)
+        return "first" if kind == "[" else "firstkey"
+    if expect in ("value", "first") and kind in ("string", "scalar"):
+        return "next" if stack else "end"
+    if expect in ("key", "firstkey") and kind == "string":
+        return "colon"
+    if expect == "colon" and kind == ":":
+        return "value"
+    if expect == "next" and kind == ",":
+        return "value" if stack[-1] == "[" else "key"
+    if expect == "next" and kind == closing[stack[-1]]:
+        stack.pop()
+        return "next" if stack else "end"
+    return "error"
 
 
 def first_deeper_than(data: bytes | str, depth: int) -> int | None:

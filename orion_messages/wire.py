@@ -27,6 +27,7 @@ from ._json_rules import (
     first_non_finite_literal,
     flatten_deeper_than,
     minus_zero_as_float,
+    syntax_error_at,
     value_problem,
 )
 from ._problems import location, problem_from, problems_from
@@ -303,17 +304,23 @@ def _without_unwritable_unknown_keys(
     past any parser's limit. Here they are dropped (and named in an ``UnknownKeyWarning``).
     Returns None when the document has some other problem.
     """
+    given = data
+    cut: list[tuple[int, int]] = []
     if _is_too_deep(error):
-        data, replaced = flatten_deeper_than(data, _FLATTEN_BELOW)
-        if not replaced or first_non_finite_literal(data) is not None:
+        data, cut = flatten_deeper_than(data, _FLATTEN_BELOW)
+        if not cut or first_non_finite_literal(data) is not None:
             return None
         try:
-            return adapter.validate_json(data)
+            value = adapter.validate_json(data)
         except ValidationError as deeper:
             error = deeper
+        else:
+            _refuse_malformed_deep_values(given, cut)
+            return value
     details = error.errors(include_url=False)
     if not details or not all(detail["type"] == UNKNOWN_VALUE_ERROR for detail in details):
         return None
+    _refuse_malformed_deep_values(given, cut)  # what was cut is read as JSON all the same
     document = from_json(data, allow_inf_nan=True)
     tagged = isinstance(document, dict) and isinstance(document.get("type"), str)
     for detail in details:
@@ -329,6 +336,17 @@ def _without_unwritable_unknown_keys(
         return adapter.validate_json(to_json(document))
     except ValidationError:
         return None
+
+
+def _refuse_malformed_deep_values(data: bytes | str, cut: list[tuple[int, int]]) -> None:
+    """Refuse malformed JSON in the values cut out for their depth: serde skips them, but reads
+    them as JSON all the same (a NaN, a missing comma, a bad escape deep down still fail)."""
+    for start, end in cut:
+        at = syntax_error_at(data, start, end)
+        if at is not None:
+            line, column = _line_and_column(data, at)
+            why = f"malformed JSON (in a value nested deeper than {_FLATTEN_BELOW} levels)"
+            raise FormatError([Problem("", why, line, column)])
 
 
 # Values opening deeper than this are cut on the error path: deeper than anything orion-core

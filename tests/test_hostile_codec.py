@@ -441,3 +441,31 @@ def test_an_event_model_dump_json_is_its_wire_form() -> None:
     assert parse_event(line).model_dump_json().encode() == line
     stats = b'{"type":"message_delta","delta":"a","tokens_generated":1,"tokens_per_sec":40.0}'
     assert parse_event(stats).model_dump_json().encode() == stats
+
+
+# serde skips an unknown key's value unread, but still reads it as JSON: brackets matched,
+# commas, literals and escapes checked, at any depth (serde_json's ignore_value; measured:
+# NaN 300 levels down is "expected value"). Beyond the parser's depth the same holds here.
+_DEEP = 300
+
+
+@pytest.mark.parametrize("inner", ["NaN", "1 2", "tru", '"\\x"', "[1,]", "01", '{"a" 1}'])
+def test_malformed_json_deep_in_an_unknown_key_is_refused_where_it_is(inner: str) -> None:
+    head = '[{"id":"a","role":"user","content":"c","timestamp":1,"x":' + "[" * _DEEP
+    document = head + inner + "]" * _DEEP + "}]"
+    with pytest.raises(FormatError) as raised:
+        loads(document)
+    (problem,) = raised.value.problems
+    assert problem.message.startswith("malformed JSON")
+    assert problem.line == 1
+    assert len(head) < problem.column <= len(head) + len(inner) + 1
+
+
+@pytest.mark.parametrize("inner", ["1", '"\\ud800"', "{}", '{"a":[true,null,-0.5e3]}', " "])
+def test_well_formed_json_deep_in_an_unknown_key_loads_without_it(inner: str) -> None:
+    document = (
+        '[{"id":"a","role":"user","content":"c","timestamp":1,"x":' + "[" * _DEEP + inner + "]" * _DEEP + "}]"
+    )
+    with pytest.warns(UnknownKeyWarning, match='unknown key "x" left out'):
+        (message,) = loads(document)
+    assert message.model_extra == {}
