@@ -376,13 +376,12 @@ def _at_invalid_utf8(error: FormatError, data: bytes) -> FormatError:
     """Place an invalid-UTF-8 problem where Python's decoder finds the bad byte.
 
     jiter's column for it differs between versions; the decoder's offset is a structured value.
+    The column counts bytes, as every other column here and serde_json's do.
     """
     try:
         data.decode("utf-8")
     except UnicodeDecodeError as bad:
-        line_start = data.rfind(b"\n", 0, bad.start) + 1
-        line = data.count(b"\n", 0, bad.start) + 1
-        column = len(data[line_start : bad.start].decode("utf-8", "replace")) + 1
+        line, column = _line_and_column(data, bad.start)
         (problem,) = error.problems
         return FormatError([Problem(problem.location, problem.message, line, column)], source=error.source)
     return error

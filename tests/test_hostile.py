@@ -968,3 +968,10 @@ def test_appending_to_a_file_that_is_not_a_log_is_refused_and_changes_nothing(
             append_jsonl(target, loads_message(_compact(USER)))
     assert caught.value.source == str(target)
     assert target.read_bytes() == path.read_bytes()
+
+
+def test_columns_count_bytes_for_invalid_utf8_as_for_every_other_error() -> None:
+    # Two two-byte characters before the fault: a byte column is 7 and 9 (hand-counted), a
+    # character column would be 5 and 7.
+    assert _problem(lambda: loads(b'["\xc3\xa9\xc3\xa9\xff"]')).column == 7
+    assert _problem(lambda: loads(b'["\xc3\xa9\xc3\xa9" x]')).column == 9
