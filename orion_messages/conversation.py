@@ -22,7 +22,7 @@ from .counting import MessageCounter
 from .errors import ArgumentTypeError, PendingResultNotFound, Problem, ResultAlreadyResolved
 from .ids import message_number
 from .models import Message
-from .planning import ContextConfig, PrunePlan, _Counting, _counting, _plan, _PlanCache
+from .planning import ContextConfig, PrunePlan, _context_config, _Counting, _counting, _plan, _PlanCache
 from .pruning import PruneResult, Summarizer, _prune
 from .templates import ChatTemplate, ToolSchema
 from .text_counters import TextCounter
@@ -34,6 +34,17 @@ __all__ = ["Conversation"]
 def _require_message(message: object) -> None:
     if not isinstance(message, Message):
         raise ArgumentTypeError(f"expected a Message, got {type(message).__name__}")
+
+
+def _message_list(messages: Iterable[Message]) -> list[Message]:
+    """``messages`` as a list of messages; ``ArgumentTypeError`` for one message, a string or a
+    non-iterable, and for an item that is not a ``Message``."""
+    if isinstance(messages, (str, bytes, Message)) or not isinstance(messages, Iterable):
+        raise ArgumentTypeError(f"expected an iterable of Message, got a {type(messages).__name__}")
+    new = list(messages)
+    for message in new:
+        _require_message(message)
+    return new
 
 
 class _MessagesView(Sequence[Message]):
@@ -201,10 +212,7 @@ class Conversation:
 
     def extend(self, messages: Iterable[Message]) -> None:
         """Add messages at the end, in order; nothing is added if an item is not a ``Message``."""
-        new = list(messages)
-        for message in new:
-            _require_message(message)
-        for message in new:
+        for message in _message_list(messages):
             self.append(message)
 
     def replace_messages(self, messages: Iterable[Message]) -> None:
@@ -214,9 +222,7 @@ class Conversation:
         id handed out before the replacement is not handed out again. Nothing changes if an
         item is not a ``Message``.
         """
-        new = list(messages)
-        for message in new:
-            _require_message(message)
+        new = _message_list(messages)
         self._messages = []
         self._plans.reset()
         self._encoded = _EncodedFile()
@@ -330,7 +336,7 @@ class Conversation:
         class is counted afresh); a template changed in place after a plan is not noticed.
         """
         counting = _by_identity(_counting(count, template, system_prompt, tools, counter))
-        return _plan(self._plans, self._messages, ContextConfig() if config is None else config, counting)
+        return _plan(self._plans, self._messages, _context_config(config), counting)
 
     def prune(
         self,
@@ -350,7 +356,7 @@ class Conversation:
         fresh id from ``next_id``.
         """
         counting = _by_identity(_counting(count, template, system_prompt, tools, counter))
-        config = ContextConfig() if config is None else config
+        config = _context_config(config)
         result = _prune(self._plans, self._messages, config, counting, summarize, self.next_id)
         if result.summary is not None:
             # With a template the preamble is not sent (as orion-core) but stays in the history.

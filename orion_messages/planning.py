@@ -297,6 +297,15 @@ class _PlanCache:
         return column
 
 
+def _context_config(config: ContextConfig | None) -> ContextConfig:
+    """``config``, or the defaults for None; an ``ArgumentTypeError`` for anything else."""
+    if config is None:
+        return ContextConfig()
+    if not isinstance(config, ContextConfig):
+        raise ArgumentTypeError(f"config must be a ContextConfig or None, got a {type(config).__name__}")
+    return config
+
+
 def plan_prune(
     messages: Sequence[Message],
     config: ContextConfig | None = None,
@@ -322,7 +331,7 @@ def plan_prune(
             fault, room it had) are attributes.
         TypeError: a text counter given as ``count`` or a message counter as ``counter``.
     """
-    config = ContextConfig() if config is None else config
+    config = _context_config(config)
     counting = _counting(count, template, system_prompt, tools, counter)
     return _plan(_PlanCache(), messages, config, counting)
 

@@ -21,6 +21,7 @@ from .planning import (
     ContextConfig,
     PrunePlan,
     PruneStrategy,
+    _context_config,
     _Counting,
     _counting,
     _plan,
@@ -107,7 +108,7 @@ def prune(
         ContextOverflowError: as ``plan_prune``.
         ValueError: the strategy is ``SUMMARIZE`` and no ``summarize`` was given.
     """
-    config = ContextConfig() if config is None else config
+    config = _context_config(config)
     counting = _counting(count, template, system_prompt, tools, counter)
     if new_id is None:
         ids = [message.id for message in messages]

@@ -474,6 +474,8 @@ _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrst
 
 def _normalise(name: str) -> str:
     """orion-core's normalisation: trim Unicode whitespace, lowercase ASCII letters only."""
+    if not isinstance(name, str):
+        raise ArgumentTypeError(f"a chat template name must be a str, got a {type(name).__name__}")
     return name.strip(UNICODE_WHITESPACE).translate(_ASCII_LOWER)
 
 

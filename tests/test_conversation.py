@@ -561,3 +561,19 @@ def test_resolve_and_set_pinned_errors_are_the_librarys_own() -> None:
         with pytest.raises(ArgumentTypeError, match="pinned must be a bool"):
             conversation.set_pinned("msg-1", not_a_bool)  # type: ignore[arg-type]
     assert conversation[0].pinned is False
+
+
+def test_wrong_argument_types_are_argument_type_errors() -> None:
+    from orion_messages import ArgumentTypeError, ContextConfig, get_template, plan_prune
+
+    message = Message.user("msg-1", "hi", timestamp=1)
+    for not_messages in (None, "abc", message, 5):
+        with pytest.raises(ArgumentTypeError, match="expected an iterable of Message"):
+            Conversation(not_messages)  # type: ignore[arg-type]
+    with pytest.raises(ArgumentTypeError, match="config must be a ContextConfig"):
+        plan_prune([message], {"max_context_tokens": 5})  # type: ignore[arg-type]
+    with pytest.raises(ArgumentTypeError, match="config must be a ContextConfig"):
+        Conversation([message]).plan_prune({"max_context_tokens": 5})  # type: ignore[arg-type]
+    with pytest.raises(ArgumentTypeError, match="template name must be a str"):
+        get_template(3)  # type: ignore[arg-type]
+    assert plan_prune([message], ContextConfig(100, 0)).kept_tokens > 0
