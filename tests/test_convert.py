@@ -7,6 +7,7 @@ documentation (see its README), never produced by the converters.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -362,7 +363,7 @@ _TIMESTAMP_TEXT = (
     ],
 )
 def test_from_converters_refuse_a_bad_timestamp(stamp: Any, shown: str) -> None:
-    readers = (
+    readers: tuple[Callable[[], object], ...] = (
         lambda: from_openai([{"role": "user", "content": "x"}], timestamp=stamp),
         lambda: from_anthropic([{"role": "user", "content": "x"}], timestamp=stamp),
         lambda: from_chat_template([{"role": "user", "content": "x"}], timestamp=stamp),

@@ -458,6 +458,7 @@ def test_malformed_json_deep_in_an_unknown_key_is_refused_where_it_is(inner: str
     (problem,) = raised.value.problems
     assert problem.message.startswith("malformed JSON")
     assert problem.line == 1
+    assert problem.column is not None
     assert len(head) < problem.column <= len(head) + len(inner) + 1
 
 
