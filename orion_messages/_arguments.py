@@ -11,6 +11,7 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
+from ._json_rules import minus_zero_as_float
 from ._problems import problems_from
 from .models import ToolCall
 from .wire import dump_json
@@ -30,10 +31,11 @@ def encode_arguments(value: Any) -> str:
 def decode_arguments(text: str) -> tuple[Any, str | None]:
     """The JSON value a string holds, or the string itself and why it is not one.
 
-    The rules are those of ``loads``: no NaN or infinity, at most ``VALUE_DEPTH_MAX`` levels of nesting.
+    The rules are those of ``loads``: no NaN or infinity, at most ``VALUE_DEPTH_MAX`` levels of
+    nesting, integers serde_json reads, and ``-0`` read as serde_json reads it (``-0.0``).
     """
     try:
-        value = _VALUE.validate_json(text)
+        value = _VALUE.validate_json(minus_zero_as_float(text))
         ToolCall(id="", name="", arguments=value)
     except ValidationError as error:
         problem = next(problems_from(error))

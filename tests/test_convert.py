@@ -281,6 +281,13 @@ def test_openai_arguments_keep_numbers_and_order() -> None:
     assert to_openai(back.value, orphans="keep").value[0]["tool_calls"][0]["function"]["arguments"] == text
 
 
+def test_openai_arguments_read_minus_zero_as_serde_json_does() -> None:
+    # The reference page: serde_json reads -0 as the float -0.0 and writes it "-0.0".
+    text = '{"n":-0,"s":"-0"}'
+    back = from_openai([{"role": "assistant", "content": "", "tool_calls": [_call("c", text)]}], timestamp=0)
+    assert dumps(back.value).count(b'"n":-0.0,"s":"-0"') == 1
+
+
 # --------------------------------------------------------------------------------------------
 # Invalid input, reported like loads
 
