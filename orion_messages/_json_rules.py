@@ -42,6 +42,7 @@ __all__ = [
     "duplicate_key_paths",
     "first_deeper_than",
     "flatten_deeper_than",
+    "line_and_column",
     "syntax_error_at",
     "first_non_finite_literal",
     "minus_zero_as_float",
@@ -282,11 +283,13 @@ def _may_be_number(data: bytes | str, start: int) -> bool:
     return not before or before[-1:] in ((b":", b",", b"[") if is_bytes else (":", ",", "["))
 
 
-def _line_and_column(data: bytes | str, offset: int) -> tuple[int, int]:
+def line_and_column(data: bytes | str, offset: int) -> tuple[int, int]:
+    """The 1-based line and column of ``offset``; the column counts UTF-8 bytes, as the parser's
+    own positions (and serde_json's) do, for text as for bytes."""
     newline: Any = b"\n" if isinstance(data, bytes) else "\n"
     line_start = data.rfind(newline, 0, offset) + 1
     prefix = data[line_start:offset]
-    width = len(prefix.decode("utf-8", "replace")) if isinstance(prefix, bytes) else len(prefix)
+    width = len(prefix) if isinstance(prefix, bytes) else len(prefix.encode("utf-8", "surrogatepass"))
     return data.count(newline, 0, offset) + 1, width + 1
 
 
@@ -303,7 +306,7 @@ def first_non_finite_literal(data: bytes | str) -> tuple[str, int, int] | None:
     for start in _outside_strings(data, "non_finite"):
         first = data[start : start + 1]  # one byte: the literal may end inside a UTF-8 sequence
         name = "NaN" if first in (b"N", "N") else "-Infinity" if first in (b"-", "-") else "Infinity"
-        return (name, *_line_and_column(data, start))
+        return (name, *line_and_column(data, start))
     return None
 
 

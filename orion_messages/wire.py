@@ -26,6 +26,7 @@ from ._json_rules import (
     first_deeper_than,
     first_non_finite_literal,
     flatten_deeper_than,
+    line_and_column,
     minus_zero_as_float,
     syntax_error_at,
     value_problem,
@@ -230,7 +231,7 @@ def _too_deep_for_serde(data: bytes | str) -> Problem | None:
     start = first_deeper_than(data, SERDE_DEPTH_LIMIT - 1)
     if start is None:
         return None
-    line, column = _line_and_column(data, start)
+    line, column = line_and_column(data, start)
     why = f"nested too deeply: serde_json reads {SERDE_DEPTH_LIMIT - 1} levels in all, and reads an event whole, unknown keys included"
     return Problem("", why, line, column)
 
@@ -255,11 +256,6 @@ def _unreadable_by_serde(data: bytes | str) -> Problem | None:
             why = "a number past a double's range, which serde_json cannot read (it reads an event whole, unknown keys included)"
             return Problem(location(path), why)
     return None
-
-
-def _line_and_column(data: bytes | str, index: int) -> tuple[int, int]:
-    newline: Any = b"\n" if isinstance(data, bytes) else "\n"
-    return data.count(newline, 0, index) + 1, index - (data.rfind(newline, 0, index) + 1) + 1
 
 
 def _refuse_non_finite_literal(data: bytes | str, parser_stop: tuple[int, int] | None) -> None:
@@ -344,7 +340,7 @@ def _refuse_malformed_deep_values(data: bytes | str, cut: list[tuple[int, int]])
     for start, end in cut:
         at = syntax_error_at(data, start, end)
         if at is not None:
-            line, column = _line_and_column(data, at)
+            line, column = line_and_column(data, at)
             why = f"malformed JSON (in a value nested deeper than {_FLATTEN_BELOW} levels)"
             raise FormatError([Problem("", why, line, column)])
 
@@ -381,7 +377,7 @@ def _at_invalid_utf8(error: FormatError, data: bytes) -> FormatError:
     try:
         data.decode("utf-8")
     except UnicodeDecodeError as bad:
-        line, column = _line_and_column(data, bad.start)
+        line, column = line_and_column(data, bad.start)
         (problem,) = error.problems
         return FormatError([Problem(problem.location, problem.message, line, column)], source=error.source)
     return error

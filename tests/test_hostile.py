@@ -970,8 +970,11 @@ def test_appending_to_a_file_that_is_not_a_log_is_refused_and_changes_nothing(
     assert target.read_bytes() == path.read_bytes()
 
 
-def test_columns_count_bytes_for_invalid_utf8_as_for_every_other_error() -> None:
+def test_columns_count_bytes_for_every_error() -> None:
     # Two two-byte characters before the fault: a byte column is 7 and 9 (hand-counted), a
     # character column would be 5 and 7.
     assert _problem(lambda: loads(b'["\xc3\xa9\xc3\xa9\xff"]')).column == 7
     assert _problem(lambda: loads(b'["\xc3\xa9\xc3\xa9" x]')).column == 9
+    # A NaN after them: byte 10 (a character column would be 8), for text input as for bytes.
+    assert _problem(lambda: loads(b'["\xc3\xa9\xc3\xa9", NaN]')).column == 10
+    assert _problem(lambda: loads('["\u00e9\u00e9", NaN]')).column == 10
