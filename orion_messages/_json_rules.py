@@ -191,10 +191,14 @@ orion-core: the rules above, integers below ``SERDE_INT_LIMIT``. ``UNKNOWN_VALUE
 of an unknown key, which serde skips unread: integers of up to ``INT_DIGITS_MAX`` digits."""
 
 
-def value_problem(value: Any, *, unknown: bool = False) -> tuple[tuple[int | str, ...], str] | None:
+def value_problem(
+    value: Any, *, unknown: bool = False, depth: bool = True
+) -> tuple[tuple[int | str, ...], str] | None:
     """Where in ``value`` and what breaks the rules, or None; for error messages only.
 
     ``unknown``: the rules of an unknown key's value (longer integers), not of a known value.
+    ``depth=False`` leaves the depth rule out, for a whole parsed document (which holds no
+    list that contains itself).
 
     Iterative, and it ends on a list that contains itself (the depth limit stops it).
     """
@@ -203,7 +207,7 @@ def value_problem(value: Any, *, unknown: bool = False) -> tuple[tuple[int | str
     while stack:
         item, path = stack.pop()
         kind = type(item)
-        if kind in (dict, list) and len(path) >= VALUE_DEPTH_MAX:
+        if depth and kind in (dict, list) and len(path) >= VALUE_DEPTH_MAX:
             return (
                 (),
                 f"expected a JSON value nested at most {VALUE_DEPTH_MAX} levels deep, found a deeper one",

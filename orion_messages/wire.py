@@ -20,7 +20,6 @@ from pydantic_core import ErrorDetails, from_json, to_json
 
 from ._json_rules import (
     SERDE_DEPTH_LIMIT,
-    SERDE_INT_LIMIT,
     UNKNOWN_VALUE_ERROR,
     duplicate_key_paths,
     first_deeper_than,
@@ -243,19 +242,10 @@ def _unreadable_by_serde(data: bytes | str) -> Problem | None:
         document = from_json(data, allow_inf_nan=True)
     except ValueError:  # malformed: the parser's own error is reported
         return None
-    stack: list[tuple[Any, tuple[int | str, ...]]] = [(document, ())]
-    while stack:
-        item, path = stack.pop()
-        if isinstance(item, dict):
-            stack.extend((child, (*path, key)) for key, child in item.items())
-        elif isinstance(item, list):
-            stack.extend((child, (*path, index)) for index, child in enumerate(item))
-        elif (type(item) is float and item - item != 0.0) or (
-            type(item) is int and abs(item) >= SERDE_INT_LIMIT
-        ):
-            why = "a number past a double's range, which serde_json cannot read (it reads an event whole, unknown keys included)"
-            return Problem(location(path), why)
-    return None
+    found = value_problem(document, depth=False)
+    if found is None:
+        return None
+    return Problem(location(found[0]), f"{found[1]}: serde_json reads an event whole, unknown keys included")
 
 
 def _refuse_non_finite_literal(data: bytes | str, parser_stop: tuple[int, int] | None) -> None:
