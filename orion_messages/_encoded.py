@@ -11,10 +11,19 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from .errors import FormatError
 from .models import Message
 from .wire import dumps_message
 
 __all__: list[str] = []
+
+
+def _encoded(messages: Sequence[Message], index: int) -> bytes:
+    """``dumps_message`` of message ``index``; its problems placed at ``[index]``, as ``save`` does."""
+    try:
+        return dumps_message(messages[index])
+    except FormatError as error:
+        raise error.within(f"[{index}]") from None
 
 
 class _EncodedFile:
@@ -36,8 +45,8 @@ class _EncodedFile:
     def update(self, messages: Sequence[Message]) -> None:
         """Bring the parts and the buffer up to ``messages`` (encoding only what is new or replaced)."""
         # Encode first: a message that cannot be written raises before anything here changes.
-        again = {index: dumps_message(messages[index]) for index in self.stale}
-        new = list(map(dumps_message, messages[len(self.parts) :]))
+        again = {index: _encoded(messages, index) for index in self.stale}
+        new = [_encoded(messages, index) for index in range(len(self.parts), len(messages))]
         low = min(self.stale, default=len(self.parts))
         for index, part in again.items():
             self.parts[index] = part

@@ -186,7 +186,14 @@ class Conversation:
         """Write the conversation file atomically, exactly as ``orion_messages.save`` writes it.
 
         The compact form reuses the bytes of every message encoded by an earlier save (messages
-        are immutable), so saving again after an append encodes the new message only.
+        are immutable), so saving again after an append encodes the new message only. The JSON
+        values inside a message (``arguments``, unknown keys' values) are plain dicts and lists
+        that Python lets you change in place: such a change is not seen here. Replace the
+        message instead (``model_copy(update=...)`` and ``replace_messages``, or a new message).
+
+        Raises:
+            FormatError: a message cannot be written back (placed at ``[index]``, as ``save``
+                places it); the file is left untouched.
         """
         if indent is not None:
             storage.save(path, self._messages, indent=indent)

@@ -110,6 +110,20 @@ class FormatError(OrionMessagesError, ValueError):
         """The same problems, reported against the file ``source``."""
         return FormatError(self.problems, source=source, omitted=self.omitted)
 
+    def within(self, location: str) -> FormatError:
+        """The same problems, inside the value at ``location`` (such as ``[3]``, a message's index)."""
+
+        def inside(inner: str) -> str:
+            if not (location and inner):
+                return location or inner
+            return location + inner if inner.startswith("[") else f"{location}.{inner}"
+
+        return FormatError(
+            (Problem(inside(p.location), p.message, p.line, p.column) for p in self.problems),
+            source=self.source,
+            omitted=self.omitted,
+        )
+
     def at_line(self, line: int, *, source: str | None = None) -> FormatError:
         """The same problems, placed on ``line`` of a JSON Lines file."""
         return FormatError(

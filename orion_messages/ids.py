@@ -12,10 +12,20 @@ __all__ = ["message_number", "tool_call_id"]
 _COUNTER_ID = re.compile(r"msg-([0-9]+)")
 
 
+_COUNTER_DIGITS_MAX = 4000
+"""The most digits (leading zeros aside) of an N read from ``msg-N``; Python reads 4300."""
+
+
 def message_number(message_id: str) -> int | None:
-    """N for an id ``msg-N`` (orion-core's counter ids), else None."""
+    """N for an id ``msg-N`` (orion-core's counter ids), else None.
+
+    An N of more than ``_COUNTER_DIGITS_MAX`` digits is no counter any agent reached: None.
+    """
     match = _COUNTER_ID.fullmatch(message_id)
-    return None if match is None else int(match[1])
+    if match is None:
+        return None
+    digits = match[1].lstrip("0") or "0"
+    return int(digits) if len(digits) <= _COUNTER_DIGITS_MAX else None
 
 
 def last_counter(message_ids: Iterable[str]) -> int:

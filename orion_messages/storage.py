@@ -130,6 +130,14 @@ def save(path: PathLike, messages: Iterable[Message], *, indent: int | None = No
     _replace_atomically(path, dumps(messages, indent=indent))  # dumps fails before the disk changes
 
 
+def _record(index: int, message: Message) -> bytes:
+    """One line of a log; a problem is placed at ``[index]``, as ``save`` places it."""
+    try:
+        return dumps_message(message) + b"\n"
+    except FormatError as error:
+        raise error.within(f"[{index}]") from None
+
+
 def save_jsonl(path: PathLike, messages: Iterable[Message]) -> None:
     """Write a whole JSON Lines log atomically: one message a line, as ``append_jsonl`` writes them.
 
@@ -141,7 +149,7 @@ def save_jsonl(path: PathLike, messages: Iterable[Message]) -> None:
         NotARegularFileError: ``path`` names a FIFO, a device or a folder.
         OSError: the file cannot be written; the previous file is left whole.
     """
-    data = b"".join(dumps_message(message) + b"\n" for message in messages)
+    data = b"".join(_record(index, message) for index, message in enumerate(messages))
     _replace_atomically(path, data)
 
 

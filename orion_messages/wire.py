@@ -449,18 +449,18 @@ def dump_json(
 def _unwritable(value: Any, why: str) -> Problem:
     """The problem of a value the writer refused, placed at the first message that cannot be
     written (a rare, failing path: each message of a list is written again)."""
-    if not isinstance(value, list):
-        return Problem("", f"cannot be written as JSON: {why}")
-    for index, message in enumerate(value):
+    problem = Problem("", f"cannot be written as JSON: {why}")
+    for index, message in enumerate(value) if isinstance(value, list) else [(None, value)]:
+        if not isinstance(message, Message):
+            continue  # an event: its own location is not known here
+        where = "" if index is None else f"[{index}]"
         try:
             written = _MESSAGE.dump_json(message, warnings="error")
         except ValueError:
-            return _invalid_field(message, f"[{index}]") or Problem(
-                f"[{index}]", f"cannot be written as JSON: {why}"
-            )
+            return FormatError([_invalid_field(message) or problem]).within(where).problems[0]
         if first_non_finite_literal(written) is not None:
-            return Problem(f"[{index}]", f"cannot be written as JSON: {why}")
-    return Problem("", f"cannot be written as JSON: {why}")
+            return FormatError([problem]).within(where).problems[0]
+    return problem
 
 
 def _refuse_non_messages(value: Any) -> None:
@@ -470,13 +470,12 @@ def _refuse_non_messages(value: Any) -> None:
             raise ArgumentTypeError(f"[{index}]: expected a Message, found a {type(item).__name__}") from None
 
 
-def _invalid_field(message: Message, where: str) -> Problem | None:
+def _invalid_field(message: Message) -> Problem | None:
     """The first field validation refuses in a message built without it (``model_construct``)."""
     try:
         _MESSAGE.validate_python({**message.__dict__, **(message.__pydantic_extra__ or {})})
     except ValidationError as error:
-        problem = next(problems_from(error))
-        return Problem(f"{where}.{problem.location}", problem.message)
+        return next(problems_from(error))
     return None
 
 

@@ -577,3 +577,32 @@ def test_wrong_argument_types_are_argument_type_errors() -> None:
     with pytest.raises(ArgumentTypeError, match="template name must be a str"):
         get_template(3)  # type: ignore[arg-type]
     assert plan_prune([message], ContextConfig(100, 0)).kept_tokens > 0
+
+
+def test_a_save_error_names_the_message_as_save_does(tmp_path: Path) -> None:
+    from orion_messages import FormatError, save_jsonl
+
+    messages = [Message.user("msg-1", "a", timestamp=1), Message.user("msg-2", "bad \ud800", timestamp=2)]
+    for write in (
+        lambda: Conversation(messages).save(tmp_path / "c.json"),
+        lambda: Conversation(messages).save_jsonl(tmp_path / "c.jsonl"),
+        lambda: save_jsonl(tmp_path / "d.jsonl", messages),
+    ):
+        with pytest.raises(FormatError) as raised:
+            write()
+        assert raised.value.problems[0].location == "[1]"
+    smuggled = Message.model_construct(**{**messages[0].__dict__, "timestamp": 1.5})
+    with pytest.raises(FormatError) as raised:
+        Conversation([messages[0], smuggled]).save(tmp_path / "e.json")
+    assert raised.value.problems[0].location == "[1].timestamp"
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_id_with_a_number_too_long_for_python_is_no_counter() -> None:
+    huge = "msg-" + "1" * 4301
+    conversation = Conversation(
+        [Message.user("msg-1", "a", timestamp=1), Message.user(huge, "b", timestamp=2)]
+    )
+    assert len(conversation) == 2
+    assert conversation.next_id() == "msg-2"
+    assert Conversation([Message.user("msg-" + "0" * 5000 + "7", "c", timestamp=3)]).next_id() == "msg-8"
