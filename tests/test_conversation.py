@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -583,11 +584,12 @@ def test_a_save_error_names_the_message_as_save_does(tmp_path: Path) -> None:
     from orion_messages import FormatError, save_jsonl
 
     messages = [Message.user("msg-1", "a", timestamp=1), Message.user("msg-2", "bad \ud800", timestamp=2)]
-    for write in (
+    writes: tuple[Callable[[], None], ...] = (
         lambda: Conversation(messages).save(tmp_path / "c.json"),
         lambda: Conversation(messages).save_jsonl(tmp_path / "c.jsonl"),
         lambda: save_jsonl(tmp_path / "d.jsonl", messages),
-    ):
+    )
+    for write in writes:
         with pytest.raises(FormatError) as raised:
             write()
         assert raised.value.problems[0].location == "[1]"
