@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from urllib.parse import unquote
 
 from .checks import find_problems
 from .errors import FormatError, OrionMessagesError, Problem, StoreError
@@ -38,7 +39,37 @@ def _opened(url: StoreURL, raw: str, *, create: bool) -> Iterator[ConversationSt
             f"{url.display}: PostgreSQL needs psycopg: pip install 'orion-messages[postgres]'"
         ) from None
     except Exception as error:  # the driver's own errors (sqlite3.Error, psycopg.Error) and OSError
-        raise StoreError(f"{url.display}: {error}") from error
+        raise StoreError(f"{url.display}: {_redacted(str(error), raw)}") from error
+
+
+def _redacted(text: str, raw: str) -> str:
+    """``text`` with any password of the URL ``raw`` (as written, or decoded) replaced by ``***``."""
+    for secret in _passwords(raw):
+        for form in {secret, unquote(secret)}:
+            if len(form) >= 3:  # a shorter one would mask ordinary words
+                text = text.replace(form, "***")
+    return text
+
+
+def _passwords(raw: str) -> list[str]:
+    head, _, query = raw.partition("?")
+    authority = head.partition("//")[2].partition("/")[0]
+    userinfo, at, _ = authority.rpartition("@")
+    found = [userinfo.partition(":")[2]] if at and ":" in userinfo else []
+    for segment in query.split("&"):
+        name, equals, value = segment.partition("=")
+        if equals and unquote(name).strip().lower() == "password":
+            found.append(value)
+    return found
+
+
+def _placed(problem: Problem, source: str | None) -> Problem:
+    """A stored row's problem, placed source first as a file's is: ``position 2: [where]: what``."""
+    parts = [source or "", f"line {problem.line}" if problem.line is not None else ""]
+    if problem.line is not None and problem.column is not None:
+        parts[1] += f", column {problem.column}"
+    where = ": ".join(part for part in (*parts, problem.location) if part)
+    return Problem(where, problem.message)
 
 
 def _named(raw: str) -> tuple[StoreURL, str]:
@@ -99,8 +130,7 @@ def validate_source(raw: str, *, strict: bool) -> list[Report] | None:
             try:
                 messages = store.load(name)
             except FormatError as error:
-                problems = [Problem(p.location, f"{error.source}: {p.message}") for p in error.problems]
-                reports.append((label, None, problems, []))
+                reports.append((label, None, [_placed(p, error.source) for p in error.problems], []))
                 continue
             except StoreError as error:
                 reports.append((label, None, [Problem("", str(error))], []))

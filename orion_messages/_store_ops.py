@@ -27,12 +27,21 @@ from .errors import (
     MessageNotFound,
     PendingResultNotFound,
     ResultAlreadyResolved,
+    StoreError,
 )
 from .models import Message, now_ms
 from .pruning import ContextConfig, PrunePlan, TokenCounter, estimate_tokens, plan_prune
-from .wire import dumps_message, loads, loads_message
+from .wire import dumps_message, is_one_json_object, loads, loads_message
 
-__all__ = ["ConversationInfo", "Operation", "Statements", "SyncBackend", "run_sync"]
+__all__ = [
+    "ConversationInfo",
+    "Operation",
+    "Statements",
+    "SyncBackend",
+    "checked_id",
+    "closed_error",
+    "run_sync",
+]
 
 T = TypeVar("T")
 Steps = Generator[tuple[str, Any, str], Any, T]
@@ -71,6 +80,53 @@ def _info(row: Sequence[Any]) -> ConversationInfo:
     )
 
 
+_INT64_MAX = 2**63 - 1
+
+
+def checked_id(conversation_id: Any) -> str:
+    """``conversation_id`` when it is a non-empty str; every operation checks its id here first.
+
+    Raises:
+        ArgumentTypeError: not a str, or empty (nothing is coerced).
+        ArgumentValueError: a lone surrogate, which no database can store.
+    """
+    if not isinstance(conversation_id, str) or not conversation_id:
+        raise ArgumentTypeError(f"a conversation id is a non-empty str, got {conversation_id!r}")
+    return _text("a conversation id", conversation_id)
+
+
+def _text(what: str, value: Any) -> str:
+    """``value`` when it is a str the databases can store (UTF-8: no lone surrogate)."""
+    if not isinstance(value, str):
+        raise ArgumentTypeError(f"{what} must be a str, got {type(value).__name__} {value!r}")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as error:
+        raise ArgumentValueError(
+            f"{what} must be valid Unicode, got {value!r} (a lone surrogate at index {error.start})"
+        ) from None
+    return value
+
+
+def _rows(messages: Any) -> list[tuple[Any, ...]]:
+    """The rows of an iterable of messages, every one checked before the database is touched."""
+    if isinstance(messages, (Message, str, bytes)) or not isinstance(messages, Iterable):
+        raise ArgumentTypeError(
+            f"messages must be an iterable of Message (a list), got {type(messages).__name__}"
+            + ("; append takes one" if isinstance(messages, Message) else "")
+        )
+    return [_message_row(message) for message in messages]
+
+
+def key(s: Statements, text: str) -> str:
+    """``text`` as the ``id`` and ``tool_call_id`` columns hold it.
+
+    PostgreSQL's text columns cannot hold U+0000, so there it is stored as U+FFFD: the column is
+    a lookup key, and a lookup whose key holds U+FFFD checks each candidate's exact id in ``data``.
+    """
+    return text.replace("\x00", s["nul"])
+
+
 def _message_row(message: Message) -> tuple[Any, ...]:
     """A message's queryable columns and its exact JSON text (``dumps_message``'s bytes)."""
     if not isinstance(message, Message):
@@ -98,14 +154,17 @@ def decode(conversation_id: str, rows: Sequence[Sequence[Any]]) -> list[Message]
     if not rows:
         return []
     # One validation of all rows as one array; on any failure, row by row to name the position.
+    # Safe because each row is first checked to hold exactly one JSON object, so no row can
+    # close or open another's (as storage's JSON Lines).
     texts = [row[1] for row in rows]  # UTF-8 bytes as the dialects read them (str also works)
-    with suppress(FormatError):
-        if isinstance(texts[0], bytes):
-            messages = loads(b"[" + b",".join(texts) + b"]")
-        else:
-            messages = loads("[" + ",".join(texts) + "]")
-        if len(messages) == len(rows):
-            return messages
+    if all(map(is_one_json_object, texts)):
+        with suppress(FormatError):
+            if isinstance(texts[0], bytes):
+                messages = loads(b"[" + b",".join(texts) + b"]")
+            else:
+                messages = loads("[" + ",".join(texts) + "]")
+            if len(messages) == len(rows):
+                return messages
     out: list[Message] = []
     for position, data in rows:
         try:
@@ -129,17 +188,34 @@ def _require(s: Statements, conversation_id: str) -> Steps[None]:
         raise ConversationNotFound(conversation_id)
 
 
-def _inserts(conversation_id: str, start: int, rows: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
-    return [(conversation_id, start + offset, *row) for offset, row in enumerate(rows)]
+def _inserts(
+    s: Statements, conversation_id: str, start: int, rows: list[tuple[Any, ...]]
+) -> list[tuple[Any, ...]]:
+    return [
+        (
+            conversation_id,
+            start + offset,
+            key(s, message_id),
+            role,
+            timestamp,
+            pinned,
+            pending,
+            None if call is None else key(s, call),
+            *rest,
+        )
+        for offset, (message_id, role, timestamp, pinned, pending, call, *rest) in enumerate(rows)
+    ]
 
 
 def _metadata_text(metadata: Any) -> str | None:
     if metadata is None:
         return None
     try:
-        return json.dumps(metadata, ensure_ascii=False, allow_nan=False)
-    except (TypeError, ValueError) as error:
+        text = json.dumps(metadata, ensure_ascii=False, allow_nan=False)
+        text.encode("utf-8")
+    except (TypeError, ValueError) as error:  # UnicodeEncodeError (a lone surrogate) is a ValueError
         raise ArgumentTypeError(f"metadata must be a JSON value: {error}") from None
+    return text
 
 
 # --------------------------------------------------------------------------------------------
@@ -147,21 +223,30 @@ def _metadata_text(metadata: Any) -> str | None:
 
 
 def create(conversation_id: str, title: str | None, metadata: Any) -> Operation[ConversationInfo]:
-    """Create an empty conversation; ``ConversationExists`` if the id is taken."""
+    """Create an empty conversation; ``ConversationExists`` if the id is taken.
+
+    The info returned holds what is stored: ``metadata`` as JSON reads it back (tuples as lists,
+    keys as strs).
+    """
+    checked_id(conversation_id)
+    if title is not None:
+        _text("title", title)
     text = _metadata_text(metadata)
+    stored = None if text is None else json.loads(text)
 
     def steps(s: Statements) -> Steps[ConversationInfo]:
         now = now_ms()
         created = yield s["create"], (conversation_id, title, text, now, now), "none"
         if created == 0:
             raise ConversationExists(conversation_id)
-        return ConversationInfo(conversation_id, title, metadata, now, now, 0)
+        return ConversationInfo(conversation_id, title, stored, now, now, 0)
 
     return Operation(True, steps)
 
 
 def info(conversation_id: str) -> Operation[ConversationInfo]:
     """One conversation's ``ConversationInfo``."""
+    checked_id(conversation_id)
 
     def steps(s: Statements) -> Steps[ConversationInfo]:
         row = yield s["info"], (conversation_id,), "one"
@@ -184,6 +269,7 @@ def conversations() -> Operation[list[ConversationInfo]]:
 
 def delete(conversation_id: str) -> Operation[None]:
     """Delete a conversation with its messages and archive."""
+    checked_id(conversation_id)
 
     def steps(s: Statements) -> Steps[None]:
         yield from _locked(s, conversation_id)
@@ -200,12 +286,13 @@ def delete(conversation_id: str) -> Operation[None]:
 
 def extend(conversation_id: str, messages: Iterable[Message]) -> Operation[None]:
     """Append messages at the end, all or none; positions are taken under the conversation's lock."""
-    rows = [_message_row(message) for message in messages]  # fails before the database is touched
+    checked_id(conversation_id)
+    rows = _rows(messages)  # fails before the database is touched
 
     def steps(s: Statements) -> Steps[None]:
         start = yield from _locked(s, conversation_id)
         if rows:
-            yield s["insert"], _inserts(conversation_id, start, rows), "many"
+            yield s["insert"], _inserts(s, conversation_id, start, rows), "many"
         yield s["grow"], (start + len(rows), len(rows), now_ms(), conversation_id), "none"
 
     return Operation(True, steps)
@@ -216,7 +303,10 @@ def replace(conversation_id: str, messages: Iterable[Message], create: bool) -> 
 
     Positions keep growing, so an archived message never collides with a new one.
     """
-    rows = [_message_row(message) for message in messages]
+    checked_id(conversation_id)
+    rows = _rows(messages)
+    if not isinstance(create, bool):
+        raise ArgumentTypeError(f"create must be a bool, got {type(create).__name__} {create!r}")
 
     def steps(s: Statements) -> Steps[None]:
         if create:
@@ -225,7 +315,7 @@ def replace(conversation_id: str, messages: Iterable[Message], create: bool) -> 
         start = yield from _locked(s, conversation_id)
         yield s["delete_messages"], (conversation_id,), "none"
         if rows:
-            yield s["insert"], _inserts(conversation_id, start, rows), "many"
+            yield s["insert"], _inserts(s, conversation_id, start, rows), "many"
         yield s["recount"], (start + len(rows), len(rows), now_ms(), conversation_id), "none"
 
     return Operation(True, steps)
@@ -233,16 +323,21 @@ def replace(conversation_id: str, messages: Iterable[Message], create: bool) -> 
 
 def load(conversation_id: str, last: int | None, since: str | None) -> Operation[list[Message]]:
     """The messages in order: all, the last ``last``, or those after the message ``since``."""
+    checked_id(conversation_id)
     if last is not None and (isinstance(last, bool) or not isinstance(last, int) or last < 0):
         raise ArgumentValueError(f"last must be a non-negative integer, got {last!r}")
+    if last is not None and last > _INT64_MAX:
+        raise ArgumentValueError(f"last must be at most 2**63 - 1, got {last!r}")
+    if since is not None:
+        _text("since (a message id)", since)
 
     def steps(s: Statements) -> Steps[list[Message]]:
         if since is not None:
-            found = yield s["position_of"], (conversation_id, since), "one"
+            found = yield from _position_of(s, conversation_id, since)
             if found is None:
                 yield from _require(s, conversation_id)
                 raise MessageNotFound(conversation_id, since)
-            rows = yield s["after"], (conversation_id, found[0]), "all"
+            rows = yield s["after"], (conversation_id, found), "all"
             if last is not None:
                 rows = rows[len(rows) - last :] if last else []
         elif last is not None:
@@ -258,6 +353,7 @@ def load(conversation_id: str, last: int | None, since: str | None) -> Operation
 
 def archived(conversation_id: str) -> Operation[list[Message]]:
     """The messages pruning archived, in their original order."""
+    checked_id(conversation_id)
 
     def steps(s: Statements) -> Steps[list[Message]]:
         yield from _require(s, conversation_id)
@@ -265,6 +361,26 @@ def archived(conversation_id: str) -> Operation[list[Message]]:
         return decode(conversation_id, rows)
 
     return Operation(False, steps)
+
+
+def _position_of(s: Statements, conversation_id: str, message_id: str) -> Steps[int | None]:
+    """The position of the first message with ``message_id``, or None."""
+    lookup = key(s, message_id)
+    if "\ufffd" not in lookup:  # the column is exact: no other id has this key
+        row = yield s["position_of"], (conversation_id, lookup), "one"
+        return None if row is None else int(row[0])
+    found = yield from _first_with_id(s, conversation_id, message_id)
+    return None if found is None else found[0]
+
+
+def _first_with_id(s: Statements, conversation_id: str, message_id: str) -> Steps[tuple[int, Message] | None]:
+    """The first message with ``message_id`` and its position, or None; exact even where ``key`` is not."""
+    rows = yield s["by_id"], (conversation_id, key(s, message_id)), "all"
+    for row in rows:  # one, unless ids repeat or two ids share a key (U+0000 and U+FFFD on PostgreSQL)
+        message = decode(conversation_id, [row])[0]
+        if message.id == message_id:
+            return int(row[0]), message
+    return None
 
 
 def _rewrite(s: Statements, conversation_id: str, position: int, message: Message) -> Steps[None]:
@@ -279,18 +395,20 @@ def set_pinned(conversation_id: str, message_id: str, pinned: bool) -> Operation
     Raises:
         ArgumentTypeError: ``pinned`` is not a bool (nothing is coerced; the database is not touched).
     """
+    checked_id(conversation_id)
+    _text("message_id", message_id)
     if not isinstance(pinned, bool):
         raise ArgumentTypeError(f"pinned must be a bool, got {type(pinned).__name__} {pinned!r}")
 
     def steps(s: Statements) -> Steps[bool]:
         yield from _locked(s, conversation_id)
-        row = yield s["by_id"], (conversation_id, message_id), "one"
-        if row is None:
+        found = yield from _first_with_id(s, conversation_id, message_id)
+        if found is None:
             return False
-        message = decode(conversation_id, [row])[0]
+        position, message = found
         changed = message.pin() if pinned else message.unpin()
         if changed is not message:
-            yield from _rewrite(s, conversation_id, row[0], changed)
+            yield from _rewrite(s, conversation_id, position, changed)
         return True
 
     return Operation(True, steps)
@@ -304,6 +422,8 @@ def resolve(conversation_id: str, tool_call_id: str, content: str, is_error: boo
         PendingResultNotFound: no tool-result message answers ``tool_call_id``.
         ResultAlreadyResolved: every result answering it is already resolved.
     """
+    checked_id(conversation_id)
+    _text("tool_call_id", tool_call_id)
     if not isinstance(content, str):
         raise ArgumentTypeError(f"content must be a str, got {type(content).__name__}")
     if not isinstance(is_error, bool):
@@ -311,10 +431,17 @@ def resolve(conversation_id: str, tool_call_id: str, content: str, is_error: boo
 
     def steps(s: Statements) -> Steps[Message]:
         yield from _locked(s, conversation_id)
-        rows = yield s["by_tool_call"], (conversation_id, tool_call_id), "all"
-        if not rows:
+        found = yield s["by_tool_call"], (conversation_id, key(s, tool_call_id)), "all"
+        # Exactly this id: on PostgreSQL, U+0000 and U+FFFD share a key in the column.
+        pairs = [
+            (row, m)
+            for row, m in zip(found, decode(conversation_id, found), strict=True)
+            if _answers(m, tool_call_id)
+        ]
+        if not pairs:
             raise PendingResultNotFound(tool_call_id, conversation_id=conversation_id)
-        candidates = Conversation(decode(conversation_id, rows))
+        rows = [row for row, _ in pairs]
+        candidates = Conversation([message for _, message in pairs])
         if not any(message.is_pending for message in candidates.messages):
             raise ResultAlreadyResolved(tool_call_id, conversation_id=conversation_id)
         resolved = candidates.resolve(tool_call_id, content, is_error=is_error)
@@ -325,6 +452,11 @@ def resolve(conversation_id: str, tool_call_id: str, content: str, is_error: boo
     return Operation(True, steps)
 
 
+def _answers(message: Message, tool_call_id: str) -> bool:
+    result = message.tool_result
+    return result is not None and result.tool_call_id == tool_call_id
+
+
 def prune(
     conversation_id: str,
     config: ContextConfig | None,
@@ -332,6 +464,9 @@ def prune(
     archive: bool,
 ) -> Operation[PrunePlan]:
     """Plan with ``plan_prune`` and drop the dropped turns, in one transaction; return the plan."""
+    checked_id(conversation_id)
+    if not isinstance(archive, bool):
+        raise ArgumentTypeError(f"archive must be a bool, got {type(archive).__name__} {archive!r}")
 
     def steps(s: Statements) -> Steps[PrunePlan]:
         yield from _locked(s, conversation_id)
@@ -354,6 +489,7 @@ def prune(
 
 def count_tokens(conversation_id: str, count: Callable[[Message], int] | None) -> Operation[int]:
     """The tokens stored: each message's ``token_count`` where set, else ``count`` (default ``estimate_tokens``)."""
+    checked_id(conversation_id)
 
     def steps(s: Statements) -> Steps[int]:
         yield from _require(s, conversation_id)
@@ -393,6 +529,11 @@ def execute(cursor: Cursor, sql: str, params: Any, fetch: str) -> Any:
     if fetch == "all":
         return cursor.fetchall()
     return cursor.rowcount
+
+
+def closed_error(where: str) -> StoreError:
+    """The error of a call on a closed store."""
+    return StoreError(f"{where}: the store is closed")
 
 
 @dataclass(frozen=True)
@@ -442,11 +583,15 @@ class SyncBackend:
         self._connection = connection
         self._cursor_options = cursor_options
         self._lock = threading.Lock()
+        self.closed = False
+        """Whether ``close`` was called; every later call raises ``StoreError``."""
 
     def run(self, operation: Operation[T]) -> T:
         """Run ``operation`` in one transaction and return its result."""
         dialect = self.dialect
         with self._lock:
+            if self.closed:
+                raise closed_error(self.where)
             cursor = self._connection.cursor(**self._cursor_options)
             try:
                 begin = dialect.begin_write if operation.write else dialect.begin_read
@@ -458,6 +603,7 @@ class SyncBackend:
         """Settings that wait for an accepted schema version; none here (see the SQLite backend)."""
 
     def close(self) -> None:
-        """Close the connection."""
+        """Close the connection; closing again does nothing."""
         with self._lock:
+            self.closed = True
             self._connection.close()

@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 
 import psycopg
 
-from ._store_ops import Finished, Operation, SyncBackend, advance
+from ._store_ops import Finished, Operation, Steps, SyncBackend, advance, closed_error
 from ._store_sql import POSTGRES, statements
 
 __all__ = ["AsyncBackend", "connect", "connect_async"]
@@ -46,12 +46,20 @@ class AsyncBackend:
         self.statements = statements(POSTGRES)
         self._connection = connection
         self._lock = asyncio.Lock()  # one transaction at a time on the connection
+        self.closed = False
+        """Whether ``close`` was called; every later call raises ``StoreError``."""
 
     async def run(self, operation: Operation[T]) -> T:
         """Run ``operation`` in one transaction and return its result (``run_sync``, awaited)."""
         steps = operation.steps(self.statements)
-        async with self._lock, self._connection.cursor(binary=True) as cursor:
-            await cursor.execute(POSTGRES.begin_write if operation.write else POSTGRES.begin_read)
+        async with self._lock:
+            if self.closed:
+                raise closed_error(self.where)
+            return await self._run(operation.write, steps)
+
+    async def _run(self, write: bool, steps: Steps[T]) -> T:
+        async with self._connection.cursor(binary=True) as cursor:
+            await cursor.execute(POSTGRES.begin_write if write else POSTGRES.begin_read)
             try:
                 result: Any = None
                 while not isinstance(step := advance(steps, result), Finished):
@@ -63,8 +71,9 @@ class AsyncBackend:
             return step.value
 
     async def close(self) -> None:
-        """Close the connection."""
+        """Close the connection; closing again does nothing."""
         async with self._lock:
+            self.closed = True
             await self._connection.close()
 
 

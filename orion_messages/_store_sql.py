@@ -35,6 +35,8 @@ class Dialect:
     schema_lock: str | None
     """Serializes schema creation and upgrades between processes, where the BEGIN does not."""
     table_exists: str
+    nul: str
+    """What U+0000 becomes in the ``id`` and ``tool_call_id`` columns (PostgreSQL's text refuses it)."""
 
 
 SQLITE = Dialect(
@@ -53,6 +55,7 @@ SQLITE = Dialect(
     begin_read="BEGIN",
     schema_lock=None,
     table_exists="SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
+    nul="\x00",
 )
 
 POSTGRES = Dialect(
@@ -70,6 +73,7 @@ POSTGRES = Dialect(
     begin_read="BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
     schema_lock="SELECT pg_advisory_xact_lock(7061726) ",  # any constant, the same in every process
     table_exists="SELECT 1 FROM pg_tables WHERE schemaname = current_schema() AND tablename = ?",
+    nul="\ufffd",
 )
 
 _MESSAGE_COLUMNS = (
@@ -102,7 +106,7 @@ _TEMPLATES = {
     "position_of": "SELECT position FROM orion_messages WHERE conversation_id = ? AND id = ? "
     "ORDER BY position LIMIT 1",
     "by_id": "SELECT position, {data} FROM orion_messages WHERE conversation_id = ? AND id = ? "
-    "ORDER BY position LIMIT 1",
+    "ORDER BY position",
     "by_tool_call": "SELECT position, {data} FROM orion_messages WHERE conversation_id = ? "
     "AND tool_call_id = ? ORDER BY position",
     "rewrite": "UPDATE orion_messages SET data = {json_in}, pinned = ?, pending = ? "
@@ -123,7 +127,7 @@ _TEMPLATES = {
 }
 
 Statements = dict[str, str]
-"""Statement name to SQL text, ready for the driver."""
+"""Statement name to SQL text, ready for the driver; and ``nul``, the dialect's ``Dialect.nul``."""
 
 
 def render(template: str, dialect: Dialect) -> str:
@@ -142,4 +146,6 @@ def render(template: str, dialect: Dialect) -> str:
 
 def statements(dialect: Dialect) -> Statements:
     """Every statement of the store, rendered for ``dialect``."""
-    return {name: render(template, dialect) for name, template in _TEMPLATES.items()}
+    rendered = {name: render(template, dialect) for name, template in _TEMPLATES.items()}
+    rendered["nul"] = dialect.nul  # not SQL: the operations' lookup keys (``_store_ops.key``)
+    return rendered

@@ -54,7 +54,7 @@ from .models import Message, Role
 from .pruning import ContextConfig, TokenCounter, estimate_tokens, prune
 from .schema import conversation_schema, render, write_schemas
 from .storage import _is_blank, _is_whole_record, _split_records, save, save_jsonl
-from .store import is_store_url
+from .store import is_store_url, masked_url
 from .templates import ToolSchema, detect_template, get_template
 from .text_counters import (
     count_words,
@@ -279,10 +279,20 @@ def _add_convert(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
         help="convert between a JSON array (.json) and JSON Lines (.jsonl)",
         description="Read IN and write OUT, each format chosen by its extension (.json: a JSON "
         "array, as orion-core saves it; .jsonl: one message a line) or by --to. Writes files "
-        "atomically; '-' is standard input or output.",
+        "atomically; '-' is standard input or output. IN and OUT may be store URLs naming a "
+        "conversation (sqlite:///chats.db?conversation=c1, postgresql://user@host/db?conversation=c1): "
+        "IN must exist; OUT is created, or its messages replaced.",
     )
-    convert.add_argument("input", metavar="IN", help="a .json conversation, a .jsonl log, or -")
-    convert.add_argument("output", metavar="OUT", help="the file to write (.json or .jsonl), or -")
+    convert.add_argument(
+        "input",
+        metavar="IN",
+        help="a .json conversation, a .jsonl log, a store URL with ?conversation=ID, or -",
+    )
+    convert.add_argument(
+        "output",
+        metavar="OUT",
+        help="the file to write (.json or .jsonl), a store URL with ?conversation=ID, or -",
+    )
     convert.add_argument(
         "--pretty", action="store_true", help="indent JSON output (serde's pretty form); .json only"
     )
@@ -788,10 +798,11 @@ def _messages(name: str) -> tuple[str, Kind, list[Message]]:
     except OrionMessagesError as error:
         raise _Fatal(f"error: {_printable(str(error))}") from None
     if stored is not None:
-        report = _Parsed(name, "json", stored)
+        shown = masked_url(name)  # a password is never printed
+        report = _Parsed(shown, "json", stored)
         report.notice(_warning_problems(caught))
         _print_notices(report)
-        return name, "json", stored
+        return shown, "json", stored
     try:
         read = _read(name, _Progress(sys.stderr))
         if read.kind == "events":
@@ -903,7 +914,7 @@ def _stored_reports(raws: Sequence[str], *, strict: bool) -> list[_Parsed]:
         if len(stored) == 1:
             stored[0].notice(problems)
         elif problems:  # a whole store: the warnings cannot be told apart by conversation
-            whole = _Parsed(raw, "json")
+            whole = _Parsed(masked_url(raw), "json")
             whole.notice(problems)
             _print_notices(whole)
         reports.extend(stored)
@@ -1334,9 +1345,7 @@ def _output_kind(args: argparse.Namespace, *, default: Kind | None = None) -> Li
 
 def _convert(args: argparse.Namespace) -> int:
     if _cli_convert.wants_conversion(args):
-        return _cli_convert.run(
-            args, read_orion=_read_messages, write_orion=_write_messages, read_document=_read_document
-        )
+        return _run_conversion(args)
     parser: argparse.ArgumentParser = args.parser
     from_store = is_store_url(args.input)
     if args.input != STDIO and not from_store and os.path.isdir(args.input):
@@ -1353,8 +1362,25 @@ def _convert(args: argparse.Namespace) -> int:
     else:
         _write(args.output, messages, target, pretty=args.pretty)
     if args.output != STDIO:
-        _out(f"wrote {_plural(len(messages), 'message')} to {_printable(args.output)}")
+        shown = masked_url(args.output) if to_store else args.output
+        _out(f"wrote {_plural(len(messages), 'message')} to {_printable(shown)}")
     return EXIT_OK
+
+
+def _run_conversion(args: argparse.Namespace) -> int:
+    """``convert --from/--to``; into a store, its report shows the URL without its password."""
+    url = args.output
+    shown = masked_url(url) if args.from_format != _cli_convert.ORION and is_store_url(url) else url
+
+    def write_orion(name: str, messages: Sequence[Message], *, pretty: bool, to: str | None) -> None:
+        _write_messages(url if name == shown else name, messages, pretty=pretty, to=to)
+
+    return _cli_convert.run(
+        argparse.Namespace(**{**vars(args), "output": shown}),
+        read_orion=_read_messages,
+        write_orion=write_orion,
+        read_document=_read_document,
+    )
 
 
 def _read_messages(name: str) -> list[Message]:

@@ -17,11 +17,11 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Literal, Protocol, TypeVar
-from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, unquote
 
 from . import _store_ops as ops
 from . import _store_schema, _store_sqlite
-from ._store_ops import ConversationInfo, Operation, SyncBackend
+from ._store_ops import ConversationInfo, Operation, SyncBackend, closed_error
 from ._store_sql import Dialect
 from .errors import ArgumentTypeError, StoreError
 from .models import Message
@@ -65,40 +65,88 @@ def is_store_url(text: str) -> bool:
 def parse_store_url(url: str) -> StoreURL:
     """Parse a store URL; see the module docstring for the forms.
 
+    A ``#`` is literal: part of the SQLite path or of a parameter's value, never a fragment
+    (``%23`` works too). Passwords, in the authority (``user:pw@``) or in a ``password``
+    parameter, are masked in ``display``.
+
     Raises:
-        StoreError: not a store URL, a host in a SQLite URL, or an unknown SQLite parameter.
+        ArgumentTypeError: ``url`` is not a str.
+        StoreError: not a store URL, a host in a SQLite URL, an unknown SQLite parameter, or an
+            empty ``conversation``.
     """
-    parts = urlsplit(url)
-    backend = _SCHEMES.get(parts.scheme.lower())
+    if not isinstance(url, str):
+        raise ArgumentTypeError(
+            f"a store URL is a str such as 'sqlite:///chats.db', got {type(url).__name__} {url!r}"
+        )
+    scheme, _, rest = url.partition(":")
+    backend = _SCHEMES.get(scheme.lower())
+    head, mark, query = rest.partition("?")
+    segments = query.split("&") if mark else []
+    display = masked_url(url)
     if backend is None:
-        raise StoreError(f"{url}: not a store URL; expected sqlite:///PATH or postgresql://USER@HOST/DB")
-    query = parse_qsl(parts.query, keep_blank_values=True)
-    conversation = next((value for key, value in query if key == "conversation"), None)
-    rest = [(key, value) for key, value in query if key != "conversation"]
-    display = url
-    if parts.password is not None:
-        display = url.replace(f":{parts.password}@", ":***@", 1)
+        raise StoreError(f"{display}: not a store URL; expected sqlite:///PATH or postgresql://USER@HOST/DB")
+    conversation, kept = _conversation_parameter(segments, display)
     if backend == "postgresql":
-        database = urlunsplit(("postgresql", parts.netloc, parts.path, urlencode(rest), ""))
+        # The authority and path exactly as written ("//" kept even with no host), for libpq.
+        database = f"postgresql:{head}" + (f"?{'&'.join(kept)}" if kept else "")
         return StoreURL("postgresql", database, conversation, display)
-    if parts.netloc:
+    if head.startswith("//") and head[2:].split("/", 1)[0]:
         raise StoreError(
             f"{display}: a SQLite URL names no host; write sqlite:///relative.db or sqlite:////abs.db"
         )
-    if rest:
-        raise StoreError(
-            f"{display}: unknown parameter {rest[0][0]!r} (a SQLite URL takes only conversation)"
-        )
-    path = unquote(parts.path[1:]) if parts.path.startswith("/") else unquote(parts.path)
+    if kept:
+        name = unquote(kept[0].partition("=")[0])
+        raise StoreError(f"{display}: unknown parameter {name!r} (a SQLite URL takes only conversation)")
+    path = head[2:] if head.startswith("//") else head
+    path = unquote(path[1:] if path.startswith("/") else path)
     return StoreURL("sqlite", path or ":memory:", conversation, display)
 
 
-def _new_id(conversation_id: str | None) -> str:
+def masked_url(url: str) -> str:
+    """``url`` with its passwords (``user:pw@``, ``?password=``) shown as ``***``, for messages."""
+    scheme, colon, rest = url.partition(":")
+    head, mark, query = rest.partition("?")
+    segments = query.split("&") if mark else []
+    return f"{scheme}{colon}{_masked_head(head)}{mark}{'&'.join(map(_masked_segment, segments))}"
+
+
+def _conversation_parameter(segments: list[str], display: str) -> tuple[str | None, list[str]]:
+    """The ``conversation`` parameter's value, and the other segments as written (for libpq)."""
+    conversation: str | None = None
+    kept: list[str] = []
+    for segment in segments:
+        pairs = parse_qsl(segment, keep_blank_values=True, separator="&")
+        if pairs and pairs[0][0] == "conversation":
+            if not pairs[0][1]:
+                raise StoreError(f"{display}: conversation= names no conversation; give an id")
+            if conversation is None:  # the first one counts
+                conversation = pairs[0][1]
+        elif segment:
+            kept.append(segment)
+    return conversation, kept
+
+
+def _masked_head(head: str) -> str:
+    """``//user:password@host/path`` with the password as ``***``."""
+    if not head.startswith("//"):
+        return head
+    authority, slash, path = head[2:].partition("/")
+    userinfo, at, host = authority.rpartition("@")
+    if at and ":" in userinfo:
+        authority = f"{userinfo.partition(':')[0]}:***@{host}"
+    return f"//{authority}{slash}{path}"
+
+
+def _masked_segment(segment: str) -> str:
+    """A query segment, with the value of a ``password`` parameter as ``***``."""
+    key, equals, _ = segment.partition("=")
+    return f"{key}=***" if equals and unquote(key).strip().lower() == "password" else segment
+
+
+def _check_id(conversation_id: str | None) -> str:
     if conversation_id is None:
         return uuid.uuid4().hex
-    if not isinstance(conversation_id, str) or not conversation_id:
-        raise ArgumentTypeError(f"a conversation id is a non-empty str, got {conversation_id!r}")
-    return conversation_id
+    return ops.checked_id(conversation_id)
 
 
 class _Backend(Protocol):
@@ -174,7 +222,7 @@ class ConversationStore:
 
         ``metadata`` is any JSON value, stored as given.
         """
-        return self._backend.run(ops.create(_new_id(conversation_id), title, metadata))
+        return self._backend.run(ops.create(_check_id(conversation_id), title, metadata))
 
     def info(self, conversation_id: str) -> ConversationInfo:
         """The conversation's id, title, metadata, times and message count."""
@@ -290,11 +338,21 @@ class _ThreadBackend:
         self.where = backend.where
         self._backend = backend
         self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="orion-store")
+        self._closing = False
 
     async def run(self, operation: Operation[T]) -> T:
-        return await asyncio.get_running_loop().run_in_executor(self._thread, self._backend.run, operation)
+        if self._closing:
+            raise closed_error(self.where)
+        try:
+            future = asyncio.get_running_loop().run_in_executor(self._thread, self._backend.run, operation)
+        except RuntimeError:  # the thread shut down between the check and here: a close won
+            raise closed_error(self.where) from None
+        return await future
 
     async def close(self) -> None:
+        if self._closing:
+            return
+        self._closing = True  # calls from now on are refused; those queued before run first
         await asyncio.get_running_loop().run_in_executor(self._thread, self._backend.close)
         self._thread.shutdown(wait=False)
 
@@ -341,7 +399,7 @@ class AsyncConversationStore:
         self, conversation_id: str | None = None, *, title: str | None = None, metadata: Any = None
     ) -> ConversationInfo:
         """See ``ConversationStore.create``."""
-        return await self._backend.run(ops.create(_new_id(conversation_id), title, metadata))
+        return await self._backend.run(ops.create(_check_id(conversation_id), title, metadata))
 
     async def info(self, conversation_id: str) -> ConversationInfo:
         """See ``ConversationStore.info``."""

@@ -138,6 +138,16 @@ def _document_fields(path: tuple[int | str, ...]) -> frozenset[str] | None:
     return message_fields(path[1:]) if path and isinstance(path[0], int) else message_fields(path)
 
 
+def is_one_json_object(data: bytes | str) -> bool:
+    """Whether ``data`` holds one JSON object and nothing after it, so that records (log lines,
+    stored rows) can be joined into one array and validated at once without one reaching into
+    another. Any number is taken (``1e400`` too): the validation that follows judges it."""
+    try:
+        return isinstance(from_json(data, allow_inf_nan=True), dict)
+    except ValueError:
+        return False
+
+
 def duplicate_key_problems(data: bytes | str, fields: StructFields = _document_fields) -> list[Problem]:
     """A problem for every known key repeated in one object of ``data`` (serde's "duplicate field").
 

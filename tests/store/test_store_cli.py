@@ -61,7 +61,10 @@ def test_validate_checks_every_conversation_of_a_store(
     assert main(["validate", "--format", "json", store_url]) == 1
     report = json.loads(capsys.readouterr().out)
     assert [f["valid"] for f in report["files"]] == [True, False]
-    assert 'conversation "b", position 1' in report["files"][1]["errors"][0]["message"]
+    error = report["files"][1]["errors"][0]
+    # Source first, as a file's problems read: the row, then the JSON path, then what is wrong.
+    assert error["location"].startswith('conversation "b", position 1: ')
+    assert 'conversation "b"' not in error["message"]
     assert main(["validate", with_conversation(store_url, "a")]) == 0
 
 
