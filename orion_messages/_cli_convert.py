@@ -28,6 +28,7 @@ from .models import Message
 from .openai_chat import from_openai, to_openai
 from .orion_backend import to_orion_backend
 from .storage import _replace_atomically
+from .store import is_store_url, masked_url
 from .wire import validate_json
 
 __all__ = ["FORMATS", "add_arguments", "run", "wants_conversion"]
@@ -136,10 +137,10 @@ def run(
         else:
             write_orion(args.output, result.value, pretty=args.pretty, to=args.to)
     except FormatError as error:
-        _err(f"error: {args.output}: {error}")
+        _err(f"error: {_shown(args.output)}: {error}")
         return _EXIT_INVALID
     except OSError as error:
-        _err(f"error: {args.output}: cannot write: {error.strerror or error}")
+        _err(f"error: {_shown(args.output)}: cannot write: {error.strerror or error}")
         return _EXIT_INVALID
     _print_report(args, result)
     return _EXIT_OK
@@ -214,13 +215,19 @@ def _write_foreign(name: str, value: Any, *, pretty: bool) -> None:
 _INDEX = re.compile(r"\[\d+\]")
 
 
+def _shown(name: str) -> str:
+    """A file name as given, a store URL without its password."""
+    return masked_url(name) if is_store_url(name) else name
+
+
 def _print_report(args: argparse.Namespace, result: ConversionResult[Any]) -> None:
     target = args.to if args.from_format == ORION else ORION
     # The report goes to stderr when the conversion itself goes to stdout.
     out = sys.stderr if args.output == "-" else sys.stdout
     count = len(result.value["messages"]) if isinstance(result.value, dict) else len(result.value)
     print(
-        f"wrote {count:,} message{'' if count == 1 else 's'} to {printable(args.output)} ({target})", file=out
+        f"wrote {count:,} message{'' if count == 1 else 's'} to {printable(_shown(args.output))} ({target})",
+        file=out,
     )
     if result.lossless:
         print("nothing lost", file=out)

@@ -1345,7 +1345,9 @@ def _output_kind(args: argparse.Namespace, *, default: Kind | None = None) -> Li
 
 def _convert(args: argparse.Namespace) -> int:
     if _cli_convert.wants_conversion(args):
-        return _run_conversion(args)
+        return _cli_convert.run(
+            args, read_orion=_read_messages, write_orion=_write_messages, read_document=_read_document
+        )
     parser: argparse.ArgumentParser = args.parser
     from_store = is_store_url(args.input)
     if args.input != STDIO and not from_store and os.path.isdir(args.input):
@@ -1365,22 +1367,6 @@ def _convert(args: argparse.Namespace) -> int:
         shown = masked_url(args.output) if to_store else args.output
         _out(f"wrote {_plural(len(messages), 'message')} to {_printable(shown)}")
     return EXIT_OK
-
-
-def _run_conversion(args: argparse.Namespace) -> int:
-    """``convert --from/--to``; into a store, its report shows the URL without its password."""
-    url = args.output
-    shown = masked_url(url) if args.from_format != _cli_convert.ORION and is_store_url(url) else url
-
-    def write_orion(name: str, messages: Sequence[Message], *, pretty: bool, to: str | None) -> None:
-        _write_messages(url if name == shown else name, messages, pretty=pretty, to=to)
-
-    return _cli_convert.run(
-        argparse.Namespace(**{**vars(args), "output": shown}),
-        read_orion=_read_messages,
-        write_orion=write_orion,
-        read_document=_read_document,
-    )
 
 
 def _read_messages(name: str) -> list[Message]:
