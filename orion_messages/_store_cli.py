@@ -15,7 +15,7 @@ from urllib.parse import unquote
 from .checks import find_problems
 from .errors import FormatError, OrionMessagesError, Problem, StoreError
 from .models import Message
-from .store import ConversationStore, StoreURL, is_store_url, open_store, parse_store_url
+from .store import ConversationStore, StoreURL, is_store_url, open_store, parse_store_url, url_passwords
 
 __all__ = ["read_source", "validate_source", "write_target"]
 
@@ -44,23 +44,11 @@ def _opened(url: StoreURL, raw: str, *, create: bool) -> Iterator[ConversationSt
 
 def _redacted(text: str, raw: str) -> str:
     """``text`` with any password of the URL ``raw`` (as written, or decoded) replaced by ``***``."""
-    for secret in _passwords(raw):
+    for secret in url_passwords(raw):
         for form in {secret, unquote(secret)}:
             if len(form) >= 3:  # a shorter one would mask ordinary words
                 text = text.replace(form, "***")
     return text
-
-
-def _passwords(raw: str) -> list[str]:
-    head, _, query = raw.partition("?")
-    authority = head.partition("//")[2].partition("/")[0]
-    userinfo, at, _ = authority.rpartition("@")
-    found = [userinfo.partition(":")[2]] if at and ":" in userinfo else []
-    for segment in query.split("&"):
-        name, equals, value = segment.partition("=")
-        if equals and unquote(name).strip().lower() == "password":
-            found.append(value)
-    return found
 
 
 def _placed(problem: Problem, source: str | None) -> Problem:

@@ -104,10 +104,25 @@ def parse_store_url(url: str) -> StoreURL:
 
 def masked_url(url: str) -> str:
     """``url`` with its passwords (``user:pw@``, ``?password=``) shown as ``***``, for messages."""
-    scheme, colon, rest = url.partition(":")
-    head, mark, query = rest.partition("?")
-    segments = query.split("&") if mark else []
-    return f"{scheme}{colon}{_masked_head(head)}{mark}{'&'.join(map(_masked_segment, segments))}"
+    masked = url
+    for secret in filter(None, url_passwords(url)):  # a value equal to it elsewhere is masked too
+        masked = masked.replace(f":{secret}@", ":***@", 1).replace(f"={secret}", "=***")
+    return masked
+
+
+def url_passwords(url: str) -> list[str]:
+    """The passwords a store URL holds, as written: the authority's ``user:pw@``, then the
+    value of each ``password`` parameter."""
+    _, _, rest = url.partition(":")
+    head, _, query = rest.partition("?")
+    authority = head[2:].partition("/")[0] if head.startswith("//") else ""
+    userinfo, at, _ = authority.rpartition("@")
+    found = [userinfo.partition(":")[2]] if at and ":" in userinfo else []
+    for segment in query.split("&") if query else ():
+        key, equals, value = segment.partition("=")
+        if equals and unquote(key).strip().lower() == "password":
+            found.append(value)
+    return found
 
 
 def _conversation_parameter(segments: list[str], display: str) -> tuple[str | None, list[str]]:
@@ -124,23 +139,6 @@ def _conversation_parameter(segments: list[str], display: str) -> tuple[str | No
         elif segment:
             kept.append(segment)
     return conversation, kept
-
-
-def _masked_head(head: str) -> str:
-    """``//user:password@host/path`` with the password as ``***``."""
-    if not head.startswith("//"):
-        return head
-    authority, slash, path = head[2:].partition("/")
-    userinfo, at, host = authority.rpartition("@")
-    if at and ":" in userinfo:
-        authority = f"{userinfo.partition(':')[0]}:***@{host}"
-    return f"//{authority}{slash}{path}"
-
-
-def _masked_segment(segment: str) -> str:
-    """A query segment, with the value of a ``password`` parameter as ``***``."""
-    key, equals, _ = segment.partition("=")
-    return f"{key}=***" if equals and unquote(key).strip().lower() == "password" else segment
 
 
 def _check_id(conversation_id: str | None) -> str:
