@@ -33,9 +33,11 @@ T = TypeVar("T")
 OrphanPolicy = Literal["error", "drop", "synthesize", "keep"]
 """What to do with a tool call without a result or a result without a call.
 
-``"error"`` raises ``ConversionError``; ``"drop"`` removes the orphaned call or result;
-``"synthesize"`` adds an error result (``MISSING_RESULT_TEXT``) after each unanswered call and
-drops results without a call; ``"keep"`` passes them through unchanged. Every change is reported.
+A result that does not follow its call is both (see ``Orphan``). ``"error"`` raises
+``ConversionError``; ``"drop"`` removes the orphaned call or result, and an assistant message
+left with no content and no call; ``"synthesize"`` adds an error result (``MISSING_RESULT_TEXT``)
+after each unanswered call's results and drops results without a call; ``"keep"`` passes them
+through unchanged. Every change is reported.
 Any other value raises ``ConversionError`` naming these four.
 """
 
@@ -93,7 +95,13 @@ class ConversionResult(Generic[T]):
 
 @dataclass(frozen=True)
 class Orphan:
-    """A tool call that no later result answers, or a result that answers no earlier call."""
+    """A tool call that no result answers right after it, or a result that does not answer one.
+
+    A call is answered by a result that follows its message with only other tool results in
+    between (what OpenAI and Anthropic require). A result that comes later (after a user,
+    assistant or system message) is *misplaced*: the call is an orphan where it is, the late
+    result is one too, and each names the other in ``partner``.
+    """
 
     index: int
     """The position of the message holding the call or the result."""
@@ -101,19 +109,36 @@ class Orphan:
     """``tool_calls[k]`` for a call, ``tool_result`` for a result."""
     call_id: str
     """The tool-call id concerned."""
+    partner: int | None = None
+    """For a misplaced result, the position of its call's message; for a call answered only
+    too late, the position of that late result; ``None`` otherwise."""
 
     @property
     def is_call(self) -> bool:
-        """True for a call without a result, False for a result without a call."""
+        """True for a call without a result, False for a result without a call (or misplaced)."""
         return self.field != "tool_result"
 
+    @property
+    def is_misplaced(self) -> bool:
+        """True when the result exists but does not follow its call (see ``partner``)."""
+        return self.partner is not None
+
     def __str__(self) -> str:
-        what = (
-            f'tool call "{self.call_id}" has no result'
-            if self.is_call
-            else f'result for "{self.call_id}" answers no earlier tool call'
+        return f"[{self.index}].{self.field}: {self.problem}"
+
+    @property
+    def problem(self) -> str:
+        """What is wrong, in plain words (``str(orphan)`` without the location)."""
+        if self.is_call:
+            if self.partner is None:
+                return f'tool call "{self.call_id}" has no result'
+            return f'tool call "{self.call_id}" has no result right after it (its result at [{self.partner}] comes too late)'
+        if self.partner is None:
+            return f'result for "{self.call_id}" answers no earlier tool call'
+        return (
+            f'result for "{self.call_id}" does not follow its call at [{self.partner}] '
+            "(only tool results may come between a call and its result)"
         )
-        return f"[{self.index}].{self.field}: {what}"
 
 
 def _accepted(field: str, accept: Collection[str]) -> bool:
@@ -137,7 +162,12 @@ class _Report:
         self.losses.extend(losses)
 
     def finish(self, value: T) -> ConversionResult[T]:
-        """The result, or ``ConversionError`` in strict mode when a loss is not accepted."""
+        """The result, or ``ConversionError`` in strict mode when a loss is not accepted.
+
+        The losses are put in input order (a stable sort: those outside the message list first,
+        then by message; within a message, in the order found).
+        """
+        self.losses.sort(key=_position)
         if self.strict:
             refused = [loss for loss in self.losses if not _accepted(loss.field, self.accept)]
             if refused:
@@ -145,6 +175,10 @@ class _Report:
                     Problem(loss.location, f"strict conversion refused: {loss.reason}") for loss in refused
                 )
         return ConversionResult(value, tuple(self.losses))
+
+
+def _position(loss: Loss) -> int:
+    return -1 if loss.index is None else loss.index
 
 
 def _input_list(value: Any, expected: str) -> list[Any]:
@@ -184,29 +218,45 @@ def _check_policy(policy: object) -> None:
 
 
 def find_orphans(messages: Sequence[Message]) -> list[Orphan]:
-    """Every tool call without a later result and every result without an earlier call.
+    """Every tool call without a result right after it, and every result without its call there.
 
-    A pending placeholder counts as a result: it answers its call (see ``docs/conversions.md``
-    for what each format receives for it).
+    Only what the converters send counts: calls on assistant and tool_call messages, results on
+    tool_result messages. A result answers a call when only other tool_result messages sit
+    between the call's message and it; a later one is misplaced (``Orphan.partner``). A pending
+    placeholder counts as a result: it answers its call (see ``docs/conversions.md`` for what
+    each format receives for it).
     """
-    called: set[str] = set()
-    answered: set[str] = set()
+    sent: dict[str, int] = {}  # call id -> the latest message sending it
+    run: dict[str, int] = {}  # the calls that results may answer now
+    answered: set[tuple[int, str]] = set()
+    late: dict[tuple[int, str], int] = {}  # an unanswered call -> its first misplaced result
     orphans: list[Orphan] = []
     for index, message in enumerate(messages):
-        called.update(call.id for call in message.tool_calls)
-        result = message.tool_result
-        if result is None:
+        if message.role is Role.TOOL_RESULT:
+            result = message.tool_result
+            if result is None:
+                continue
+            call_id = result.tool_call_id
+            if call_id in run:
+                answered.add((run[call_id], call_id))
+            else:
+                caller = sent.get(call_id)
+                if caller is not None:
+                    late.setdefault((caller, call_id), index)
+                orphans.append(Orphan(index, "tool_result", call_id, caller))
             continue
-        if result.tool_call_id in called:
-            answered.add(result.tool_call_id)
-        else:
-            orphans.append(Orphan(index, "tool_result", result.tool_call_id))
+        run = {}
+        if message.role in _CALLING_ROLES:
+            for call in message.tool_calls:
+                sent[call.id] = index
+                run[call.id] = index
     for index, message in enumerate(messages):
-        orphans.extend(
-            Orphan(index, f"tool_calls[{number}]", call.id)
-            for number, call in enumerate(message.tool_calls)
-            if call.id not in answered
-        )
+        if message.role in _CALLING_ROLES:
+            orphans.extend(
+                Orphan(index, f"tool_calls[{number}]", call.id, late.get((index, call.id)))
+                for number, call in enumerate(message.tool_calls)
+                if (index, call.id) not in answered
+            )
     orphans.sort(key=lambda orphan: orphan.index)
     return orphans
 
@@ -240,46 +290,66 @@ def _fix_orphans(
     if not found:
         return messages, sources, []
     if policy == "error":
-        raise ConversionError(Problem(f"[{o.index}].{o.field}", str(o).split(": ", 1)[1]) for o in found)
-    losses: list[Loss] = []
-    orphan_calls = {(o.index, o.call_id) for o in found if o.is_call}
-    orphan_results = {o.index for o in found if not o.is_call}
+        raise ConversionError(Problem(f"[{o.index}].{o.field}", o.problem) for o in found)
+    return _apply_fix(messages, found, synthesize=policy == "synthesize")
+
+
+def _apply_fix(
+    messages: list[Message], found: list[Orphan], *, synthesize: bool
+) -> tuple[list[Message], list[int | None], list[Loss]]:
+    """``_fix_orphans`` for ``"drop"`` and ``"synthesize"`` once the orphans are known (private)."""
+    calls = {(o.index, o.call_id): o for o in found if o.is_call}
+    results = {o.index: o for o in found if not o.is_call}
     fixed: list[Message] = []
-    sources = []
+    sources: list[int | None] = []
+    losses: list[Loss] = []
     owed: list[ToolCall] = []  # unanswered calls waiting for their synthesized results
     owed_after = -1
     for index, message in enumerate(messages):
-        if owed and message.tool_result is None:
+        if owed and message.role is not Role.TOOL_RESULT:
             _owe(fixed, sources, owed, messages[owed_after])
-        if index in orphan_results:
-            losses.append(Loss(index, "", "a result that answers no earlier tool call: dropped"))
+        if index in results:
+            losses.append(Loss(index, "", _result_fix(results[index])))
             continue
-        kept = [call for call in message.tool_calls if (index, call.id) not in orphan_calls]
-        if len(kept) != len(message.tool_calls):
-            for number, call in enumerate(message.tool_calls):
-                if (index, call.id) not in orphan_calls:
+        orphaned = [n for n, call in enumerate(message.tool_calls) if (index, call.id) in calls]
+        if orphaned:
+            for number in orphaned:
+                orphan = calls[(index, message.tool_calls[number].id)]
+                losses.append(Loss(index, f"tool_calls[{number}]", _call_fix(orphan, synthesize)))
+            if synthesize:
+                owed.extend(message.tool_calls[number] for number in orphaned)
+                owed_after = index
+            else:
+                kept = tuple(call for call in message.tool_calls if (index, call.id) not in calls)
+                message = message.model_copy(update={"tool_calls": kept})
+                if not kept and not message.content:
+                    losses.append(Loss(index, "", _EMPTIED))
                     continue
-                if policy == "drop":
-                    losses.append(
-                        Loss(index, f"tool_calls[{number}]", "a tool call without a result: dropped")
-                    )
-                else:
-                    owed.append(call)
-                    owed_after = index
-                    losses.append(
-                        Loss(
-                            index,
-                            f"tool_calls[{number}]",
-                            "a tool call without a result: an error result was added",
-                        )
-                    )
-            if policy == "drop":
-                message = message.model_copy(update={"tool_calls": tuple(kept)})
         fixed.append(message)
         sources.append(index)
     if owed:
         _owe(fixed, sources, owed, messages[owed_after])
     return fixed, sources, losses
+
+
+_EMPTIED = "no content and no tool call left once its orphaned calls were dropped: message dropped"
+
+
+def _call_fix(orphan: Orphan, synthesize: bool) -> str:
+    """The reason reported for fixing an orphaned call (private)."""
+    what = (
+        "a tool call without a result"
+        if orphan.partner is None
+        else f"a tool call whose result comes too late (at [{orphan.partner}])"
+    )
+    return f"{what}: an error result was added" if synthesize else f"{what}: dropped"
+
+
+def _result_fix(orphan: Orphan) -> str:
+    """The reason reported for dropping an orphaned or misplaced result (private)."""
+    if orphan.partner is None:
+        return "a result that answers no earlier tool call: dropped"
+    return f"a result that does not follow its call (at [{orphan.partner}]): dropped"
 
 
 def _owe(fixed: list[Message], sources: list[int | None], owed: list[ToolCall], caller: Message) -> None:

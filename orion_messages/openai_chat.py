@@ -199,6 +199,7 @@ def _text(reader: _Input, report: _Report, index: int, data: Mapping[str, Any], 
         if kind == "text":
             text = reader.string(block, "text", f"{where}[{number}]")
             texts.append(text or "")
+            _unknown_keys(report, index, block, _PART_KEYS, f"content[{number}].")
         else:
             report.lose(
                 index,
@@ -210,15 +211,26 @@ def _text(reader: _Input, report: _Report, index: int, data: Mapping[str, Any], 
     return "".join(texts)
 
 
-def _unknown_keys(report: _Report, index: int, data: Mapping[str, Any], known: frozenset[str]) -> None:
+_PART_KEYS = frozenset({"type", "text"})
+_CALL_KEYS = frozenset({"id", "type", "function"})
+_FUNCTION_KEYS = frozenset({"name", "arguments"})
+
+
+def _unknown_keys(
+    report: _Report, index: int, data: Mapping[str, Any], known: frozenset[str], prefix: str = ""
+) -> None:
+    """Report each key of ``data`` (at ``prefix`` inside message ``index``) not in ``known``.
+
+    A key whose value is ``null`` carries nothing and is not reported.
+    """
     for key in data:
         if key in known:
             continue
         value = data[key]
         if value is None:
             continue
-        what = "the participant name" if key == "name" else "this key"
-        report.lose(index, str(key), f"orion-core has no place for {what}")
+        what = "the participant name" if key == "name" and not prefix else "this key"
+        report.lose(index, f"{prefix}{key}", f"orion-core has no place for {what}")
 
 
 def _plain(
@@ -262,6 +274,8 @@ def _read_call(reader: _Input, report: _Report, index: int, number: int, item: A
     function = reader.mapping(data.get("function"), f"{where}.function")
     if function is None:
         return None
+    _unknown_keys(report, index, data, _CALL_KEYS, f"tool_calls[{number}].")
+    _unknown_keys(report, index, function, _FUNCTION_KEYS, f"tool_calls[{number}].function.")
     name = reader.string(function, "name", f"{where}.function")
     text = reader.string(function, "arguments", f"{where}.function")
     if call_id is None or name is None or text is None:

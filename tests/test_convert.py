@@ -224,6 +224,123 @@ def test_an_unknown_orphan_policy_is_refused_even_without_orphans() -> None:
         fix_orphans([Message.user("m", "x", timestamp=0)], "Keep")  # type: ignore[arg-type]
 
 
+def _late() -> list[Message]:
+    """A call whose result comes after a user message: misplaced, not answered."""
+    return [
+        Message.user("msg-1", "q", timestamp=0),
+        Message.assistant("msg-2", "", [ToolCall(id="c1", name="f", arguments={})], timestamp=1),
+        Message.user("msg-3", "hurry", timestamp=2),
+        Message.tool_result_message("msg-4", "c1", "f", "ok", timestamp=3),
+    ]
+
+
+def test_a_result_after_another_message_is_misplaced() -> None:
+    found = find_orphans(_late())
+    assert [(o.index, o.field, o.call_id, o.partner, o.is_misplaced) for o in found] == [
+        (1, "tool_calls[0]", "c1", 3, True),
+        (3, "tool_result", "c1", 1, True),
+    ]
+    assert [o.is_call for o in found] == [True, False]
+    with pytest.raises(ConversionError) as caught:
+        to_openai(_late())
+    assert [p.location for p in caught.value.problems] == ["[1].tool_calls[0]", "[3].tool_result"]
+    assert "comes too late" in str(caught.value)
+    assert "does not follow its call at [1]" in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    "between",
+    [
+        Message.system("msg-x", "note", timestamp=2),
+        Message.assistant("msg-x", "still thinking", timestamp=2),
+        Message.user("msg-x", "hurry", timestamp=2),
+    ],
+)
+def test_only_tool_results_may_sit_between_a_call_and_its_result(between: Message) -> None:
+    history = [
+        Message.assistant(
+            "msg-1",
+            "",
+            [ToolCall(id="c1", name="f", arguments={}), ToolCall(id="c2", name="g", arguments={})],
+            timestamp=0,
+        ),
+        Message.tool_result_message("msg-2", "c2", "g", "two", timestamp=1),
+        between,
+        Message.tool_result_message("msg-4", "c1", "f", "one", timestamp=3),
+    ]
+    assert [str(o) for o in find_orphans(history)] == [
+        '[0].tool_calls[0]: tool call "c1" has no result right after it (its result at [3] comes too late)',
+        '[3].tool_result: result for "c1" does not follow its call at [0] '
+        "(only tool results may come between a call and its result)",
+    ]
+
+
+def test_drop_removes_a_misplaced_result_and_its_call() -> None:
+    result = fix_orphans(_late(), "drop")
+    # the assistant message held only the call: left empty, it is dropped too (Anthropic refuses it)
+    assert [m.id for m in result.value] == ["msg-1", "msg-3"]
+    assert _locations(result.losses) == ["[1].tool_calls[0]", "[1]", "[3]"]
+    assert find_orphans(result.value) == []
+    anthropic = to_anthropic(_late(), orphans="drop")
+    assert anthropic.value["messages"] == [
+        {"role": "user", "content": "q"},
+        {"role": "user", "content": "hurry"},
+    ]
+
+
+def test_synthesize_answers_a_call_in_place_and_drops_its_late_result() -> None:
+    result = fix_orphans(_late(), "synthesize")
+    added = result.value[2]
+    assert [m.id for m in result.value] == ["msg-1", "msg-2", added.id, "msg-3"]
+    assert added.tool_result is not None
+    assert (added.tool_result.tool_call_id, added.tool_result.is_error) == ("c1", True)
+    assert _locations(result.losses) == ["[1].tool_calls[0]", "[3]"]
+    assert find_orphans(result.value) == []
+    openai = to_openai(_late(), orphans="synthesize")
+    assert [m["role"] for m in openai.value] == ["user", "assistant", "tool", "user"]
+    assert openai.value[2] == {"role": "tool", "tool_call_id": "c1", "content": MISSING_RESULT_TEXT}
+
+
+def test_keep_passes_a_misplaced_result_through() -> None:
+    result = to_openai(_late(), orphans="keep")
+    assert [m["role"] for m in result.value] == ["user", "assistant", "user", "tool"]
+
+
+def test_drop_keeps_an_assistant_message_that_still_has_text() -> None:
+    history = [
+        Message.user("msg-1", "q", timestamp=0),
+        Message.assistant("msg-2", "Let me look.", [ToolCall(id="c1", name="f", arguments={})], timestamp=1),
+        Message.user("msg-3", "next", timestamp=2),
+    ]
+    result = to_anthropic(history, orphans="drop")
+    assert result.value["messages"][1] == {"role": "assistant", "content": "Let me look."}
+    assert [loss.location for loss in result.losses if loss.field not in ("id", "timestamp")] == [
+        "[1].tool_calls[0]"
+    ]
+
+
+def test_calls_that_are_not_sent_answer_nothing() -> None:
+    # tool calls on a user message are not sent (reported), so they are not calls for the check
+    asking = Message.user("msg-1", "q", timestamp=0).model_copy(
+        update={"tool_calls": (ToolCall(id="c1", name="f", arguments={}),)}
+    )
+    answer = Message.tool_result_message("msg-2", "c1", "f", "ok", timestamp=1)
+    assert [str(o) for o in find_orphans([asking, answer])] == [
+        '[1].tool_result: result for "c1" answers no earlier tool call'
+    ]
+    assert find_orphans([asking]) == []
+    result = to_openai([asking], orphans="synthesize")
+    assert result.value == [{"role": "user", "content": "q"}]
+    assert "[0].tool_calls" in _locations(result.losses)
+
+
+def test_losses_are_in_input_order_after_an_orphan_fix() -> None:
+    result = to_openai(_orphaned(), orphans="synthesize")
+    indexes = [loss.index for loss in result.losses]
+    assert indexes == sorted(i for i in indexes if i is not None)
+    assert _locations(result.losses)[:2] == ["[0].id", "[0].timestamp"]
+
+
 # --------------------------------------------------------------------------------------------
 # Strict mode and accept
 
@@ -269,6 +386,29 @@ def test_openai_arguments_that_are_not_json_stay_a_string() -> None:
 
 def _call(call_id: str, arguments: str) -> dict[str, Any]:
     return {"id": call_id, "type": "function", "function": {"name": "f", "arguments": arguments}}
+
+
+def test_from_openai_reports_unknown_keys_inside_calls_and_parts() -> None:
+    call: dict[str, Any] = {
+        "id": "c1",
+        "type": "function",
+        "index": 0,
+        "extra_content": {"google": {"thought_signature": "abc"}},
+        "function": {"name": "f", "arguments": "{}", "strict": True},
+    }
+    messages: list[dict[str, Any]] = [
+        {"role": "user", "content": [{"type": "text", "text": "a", "cache_control": {"type": "ephemeral"}}]},
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+    ]
+    result = from_openai(messages, timestamp=0)
+    assert result.value[1].tool_calls == (ToolCall(id="c1", name="f", arguments={}),)
+    assert _locations(result.losses) == [
+        "[0].content[0].cache_control",
+        "[1].tool_calls[0].index",
+        "[1].tool_calls[0].extra_content",
+        "[1].tool_calls[0].function.strict",
+    ]
+    assert all(loss.reason == "orion-core has no place for this key" for loss in result.losses)
 
 
 def test_openai_arguments_keep_numbers_and_order() -> None:
