@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import pytest
 
+from ..test_readme import python_blocks
+
 PAGE = Path(__file__).resolve().parents[2] / "docs" / "store.md"
-BLOCKS = re.findall(r"```python\n(.*?)```", PAGE.read_text(encoding="utf-8"), re.DOTALL)
+BLOCKS = [code for _, code in python_blocks(PAGE.read_text(encoding="utf-8"))]  # <!-- no-test --> skipped
 
 
 def test_the_page_has_examples() -> None:
