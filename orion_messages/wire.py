@@ -207,6 +207,9 @@ def validate_json(
     if read_whole and _only_unknown_keys(failure) and (refused := _unreadable_whole(data)):
         raise FormatError([refused])
     recovered = _without_unwritable_unknown_keys(adapter, fixed, failure)
+    if isinstance(recovered, ValidationError):  # a known field is wrong beside a deep unknown value
+        known = zip(problems(recovered), recovered.errors(include_url=False), strict=True)
+        raise FormatError(problem for problem, detail in known if detail["type"] != UNKNOWN_VALUE_ERROR)
     if recovered is not None:
         return recovered
     if fixed is not data and _is_malformed(failure):
@@ -293,12 +296,13 @@ def _is_too_deep(error: ValidationError) -> bool:
 
 def _without_unwritable_unknown_keys(
     adapter: TypeAdapter[T], data: bytes | str, error: ValidationError
-) -> T | None:
+) -> T | ValidationError | None:
     """Load ``data`` without the unknown keys whose values cannot be written back, warning for each.
 
     serde skips unknown values unread, so orion-core loads ``{"x":1e400}`` and values nested
     past any parser's limit. Here they are dropped (and named in an ``UnknownKeyWarning``).
-    Returns None when the document has some other problem.
+    Returns None when the document has some other problem; the errors of the document with its
+    deep values cut out, when those lay in unknown keys and a known field is wrong too.
     """
     given = data
     cut: list[tuple[int, int]] = []
@@ -314,7 +318,10 @@ def _without_unwritable_unknown_keys(
             _refuse_malformed_deep_values(given, cut)
             return value
     details = error.errors(include_url=False)
-    if not details or not all(detail["type"] == UNKNOWN_VALUE_ERROR for detail in details):
+    kinds = {detail["type"] for detail in details}
+    if kinds - {UNKNOWN_VALUE_ERROR}:
+        return error if cut and UNKNOWN_VALUE_ERROR in kinds and not kinds & _FROM_THE_CUT else None
+    if not details:
         return None
     _refuse_malformed_deep_values(given, cut)  # what was cut is read as JSON all the same
     document = from_json(data, allow_inf_nan=True)
@@ -344,6 +351,10 @@ def _refuse_malformed_deep_values(data: bytes | str, cut: list[tuple[int, int]])
             why = f"malformed JSON (in a value nested deeper than {_FLATTEN_BELOW} levels)"
             raise FormatError([Problem("", why, line, column)])
 
+
+# Errors the cut itself may cause in a known place (a free value made too deep, an array where
+# the cut left a struct): with one of these, the depth is reported, not what the cut shows.
+_FROM_THE_CUT = frozenset({"json_value", "json_invalid", "model_type", "model_attributes_type", "list_type"})
 
 # Values opening deeper than this are cut on the error path: deeper than anything orion-core
 # reads in a known field (serde's limit), below jiter's own limit.

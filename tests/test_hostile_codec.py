@@ -470,3 +470,10 @@ def test_well_formed_json_deep_in_an_unknown_key_loads_without_it(inner: str) ->
     with pytest.warns(UnknownKeyWarning, match='unknown key "x" left out'):
         (message,) = loads(document)
     assert message.model_extra == {}
+
+
+def test_a_wrong_known_field_beside_a_deep_unknown_value_is_reported_as_itself() -> None:
+    # Before: "nested too deeply", which hid the real fault; the deep value alone would load.
+    deep = "[" * _DEEP + "]" * _DEEP
+    document = '[{"id":"a","role":"user","content":"c","timestamp":"1","x":' + deep + "}]"
+    assert _problems(loads, document) == [("[0].timestamp", 'expected an integer, found the string "1"')]
