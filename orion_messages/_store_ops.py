@@ -88,11 +88,19 @@ def checked_id(conversation_id: Any) -> str:
 
     Raises:
         ArgumentTypeError: not a str, or empty (nothing is coerced).
-        ArgumentValueError: a lone surrogate, which no database can store.
+        ArgumentValueError: a lone surrogate, which no database can store, or U+0000, which
+            PostgreSQL cannot (refused on both databases, so an id works on either).
     """
     if not isinstance(conversation_id, str) or not conversation_id:
         raise ArgumentTypeError(f"a conversation id is a non-empty str, got {conversation_id!r}")
-    return _text("a conversation id", conversation_id)
+    return _plain_text("a conversation id", conversation_id)
+
+
+def _plain_text(what: str, value: Any) -> str:
+    """``_text`` without U+0000, for the columns PostgreSQL keeps as text (ids, titles)."""
+    if "\x00" in _text(what, value):
+        raise ArgumentValueError(f"{what} cannot hold U+0000 (PostgreSQL text cannot), got {value!r}")
+    return str(value)
 
 
 def _text(what: str, value: Any) -> str:
@@ -230,7 +238,7 @@ def create(conversation_id: str, title: str | None, metadata: Any) -> Operation[
     """
     checked_id(conversation_id)
     if title is not None:
-        _text("title", title)
+        _plain_text("title", title)
     text = _metadata_text(metadata)
     stored = None if text is None else json.loads(text)
 

@@ -304,3 +304,15 @@ def test_convert_help_names_store_urls(capsys: pytest.CaptureFixture[str]) -> No
     text = " ".join(capsys.readouterr().out.split())
     assert "a store URL with ?conversation=ID" in text
     assert "sqlite:///chats.db?conversation=c1" in text
+
+
+def test_a_conversation_id_or_title_with_u0000_is_refused_on_every_database(store: ConversationStore) -> None:
+    # PostgreSQL keeps ids and titles as text, which cannot hold U+0000; both databases refuse
+    # it, so an id that works on one works on the other.
+    with pytest.raises(ArgumentValueError, match="cannot hold U\\+0000"):
+        store.create("a\x00b")
+    with pytest.raises(ArgumentValueError, match="cannot hold U\\+0000"):
+        store.create("c2", title="t\x00")
+    with pytest.raises(ArgumentValueError, match="cannot hold U\\+0000"):
+        store.load("c\x001")
+    assert [info.id for info in store.conversations()] == ["c1"]
