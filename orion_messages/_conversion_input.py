@@ -13,6 +13,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from ._problems import describe, problems_from
+from .conversions import _Report
 from .errors import ConversionError, Problem
 from .models import I64_MAX, I64_MIN, Message, ToolCall, now_ms
 
@@ -76,6 +77,29 @@ class _Input:
         """Raise every problem found, if any."""
         if self.problems:
             raise ConversionError(self.problems)
+
+
+_NO_PLACE = "orion-core has no place for this key"
+
+
+def _unknown_keys(
+    report: _Report,
+    index: int | None,
+    data: Mapping[str, Any],
+    known: frozenset[str],
+    prefix: str = "",
+    reasons: Mapping[str, str] | None = None,
+) -> None:
+    """Report each key of ``data`` (at ``prefix`` inside message ``index``) not in ``known``.
+
+    The reason is ``reasons[key]`` when given, else "orion-core has no place for this key". A key
+    whose value is ``null`` carries nothing and is not reported.
+    """
+    for key in data:
+        if key in known or data[key] is None:
+            continue
+        reason = reasons.get(key, _NO_PLACE) if reasons is not None else _NO_PLACE
+        report.lose(index, f"{prefix}{key}", reason)
 
 
 def _stamp(timestamp: object) -> int:

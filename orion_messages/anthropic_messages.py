@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
-from ._conversion_input import _Builder, _Input
+from ._conversion_input import _Builder, _Input, _unknown_keys
 from .conversions import (
     ConversionResult,
     OrphanPolicy,
@@ -186,9 +186,7 @@ def from_anthropic(
         data = reader.mapping(item, where)
         if data is None:
             continue
-        for key in data:
-            if key not in ("role", "content"):
-                report.lose(index, str(key), "orion-core has no place for this key")
+        _unknown_keys(report, index, data, _MESSAGE_KEYS)
         role = reader.string(data, "role", where)
         if role not in ("user", "assistant"):
             if role is not None:
@@ -205,6 +203,12 @@ def from_anthropic(
     return report.finish(build.messages)
 
 
+_MESSAGE_KEYS = frozenset({"role", "content"})
+_TEXT_KEYS = frozenset({"type", "text"})
+_USE_KEYS = frozenset({"type", "id", "name", "input"})
+_RESULT_KEYS = frozenset({"type", "tool_use_id", "content", "is_error"})
+
+
 def _system_texts(reader: _Input, report: _Report, system: Any) -> list[str]:
     if system is None:
         return []
@@ -219,17 +223,9 @@ def _system_texts(reader: _Input, report: _Report, system: Any) -> list[str]:
         if block.get("type") != "text":
             reader.fail(f"{where}.type", f'expected "text", found {block.get("type")!r}')
             continue
-        _extra_block_keys(report, None, where, block, ("type", "text"))
+        _unknown_keys(report, None, block, _TEXT_KEYS, f"{where}.")
         texts.append(reader.string(block, "text", where) or "")
     return texts
-
-
-def _extra_block_keys(
-    report: _Report, index: int | None, where: str, block: Mapping[str, Any], known: tuple[str, ...]
-) -> None:
-    for key in block:
-        if key not in known and block[key] is not None:
-            report.lose(index, f"{where}.{key}", "orion-core has no place for this key")
 
 
 def _content_blocks(reader: _Input, index: int, content: Any) -> Iterator[tuple[int, str, Mapping[str, Any]]]:
@@ -251,12 +247,10 @@ def _user_blocks(
     for number, where, block in _content_blocks(reader, index, content):
         kind = block.get("type")
         if kind == "text":
-            _extra_block_keys(report, index, f"content[{number}]", block, ("type", "text"))
+            _unknown_keys(report, index, block, _TEXT_KEYS, f"content[{number}].")
             texts.append(reader.string(block, "text", where) or "")
         elif kind == "tool_result":
-            _extra_block_keys(
-                report, index, f"content[{number}]", block, ("type", "tool_use_id", "content", "is_error")
-            )
+            _unknown_keys(report, index, block, _RESULT_KEYS, f"content[{number}].")
             call_id = reader.string(block, "tool_use_id", where)
             text = _result_text(reader, report, index, number, block.get("content", ""))
             is_error = reader.boolean(block, "is_error", where)
@@ -293,6 +287,7 @@ def _result_text(reader: _Input, report: _Report, index: int, number: int, conte
         if block is None:
             continue
         if block.get("type") == "text":
+            _unknown_keys(report, index, block, _TEXT_KEYS, f"content[{number}].content[{part}].")
             texts.append(reader.string(block, "text", where) or "")
         else:
             report.lose(
@@ -313,10 +308,10 @@ def _assistant_blocks(
     for number, where, block in _content_blocks(reader, index, content):
         kind = block.get("type")
         if kind == "text":
-            _extra_block_keys(report, index, f"content[{number}]", block, ("type", "text"))
+            _unknown_keys(report, index, block, _TEXT_KEYS, f"content[{number}].")
             texts.append(reader.string(block, "text", where) or "")
         elif kind == "tool_use":
-            _extra_block_keys(report, index, f"content[{number}]", block, ("type", "id", "name", "input"))
+            _unknown_keys(report, index, block, _USE_KEYS, f"content[{number}].")
             call_id = reader.string(block, "id", where)
             name = reader.string(block, "name", where)
             arguments = reader.mapping(block.get("input"), f"{where}.input")

@@ -20,7 +20,7 @@ from typing import Any, Literal
 from pydantic import ValidationError
 
 from ._arguments import decode_arguments, encode_arguments
-from ._conversion_input import _Input, _stamp
+from ._conversion_input import _Input, _stamp, _unknown_keys
 from ._problems import describe, problems_from
 from .conversions import ConversionResult, OrphanPolicy, _fix_orphans, _input_list, _Report
 from .errors import ConversionError, Problem
@@ -309,23 +309,29 @@ def _checked_entry(reader: _Input, report: _Report, index: int, item: Any) -> Ma
         reader.string(entry, key, where, required=False)
     calls = entry.get("tool_calls")
     for number, call in enumerate(reader.items(calls, f"{where}.tool_calls") if calls is not None else ()):
-        _check_call(reader, f"{where}.tool_calls[{number}]", call)
+        _check_call(reader, report, index, number, call)
     overlay = entry.get(METADATA_KEY)
     if overlay is not None:
         reader.mapping(overlay, f"{where}.{METADATA_KEY}")
-    for key in entry:
-        if key not in _KNOWN_KEYS and entry[key] is not None:
-            report.lose(index, str(key), "orion-core has no place for this key")
+    _unknown_keys(report, index, entry, _KNOWN_KEYS)
     return entry if len(reader.problems) == before else None
 
 
-def _check_call(reader: _Input, where: str, call: Any) -> None:
+_CALL_KEYS = frozenset({"id", "type", "function"})
+_FUNCTION_KEYS = frozenset({"name", "arguments"})
+
+
+def _check_call(reader: _Input, report: _Report, index: int, number: int, call: Any) -> None:
+    """Check one ``tool_calls`` item's types; report its unknown keys and its function's."""
+    where = f"[{index}].tool_calls[{number}]"
     data = reader.mapping(call, where)
     if data is None:
         return
     reader.string(data, "id", where, required=False)
+    _unknown_keys(report, index, data, _CALL_KEYS, f"tool_calls[{number}].")
     function = reader.mapping(data.get("function"), f"{where}.function")
     if function is not None:
+        _unknown_keys(report, index, function, _FUNCTION_KEYS, f"tool_calls[{number}].function.")
         reader.string(function, "name", f"{where}.function")
         if "arguments" not in function:
             reader.fail(f"{where}.function.arguments", "required key is missing")

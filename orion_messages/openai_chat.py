@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ._arguments import decode_arguments, encode_arguments
-from ._conversion_input import _Builder, _Input
+from ._conversion_input import _Builder, _Input, _unknown_keys
 from ._problems import describe
 from .conversions import (
     ConversionResult,
@@ -216,28 +216,15 @@ _CALL_KEYS = frozenset({"id", "type", "function"})
 _FUNCTION_KEYS = frozenset({"name", "arguments"})
 
 
-def _unknown_keys(
-    report: _Report, index: int, data: Mapping[str, Any], known: frozenset[str], prefix: str = ""
-) -> None:
-    """Report each key of ``data`` (at ``prefix`` inside message ``index``) not in ``known``.
-
-    A key whose value is ``null`` carries nothing and is not reported.
-    """
-    for key in data:
-        if key in known:
-            continue
-        value = data[key]
-        if value is None:
-            continue
-        what = "the participant name" if key == "name" and not prefix else "this key"
-        report.lose(index, f"{prefix}{key}", f"orion-core has no place for {what}")
+# Top-level keys only: a participant's name, orion-core has no place for.
+_TOP_LEVEL_REASONS = {"name": "orion-core has no place for the participant name"}
 
 
 def _plain(
     reader: _Input, report: _Report, index: int, data: Mapping[str, Any], names: dict[str, str]
 ) -> dict[str, Any]:
     role = data["role"]
-    _unknown_keys(report, index, data, _COMMON_KEYS)
+    _unknown_keys(report, index, data, _COMMON_KEYS, reasons=_TOP_LEVEL_REASONS)
     if role == "developer":
         report.lose(index, "role", "developer is read as system")
     our = Role.USER if role == "user" else Role.SYSTEM
@@ -250,7 +237,7 @@ _ASSISTANT_KEYS = frozenset({"role", "content", "tool_calls"})
 def _assistant(
     reader: _Input, report: _Report, index: int, data: Mapping[str, Any], names: dict[str, str]
 ) -> dict[str, Any]:
-    _unknown_keys(report, index, data, _ASSISTANT_KEYS)
+    _unknown_keys(report, index, data, _ASSISTANT_KEYS, reasons=_TOP_LEVEL_REASONS)
     content = _text(reader, report, index, data, nullable=True)
     calls: list[ToolCall] = []
     raw = data.get("tool_calls")
@@ -292,7 +279,7 @@ _TOOL_KEYS = frozenset({"role", "content", "tool_call_id"})
 def _tool(
     reader: _Input, report: _Report, index: int, data: Mapping[str, Any], names: dict[str, str]
 ) -> dict[str, Any] | None:
-    _unknown_keys(report, index, data, _TOOL_KEYS)
+    _unknown_keys(report, index, data, _TOOL_KEYS, reasons=_TOP_LEVEL_REASONS)
     call_id = reader.string(data, "tool_call_id", f"[{index}]")
     content = _text(reader, report, index, data, nullable=False)
     if call_id is None:

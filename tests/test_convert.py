@@ -411,6 +411,76 @@ def test_from_openai_reports_unknown_keys_inside_calls_and_parts() -> None:
     assert all(loss.reason == "orion-core has no place for this key" for loss in result.losses)
 
 
+def test_from_anthropic_reports_unknown_keys_inside_blocks() -> None:
+    ephemeral = {"type": "ephemeral"}
+    messages: list[dict[str, Any]] = [
+        {"role": "user", "content": "hi", "id": "msg_1", "metadata": None},
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "text", "text": "Let me look.", "citations": [{"type": "char_location"}]},
+                {"type": "tool_use", "id": "t1", "name": "f", "input": {}, "cache_control": ephemeral},
+                {"type": "tool_use", "id": "t2", "name": "f", "input": {}, "caller": None},
+            ],
+        },
+        {
+            "role": "user",
+            "content": [
+                {
+                    "type": "tool_result",
+                    "tool_use_id": "t1",
+                    "content": [
+                        {"type": "text", "text": "a", "cache_control": ephemeral},
+                        {"type": "text", "text": "b", "citations": None},
+                    ],
+                    "cache_control": ephemeral,
+                },
+                {"type": "tool_result", "tool_use_id": "t2", "content": "c", "x_new": 1},
+                {"type": "text", "text": "Thanks.", "cache_control": ephemeral},
+            ],
+        },
+    ]
+    result = from_anthropic(messages, timestamp=0)
+    assert [(m.role.value, m.content) for m in result.value] == [
+        ("user", "hi"),
+        ("assistant", "Let me look."),
+        ("tool_result", "ab"),
+        ("tool_result", "c"),
+        ("user", "Thanks."),
+    ]
+    assert _locations(result.losses) == [
+        "[0].id",
+        "[1].content[0].citations",
+        "[1].content[1].cache_control",
+        "[2].content[0].cache_control",
+        "[2].content[0].content[0].cache_control",
+        "[2].content[0].content",  # two text blocks joined
+        "[2].content[1].x_new",
+        "[2].content[2].cache_control",
+    ]
+    unknown = [loss for loss in result.losses if loss.location != "[2].content[0].content"]
+    assert all(loss.reason == "orion-core has no place for this key" for loss in unknown)
+
+
+def test_from_chat_template_reports_unknown_keys_inside_calls() -> None:
+    call: dict[str, Any] = {
+        "id": "c1",
+        "type": "function",
+        "index": 0,
+        "extra_content": None,
+        "function": {"name": "f", "arguments": {"a": 1}, "index": 0, "description": None},
+    }
+    messages: list[dict[str, Any]] = [
+        {"role": "assistant", "content": "", "tool_calls": [_call("c0", "{}"), call]},
+        {"role": "tool", "tool_call_id": "c0", "content": "x"},
+        {"role": "tool", "tool_call_id": "c1", "content": "y"},
+    ]
+    result = from_chat_template(messages, timestamp=0)
+    assert result.value[0].tool_calls[1] == ToolCall(id="c1", name="f", arguments={"a": 1})
+    assert _locations(result.losses) == ["[0].tool_calls[1].index", "[0].tool_calls[1].function.index"]
+    assert all(loss.reason == "orion-core has no place for this key" for loss in result.losses)
+
+
 def test_openai_arguments_keep_numbers_and_order() -> None:
     text = '{"z":18446744073709551616,"a":1.0,"m":-0.0,"e":1e-7}'
     back = from_openai([{"role": "assistant", "content": "", "tool_calls": [_call("c", text)]}], timestamp=0)
