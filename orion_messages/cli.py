@@ -13,6 +13,7 @@ never a traceback.
 from __future__ import annotations
 
 import argparse
+import errno
 import json
 import os
 import re
@@ -246,11 +247,15 @@ def _add_prune(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     prune.add_argument(
         "--template-file",
         metavar="FILE",
-        help="a Jinja chat template (as in a GGUF file) for --template auto",
+        help="a Jinja chat template (as in a GGUF file) for --template auto, or - (stdin)",
     )
-    prune.add_argument("--system-prompt", metavar="FILE", help="the system prompt, read from FILE as is")
     prune.add_argument(
-        "--tools", metavar="FILE", help="the tools, a JSON array of {name, description, parameters}"
+        "--system-prompt", metavar="FILE", help="the system prompt, read from FILE (or - for stdin) as is"
+    )
+    prune.add_argument(
+        "--tools",
+        metavar="FILE",
+        help="the tools, a JSON array of {name, description, parameters}, from FILE or - (stdin)",
     )
     prune.add_argument(
         "--counter",
@@ -455,6 +460,8 @@ def _read(name: str, progress: _Progress) -> _Input:
 
 def _read_stdin(progress: _Progress) -> bytes:
     """Standard input, whole; a stream without a file descriptor (replaced in-process) is read as is."""
+    if sys.stdin is None:  # started with file descriptor 0 closed: an error, not a traceback
+        raise OSError(errno.EBADF, "standard input is closed", _STDIN_LABEL)
     try:
         fd = sys.stdin.buffer.fileno()
     except (OSError, ValueError, AttributeError):
@@ -1073,6 +1080,12 @@ def _span_json(indexes: range) -> dict[str, int]:
 
 
 def _prune(args: argparse.Namespace) -> int:
+    _stdin_once(
+        ("PATH", args.path),
+        ("--template-file", args.template_file),
+        ("--system-prompt", args.system_prompt),
+        ("--tools", args.tools),
+    )
     name, kind, messages = _messages(args.path)
     target_kind = _output_kind(args, default=kind) if args.output else None
     config = ContextConfig(
@@ -1115,6 +1128,19 @@ def _prune(args: argparse.Namespace) -> int:
         emit = _err_plain if to_stdout else _out
         _print_plan(report, verbose=args.verbose, reserved=args.reserved_tokens, emit=emit)
     return EXIT_OK
+
+
+def _stdin_once(*inputs: tuple[str, str | None]) -> None:
+    """Standard input can be read only once: two inputs naming ``-`` are a usage error, before
+    anything is read. Each input is its option (or argument) and the value given, if any."""
+    named = [option for option, value in inputs if value == STDIO]
+    if len(named) > 1:
+        both = "both" if len(named) == 2 else "all"
+        names = ", ".join(named[:-1]) + f" and {named[-1]}"
+        raise _Fatal(
+            f"error: {names} {both} name - (standard input), which can be read only once",
+            code=EXIT_USAGE,
+        )
 
 
 def _refusal_json(name: str, error: ContextOverflowError) -> dict[str, Any]:
@@ -1220,8 +1246,11 @@ def _tool_problems(error: ValidationError) -> list[Problem]:
 
 
 def _option_bytes(option: str, name: str) -> bytes:
-    """The bytes of the regular file an option names; a usage error naming both if it cannot be read."""
+    """The bytes of the regular file an option names, or of standard input for ``-``; a usage
+    error naming the option and the file (``<stdin>``) if it cannot be read."""
     try:
+        if name == STDIO:
+            return _read_stdin(_Progress(sys.stderr))
         with os.fdopen(_open_file(name), "rb") as handle:
             return handle.read()
     except _Unreadable as unreadable:  # the reason without its hint, which is for conversations
@@ -1229,25 +1258,33 @@ def _option_bytes(option: str, name: str) -> bytes:
         raise _Fatal(f"error: {option} {name}: {reason}", code=EXIT_USAGE) from None
     except OSError as error:
         raise _Fatal(
-            f"error: {option} {name}: cannot read it: {error.strerror or error}", code=EXIT_USAGE
+            f"error: {option} {_shown(name)}: cannot read it: {error.strerror or error}", code=EXIT_USAGE
         ) from None
 
 
+def _shown(name: str) -> str:
+    """An input's name as printed: ``<stdin>`` for ``-``."""
+    return _STDIN_LABEL if name == STDIO else name
+
+
 def _option_text(option: str, name: str) -> str:
-    """The text of the UTF-8 file an option names, exactly as it is (no newline is translated)."""
+    """The text of the UTF-8 file (or standard input) an option names, exactly as it is (no
+    newline is translated)."""
     data = _option_bytes(option, name)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as error:
         raise _Fatal(
-            f"error: {option} {name}: invalid UTF-8 at byte {error.start}", code=EXIT_USAGE
+            f"error: {option} {_shown(name)}: invalid UTF-8 at byte {error.start}", code=EXIT_USAGE
         ) from None
 
 
 def _read_tools(name: str) -> list[ToolSchema]:
     """The tools of ``--tools FILE``, read as orion-core's serde reads them (``-0`` is the float
-    ``-0.0``, ``NaN`` is refused); any problem is a usage error naming the file and the place."""
+    ``-0.0``, ``NaN`` is refused); any problem is a usage error naming the file and the place
+    (``--tools <stdin>`` for standard input, which names no file)."""
     data = _option_bytes("--tools", name)
+    name = f"--tools {_STDIN_LABEL}" if name == STDIO else name
     caught: list[OrionMessagesWarning] = []
     try:
         with _library_warnings(caught):

@@ -1408,3 +1408,115 @@ def test_a_long_counter_failure_is_cut_to_one_short_line(
     assert line.startswith("orion-messages: error: --counter tiktoken:x: cannot load it: yyy")
     assert line.endswith("...")
     assert len(line) < 300
+
+
+# --- '-' is standard input for prune's option files too (cli.md, Conventions) -------------------
+
+
+def test_tools_and_system_prompt_read_standard_input_for_dash(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: CaptureFixture
+) -> None:
+    # The figures worked out above for files: one tool with parameters -0 gives 50 + 5 fixed
+    # tokens; the system prompt "\r\n", byte for byte, 8 + 5.
+    conversation = _write(tmp_path / "hi.json", HI)
+    _stdin(monkeypatch, b'[{"name": "a", "description": "b", "parameters": -0}]')
+    assert main([*_templated(conversation, "--tools", "-"), "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["fixed_tokens"] == 50 + 5
+    _stdin(monkeypatch, b"\r\n")
+    assert main([*_templated(conversation, "--system-prompt", "-"), "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["fixed_tokens"] == 8 + 5
+
+
+def test_template_file_reads_standard_input_for_dash(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: CaptureFixture
+) -> None:
+    # A Jinja text with "<|start_header_id|>" is detected as llama3 (templates.md). Its system
+    # block without a prompt, "<|begin_of_text|><|start_header_id|>system<|end_header_id|>\n\n
+    # <|eot_id|>", is 17 + 19 + 6 + 17 + 2 + 10 = 71 characters, 17 tokens; its prefix
+    # "<|start_header_id|>assistant<|end_header_id|>\n\n" 19 + 9 + 17 + 2 = 47, 11 tokens. ChatML
+    # (what auto gives without the text) would be 7 + 5.
+    conversation = _write(tmp_path / "hi.json", HI)
+    argv = ["prune", str(conversation), "--template", "auto", "--template-file", "-", "--format", "json"]
+    _stdin(monkeypatch, b'{{ "<|start_header_id|>" }}')
+    assert main(argv) == 0
+    assert json.loads(capsys.readouterr().out)["fixed_tokens"] == 17 + 11
+
+
+def test_a_pipe_feeds_the_system_prompt(tmp_path: Path) -> None:
+    conversation = _write(tmp_path / "hi.json", HI)
+    result = _pipe(*_templated(conversation, "--system-prompt", "-"), "--format", "json", stdin=b"\r\n")
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["fixed_tokens"] == 8 + 5
+
+
+def test_bad_option_input_on_standard_input_names_the_option_and_stdin(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: CaptureFixture
+) -> None:
+    conversation = _write(tmp_path / "hi.json", HI)
+    _stdin(monkeypatch, b'[{"name": 5, "description": "b", "parameters": {}}]')
+    assert main(_templated(conversation, "--tools", "-")) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert _lines(captured.err) == [
+        "orion-messages: error: --tools <stdin>: [0].name: expected a string, found the number 5"
+    ]
+    _stdin(monkeypatch, b"caf\xe9")
+    assert main(_templated(conversation, "--system-prompt", "-")) == 2
+    assert _lines(capsys.readouterr().err) == [
+        "orion-messages: error: --system-prompt <stdin>: invalid UTF-8 at byte 3"
+    ]
+
+
+def test_empty_or_closed_standard_input_is_one_line(
+    monkeypatch: pytest.MonkeyPatch, capsys: CaptureFixture
+) -> None:
+    conversation = FIXTURES / "v0.7" / "plain-chat.json"
+    result = subprocess.run(
+        [sys.executable, "-m", "orion_messages", *_templated(conversation, "--tools", "-")],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 2  # an empty document is no tools array
+    assert _lines(result.stderr) == [
+        "orion-messages: error: --tools <stdin>:1:1: malformed JSON: the document is empty"
+    ]
+    monkeypatch.setattr(sys, "stdin", None)  # what Python sets when file descriptor 0 is closed
+    assert main(_templated(conversation, "--tools", "-")) == 2
+    assert _lines(capsys.readouterr().err) == [
+        "orion-messages: error: --tools <stdin>: cannot read it: standard input is closed"
+    ]
+    assert main(["stats", "-"]) == 1
+    assert _lines(capsys.readouterr().err) == ["orion-messages: error: <stdin>: standard input is closed"]
+
+
+@pytest.mark.parametrize(
+    ("options", "named"),
+    [
+        (["-", "--tools", "-"], "PATH and --tools both"),
+        (["-", "--system-prompt", "-"], "PATH and --system-prompt both"),
+        (["-", "--template-file", "-"], "PATH and --template-file both"),
+        (["hi.json", "--system-prompt", "-", "--tools", "-"], "--system-prompt and --tools both"),
+        (["-", "--template-file", "-", "--system-prompt", "-", "--tools", "-"],
+         "PATH, --template-file, --system-prompt and --tools all"),
+    ],
+)  # fmt: skip
+def test_two_inputs_naming_dash_are_one_usage_line(
+    options: list[str],
+    named: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: CaptureFixture,
+) -> None:
+    _write(tmp_path / "hi.json", HI)
+    monkeypatch.chdir(tmp_path)
+    _stdin(monkeypatch, json.dumps(HI).encode())
+    assert main(["prune", *options, "--template", "auto"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert _lines(captured.err) == [
+        f"orion-messages: error: {named} name - (standard input), which can be read only once"
+    ]
+    assert sys.stdin.read() == json.dumps(HI)  # refused before anything was read
