@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any, Literal, TypeVar
 
+import orjson
 from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 from pydantic_core import ErrorDetails, from_json, to_json
 
@@ -142,6 +143,10 @@ def is_one_json_object(data: bytes | str) -> bool:
     """Whether ``data`` holds one JSON object and nothing after it, so that records (log lines,
     stored rows) can be joined into one array and validated at once without one reaching into
     another. Any number is taken (``1e400`` too): the validation that follows judges it."""
+    try:  # orjson first: half the time of jiter here; jiter for the numbers orjson refuses
+        return isinstance(orjson.loads(data), dict)
+    except orjson.JSONDecodeError:
+        pass
     try:
         return isinstance(from_json(data, allow_inf_nan=True), dict)
     except ValueError:
