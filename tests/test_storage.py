@@ -926,3 +926,13 @@ def test_iter_jsonl_reads_what_read_jsonl_reads(kinds: list[str], cut: int) -> N
             assert lazy == whole
         else:  # a corrupt line: the lazy reader raises the same error (it stops there, no warning)
             assert lazy[0] == whole[0]
+
+
+def test_records_are_joined_only_when_each_holds_one_json_object() -> None:
+    from orion_messages.wire import is_one_json_object
+
+    # Any number is taken (the validation judges it), nothing may follow the object.
+    for one in ('{"a":1}', '{"a":1e400}', '{"a":' + "9" * 40 + "}", b' {"a":[1,{"b":2}]} '):
+        assert is_one_json_object(one), one
+    for not_one in ('{"a":1} {"b":2}', '{"a":1},{"b":2}', "[1]", '{"a":', "", '{"a":1}}'):
+        assert not is_one_json_object(not_one), not_one
