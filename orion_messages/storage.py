@@ -19,7 +19,14 @@ from pathlib import Path
 from typing import BinaryIO, NamedTuple, Union
 
 from .checks import find_problems
-from .errors import FormatError, NotALogError, NotARegularFileError, Problem, TornLineWarning
+from .errors import (
+    ArgumentTypeError,
+    FormatError,
+    NotALogError,
+    NotARegularFileError,
+    Problem,
+    TornLineWarning,
+)
 from .models import Message
 from .wire import dumps, dumps_message, duplicate_key_problems, is_one_json_object, loads, loads_message
 
@@ -130,6 +137,8 @@ def save(path: PathLike, messages: Iterable[Message], *, indent: int | None = No
 
 def _record(index: int, message: Message) -> bytes:
     """One line of a log; a problem is placed at ``[index]``, as ``save`` places it."""
+    if not isinstance(message, Message):
+        raise ArgumentTypeError(f"[{index}]: expected a Message, found a {type(message).__name__}")
     try:
         return dumps_message(message) + b"\n"
     except FormatError as error:

@@ -514,7 +514,7 @@ def test_writers_refuse_what_is_not_a_list_of_messages(tmp_path: Path) -> None:
     before = log.read_bytes()
     with pytest.raises(TypeError):
         append_jsonl(log, {"id": "msg-2", "role": "user", "content": "x"})  # type: ignore[arg-type]
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError, match=r"^\[1\]: expected a Message, found a dict$"):
         save_jsonl(log, [message, {"id": "msg-2"}])  # type: ignore[list-item]
     with pytest.raises(TypeError):
         save(tmp_path / "c.json", "abc")  # type: ignore[arg-type]
