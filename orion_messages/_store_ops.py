@@ -98,9 +98,10 @@ def checked_id(conversation_id: Any) -> str:
 
 def _plain_text(what: str, value: Any) -> str:
     """``_text`` without U+0000, for the columns PostgreSQL keeps as text (ids, titles)."""
-    if "\x00" in _text(what, value):
+    text = _text(what, value)
+    if "\x00" in text:
         raise ArgumentValueError(f"{what} cannot hold U+0000 (PostgreSQL text cannot), got {value!r}")
-    return str(value)
+    return text
 
 
 def _text(what: str, value: Any) -> str:
