@@ -18,14 +18,14 @@ written here is read back here and by orion-core:
 The rules are checked inside pydantic-core (``JSON_VALUE``, ``UNKNOWN_VALUE``), so loading costs no Python work per
 value; ``value_problem`` walks a value in Python on the error path only, to say what and where.
 This module also holds the linear scanners the codec needs on rare paths: finding a literal
-outside strings (``NaN``, ``-0``) and finding duplicate keys.
+outside strings (``NaN``, ``-0``), duplicate keys, and the values jiter cannot read.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
 from pydantic import GetCoreSchemaHandler
@@ -34,16 +34,19 @@ from pydantic_core import core_schema
 __all__ = [
     "INT_DIGITS_MAX",
     "JSON_VALUE",
+    "PARSER_INT_DIGITS_MAX",
     "SERDE_DEPTH_LIMIT",
     "SERDE_INT_LIMIT",
     "UNKNOWN_VALUE",
     "UNKNOWN_VALUE_ERROR",
     "VALUE_DEPTH_MAX",
+    "Unreadable",
     "duplicate_key_paths",
     "first_deeper_than",
     "flatten_deeper_than",
     "line_and_column",
     "syntax_error_at",
+    "unreadable_spans",
     "first_non_finite_literal",
     "minus_zero_as_float",
     "value_problem",
@@ -525,12 +528,120 @@ def _string_end(data: bytes | str, start: int) -> int:
             return end
 
 
+PARSER_INT_DIGITS_MAX = 4300
+"""The most digits the integer part of a number may have for pydantic-core's parser (jiter)."""
+
+
+class Unreadable(NamedTuple):
+    """A stretch of a document that serde_json skips in an unknown key but jiter cannot read."""
+
+    start: int
+    end: int
+    why: str
+    """What it holds, for a warning: "a lone surrogate escape (\\ud800) in a string"."""
+    is_number: bool
+
+
+# A string without escapes (skipped whole), a string with escapes (group 1: its quote), an
+# opening (2) or closing (3) bracket, or a number whose integer part (5) jiter cannot read (4).
+_UNREADABLE_PATTERN = (
+    r'"[^"\\]*"|(")|([\[{])|([\]}])'
+    rf"|((?<![0-9.eE+\-])-?([0-9]{{{PARSER_INT_DIGITS_MAX + 1},}})(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?)"
+)
+_BYTES_UNREADABLE: re.Pattern[Any] = re.compile(_UNREADABLE_PATTERN.encode())
+_TEXT_UNREADABLE: re.Pattern[Any] = re.compile(_UNREADABLE_PATTERN)
+_BYTES_ESCAPE: re.Pattern[Any] = re.compile(rb"\\(?:u([0-9a-fA-F]{4})|.)", re.DOTALL)
+_TEXT_ESCAPE: re.Pattern[Any] = re.compile(r"\\(?:u([0-9a-fA-F]{4})|.)", re.DOTALL)
+
+
+def unreadable_spans(data: bytes | str) -> list[Unreadable]:
+    """What jiter refuses and serde_json skips unread in an unknown key, in document order.
+
+    Strings with a lone surrogate escape and numbers whose integer part is longer than
+    ``PARSER_INT_DIGITS_MAX`` digits are given as themselves; an object key with a lone surrogate
+    as the whole object that holds it. Spans do not overlap. One linear pass outside strings, on
+    the error path only; a document that ends inside a string ends the pass there.
+    """
+    is_bytes = isinstance(data, bytes)
+    pattern = _BYTES_UNREADABLE if is_bytes else _TEXT_UNREADABLE
+    opened: list[int] = []
+    found: list[Unreadable] = []
+    cut: tuple[int, str] | None = None  # (level, why) of an object being given whole
+    position = 0
+    while (match := pattern.search(data, position)) is not None:
+        start, position = match.start(), match.end()
+        if match[2] is not None:
+            opened.append(start)
+        elif match[3] is not None and opened:
+            begin = opened.pop()
+            if cut is not None and len(opened) == cut[0]:
+                found.append(Unreadable(begin, position, cut[1], False))
+                cut = None
+        elif match[4] is not None and cut is None:
+            why = f"a number with {len(match[5])} digits before its decimal point, more than pydantic-core reads"
+            found.append(Unreadable(start, position, why, True))
+        elif match[1] is not None:
+            if (position := _string_end(data, start)) < 0:
+                break
+            escape = _lone_surrogate(data[start:position])
+            if escape is None or cut is not None:
+                continue
+            if _is_key(data, position) and opened:
+                cut = (
+                    len(opened) - 1,
+                    f"an object key with a lone surrogate escape ({escape}), which pydantic-core does not read",
+                )
+            else:
+                why = f"a string with a lone surrogate escape ({escape}), which pydantic-core does not read"
+                found.append(Unreadable(start, position, why, False))
+    return found
+
+
+def _is_key(data: bytes | str, after: int) -> bool:
+    """Whether the string that ends at ``after`` is an object key (a colon follows it)."""
+    rest = data[after : after + 64].lstrip(_WHITESPACE[type(data)])
+    return rest[:1] in (b":", ":")
+
+
+def _lone_surrogate(string: bytes | str) -> str | None:
+    """The first ``\\uXXXX`` escape in a JSON string that is half of a surrogate pair alone."""
+    pattern = _BYTES_ESCAPE if isinstance(string, bytes) else _TEXT_ESCAPE
+    high: tuple[str, int] | None = None  # a high half waiting for its low half, and where it ends
+    for match in pattern.finditer(string):
+        code = int(match[1], 16) if match[1] is not None else -1
+        low = 0xDC00 <= code <= 0xDFFF
+        if high is not None and not (low and match.start() == high[1]):
+            return high[0]
+        if low and high is None:
+            return f"\\u{code:04x}"
+        high = (f"\\u{code:04x}", match.end()) if 0xD800 <= code <= 0xDBFF else None
+    return high[0] if high is not None else None
+
+
 class _Pairs(list[tuple[str, Any]]):
     """An object's key/value pairs in order, kept only for an object where a key repeats."""
 
 
 _STRUCT_DEPTH_MAX = 16
 """Deeper than any object of the formats' own (an event's message's tool call is 4 levels down)."""
+
+
+def _parsed_with(data: bytes | str, object_pairs_hook: Callable[[list[tuple[str, Any]]], Any]) -> Any:
+    """``data`` parsed by the standard library's C parser, objects built by the hook; None for
+    a document it cannot read (malformed: the main parser reports it)."""
+    # The second time, integers are read as their length: one past Python's 4300 digits can lie
+    # in an unknown key, and only the keys matter here.
+    parse_int: Callable[[str], Any]
+    for parse_int in (int, len):
+        try:
+            try:
+                return json.loads(data, object_pairs_hook=object_pairs_hook, parse_int=parse_int)
+            except RecursionError:  # deep values are free or unknown ones, whose keys serde never checks
+                flat = flatten_deeper_than(data, _STRUCT_DEPTH_MAX)[0]
+                return json.loads(flat, object_pairs_hook=object_pairs_hook, parse_int=parse_int)
+        except ValueError:
+            continue
+    return None
 
 
 def duplicate_key_paths(data: bytes | str) -> list[tuple[tuple[int | str, ...], str]]:
@@ -550,14 +661,7 @@ def duplicate_key_paths(data: bytes | str) -> list[tuple[tuple[int | str, ...], 
         repeated = True
         return _Pairs(pairs)
 
-    try:
-        document = json.loads(data, object_pairs_hook=pairs_or_dict)
-    except RecursionError:  # deep values are free or unknown ones, whose keys serde never checks
-        document = json.loads(
-            flatten_deeper_than(data, _STRUCT_DEPTH_MAX)[0], object_pairs_hook=pairs_or_dict
-        )
-    except ValueError:
-        return []
+    document = _parsed_with(data, pairs_or_dict)
     if not repeated:
         return []
     found: list[tuple[tuple[int | str, ...], str]] = []

@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 from pydantic_core import ErrorDetails, from_json, to_json
 
 from ._json_rules import (
+    INT_DIGITS_MAX,
     SERDE_DEPTH_LIMIT,
     UNKNOWN_VALUE_ERROR,
     duplicate_key_paths,
@@ -29,6 +30,7 @@ from ._json_rules import (
     line_and_column,
     minus_zero_as_float,
     syntax_error_at,
+    unreadable_spans,
     value_problem,
 )
 from ._problems import location, problem_from, problems_from
@@ -85,7 +87,8 @@ def loads(data: bytes | bytearray | memoryview | str, *, strict: bool = False) -
 
     Accepts what orion-core accepts and rejects what it rejects (see docs/compatibility.md).
     Unknown keys are kept; one whose value cannot be written back exactly (``1e400``, nesting
-    deeper than the parser goes) is left out with an ``UnknownKeyWarning``.
+    deeper than the parser goes, a lone surrogate escape, a number too long for the parser) is
+    left out with an ``UnknownKeyWarning``.
 
     With ``strict=True``, a key repeated in one object and every problem ``find_problems`` finds are
     errors too (the one meaning of "strict" in this library).
@@ -211,7 +214,7 @@ def validate_json(
     # field's own error says more, so this is asked only when all that failed is unknown keys.
     if read_whole and _only_unknown_keys(failure) and (refused := _unreadable_whole(data)):
         raise FormatError([refused])
-    recovered = _without_unwritable_unknown_keys(adapter, fixed, failure)
+    recovered = _without_unwritable_unknown_keys(adapter, fixed, failure, skipped_unread=not read_whole)
     if isinstance(recovered, ValidationError):  # a known field is wrong beside a deep unknown value
         known = zip(problems(recovered), recovered.errors(include_url=False), strict=True)
         raise FormatError(problem for problem, detail in known if detail["type"] != UNKNOWN_VALUE_ERROR)
@@ -300,20 +303,25 @@ def _is_too_deep(error: ValidationError) -> bool:
 
 
 def _without_unwritable_unknown_keys(
-    adapter: TypeAdapter[T], data: bytes | str, error: ValidationError
+    adapter: TypeAdapter[T], data: bytes | str, error: ValidationError, *, skipped_unread: bool
 ) -> T | ValidationError | None:
     """Load ``data`` without the unknown keys whose values cannot be written back, warning for each.
 
-    serde skips unknown values unread, so orion-core loads ``{"x":1e400}`` and values nested
-    past any parser's limit. Here they are dropped (and named in an ``UnknownKeyWarning``).
-    Returns None when the document has some other problem; the errors of the document with its
-    deep values cut out, when those lay in unknown keys and a known field is wrong too.
+    serde skips unknown values unread, so orion-core loads ``{"x":1e400}``, values nested past
+    any parser's limit and (``skipped_unread``: a message, not an event) values jiter cannot
+    read at all (``unreadable_spans``). Here they are dropped (and named in an
+    ``UnknownKeyWarning``). Returns None when the document has some other problem; the errors of
+    the document with its deep or unreadable values replaced, when those lay in unknown keys
+    and a known field is wrong too.
     """
     given = data
     cut: list[tuple[int, int]] = []
-    if _is_too_deep(error):
+    stand_ins: dict[int, str] = {}
+    if _is_malformed(error):  # the parser stopped: on a depth it cannot read, or a value
         data, cut = flatten_deeper_than(data, _FLATTEN_BELOW)
-        if not cut or first_non_finite_literal(data) is not None:
+        if skipped_unread:
+            data, stand_ins = _with_stand_ins(data)
+        if not (cut or stand_ins) or first_non_finite_literal(data) is not None:
             return None
         try:
             value = adapter.validate_json(data)
@@ -325,11 +333,18 @@ def _without_unwritable_unknown_keys(
     details = error.errors(include_url=False)
     kinds = {detail["type"] for detail in details}
     if kinds - {UNKNOWN_VALUE_ERROR}:
-        return error if cut and UNKNOWN_VALUE_ERROR in kinds and not kinds & _FROM_THE_CUT else None
+        from_the_cut = bool(cut and kinds & _FROM_THE_CUT) or _at_a_stand_in(data, details, stand_ins)
+        return error if (cut or stand_ins) and UNKNOWN_VALUE_ERROR in kinds and not from_the_cut else None
     if not details:
         return None
     _refuse_malformed_deep_values(given, cut)  # what was cut is read as JSON all the same
-    document = from_json(data, allow_inf_nan=True)
+    return _dropping(adapter, from_json(data, allow_inf_nan=True), details, stand_ins)
+
+
+def _dropping(
+    adapter: TypeAdapter[T], document: Any, details: list[ErrorDetails], stand_ins: dict[int, str]
+) -> T | None:
+    """``document`` validated without the unknown keys of ``details``, with a warning for each."""
     tagged = isinstance(document, dict) and isinstance(document.get("type"), str)
     for detail in details:
         loc = detail["loc"][1:] if tagged and detail["loc"][:1] == (document["type"],) else detail["loc"]
@@ -338,12 +353,76 @@ def _without_unwritable_unknown_keys(
             holder = holder[step]
         value = holder.pop(loc[-1])
         found = value_problem(value, unknown=True)
-        why = found[1] if found else "it cannot be written back"
-        warnings.warn(UnknownKeyWarning(location(tuple(loc[:-1])), str(loc[-1]), why), stacklevel=4)
+        why = _stand_in_reason(value, stand_ins) or (found[1] if found else "it cannot be written back")
+        warnings.warn(UnknownKeyWarning(location(tuple(loc[:-1])), str(loc[-1]), why), stacklevel=5)
     try:
         return adapter.validate_json(to_json(document))
     except ValidationError:
         return None
+
+
+def _with_stand_ins(data: bytes | str) -> tuple[bytes | str, dict[int, str]]:
+    """``data`` with each of its ``unreadable_spans`` replaced by an integer that no free value
+    takes (one more digit than ``INT_DIGITS_MAX``, still read by jiter), and what each stood for.
+
+    In an unknown key the stand-in fails as an unwritable value, and the key is dropped with a
+    warning; in a known field it fails as that field, and the parser's own error is reported.
+    """
+    spans = unreadable_spans(data)
+    if not spans:
+        return data, {}
+    pieces: list[Any] = []
+    stand_ins: dict[int, str] = {}
+    copied = 0
+    for number, span in enumerate(spans):
+        stand_in = _STAND_IN_BASE + number
+        stand_ins[stand_in] = span.why
+        text = str(stand_in)
+        pieces.extend((data[copied : span.start], text.encode("ascii") if isinstance(data, bytes) else text))
+        copied = span.end
+    pieces.append(data[copied:])
+    return (b"" if isinstance(data, bytes) else "").join(pieces), stand_ins
+
+
+_STAND_IN_BASE = 10**INT_DIGITS_MAX
+
+
+def _stand_in_reason(value: Any, stand_ins: dict[int, str]) -> str | None:
+    """What the stand-in found first in ``value`` stood for, or None if it holds none."""
+    found = value_problem(value, unknown=True) if stand_ins else None
+    if found is None:
+        return None
+    item = value
+    for step in found[0]:
+        item = item[step]  # a path value_problem just walked
+    return stand_ins.get(item) if type(item) is int else None
+
+
+def _at_a_stand_in(data: bytes | str, details: list[ErrorDetails], stand_ins: dict[int, str]) -> bool:
+    """Whether a known field's error lies on a stand-in (the parser's own error says more)."""
+    if not stand_ins:
+        return False
+    if any(detail["type"] == "json_invalid" for detail in details):
+        return True
+    document = from_json(data, allow_inf_nan=True)
+    for detail in details:
+        if detail["type"] == UNKNOWN_VALUE_ERROR:
+            continue
+        item = document
+        for step in detail["loc"]:
+            item = _child(item, step)
+        if _stand_in_reason(item, stand_ins) is not None:
+            return True
+    return False
+
+
+def _child(item: Any, step: int | str) -> Any:
+    """``item[step]``, or None where ``item`` holds no such child (a stand-in in its place)."""
+    if isinstance(item, dict):
+        return item.get(step)
+    if isinstance(item, list) and isinstance(step, int) and -len(item) <= step < len(item):
+        return item[step]
+    return None
 
 
 def _refuse_malformed_deep_values(data: bytes | str, cut: list[tuple[int, int]]) -> None:
@@ -370,6 +449,8 @@ def _explained(error: FormatError, data: bytes | str) -> FormatError:
     """Say plainly why a document that is empty or starts with a byte order mark is not JSON."""
     if len(error.problems) == 1 and isinstance(data, bytes) and _UTF8_WORDING in error.problems[0].message:
         return _at_invalid_utf8(error, data)
+    if len(error.problems) == 1 and (moved := _at_number_end(error.problems[0], data)):
+        return FormatError([moved], source=error.source)
     if len(error.problems) != 1 or error.problems[0].line != 1:
         return error
     if not data.strip():
@@ -382,6 +463,20 @@ def _explained(error: FormatError, data: bytes | str) -> FormatError:
 
 
 _UTF8_WORDING = "invalid UTF-8"
+
+
+def _at_number_end(problem: Problem, data: bytes | str) -> Problem | None:
+    """A problem the parser placed inside a number too long for it, moved to the number's last
+    character, where serde_json reports it ("number out of range")."""
+    if problem.line is None or problem.column is None:
+        return None
+    for span in unreadable_spans(data):
+        if span.is_number and line_and_column(data, span.start) <= (
+            problem.line,
+            problem.column,
+        ) <= line_and_column(data, span.end):
+            return Problem(problem.location, problem.message, *line_and_column(data, span.end - 1))
+    return None
 
 
 def _at_invalid_utf8(error: FormatError, data: bytes) -> FormatError:
