@@ -1311,6 +1311,11 @@ def _text_counter(kind: str | None) -> Any:
         raise ValueError(
             f"unknown --counter {kind!r}: use chars4, words, hf:FILE, tiktoken:NAME or sentencepiece:FILE"
         )
+    if name != "tiktoken" and argument == STDIO:  # "-" is standard input everywhere else
+        reason = (
+            f"a tokenizer is not read from standard input: give its path (./{STDIO} for a file named {STDIO})"
+        )
+        raise _Fatal(f"error: --counter {kind}: {reason}", code=EXIT_USAGE)
     if name != "tiktoken":  # a file: only a regular one is read, as every file
         _option_file("--counter", kind, argument)
     try:

@@ -1348,6 +1348,12 @@ def test_a_counter_file_that_cannot_be_read_is_one_usage_line(tmp_path: Path, ca
         (f"sentencepiece:{missing}", "no such file"),
         (f"hf:{fifo}", "not a regular file (a named pipe)"),
         (f"hf:{tmp_path}", "is a folder"),
+        # "-" is standard input for every other option: not taken as a file named "-" here.
+        ("hf:-", "a tokenizer is not read from standard input: give its path (./- for a file named -)"),
+        (
+            "sentencepiece:-",
+            "a tokenizer is not read from standard input: give its path (./- for a file named -)",
+        ),
     ):
         assert main(_templated(conversation, "--counter", kind)) == 2
         captured = capsys.readouterr()
