@@ -50,7 +50,8 @@ def to_anthropic(
         ConversionError: as ``to_openai``.
     """
     report = _Report(strict=strict, accept=accept)
-    fixed, sources, changes = _fix_orphans(messages, orphans)
+    # System messages move to the system parameter: one between a call and its results misplaces nothing.
+    fixed, sources, changes = _fix_orphans(messages, orphans, moved_out=frozenset({Role.SYSTEM}))
     report.extend(changes)
     names: dict[str, str] = {}  # the calls sent so far
     system: list[str] = []

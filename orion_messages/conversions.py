@@ -226,6 +226,12 @@ def find_orphans(messages: Sequence[Message]) -> list[Orphan]:
     placeholder counts as a result: it answers its call (see ``docs/conversions.md`` for what
     each format receives for it).
     """
+    return _find_orphans(messages, moved_out=frozenset())
+
+
+def _find_orphans(messages: Sequence[Message], *, moved_out: frozenset[Role]) -> list[Orphan]:
+    """``find_orphans`` for a format that moves messages of the roles ``moved_out`` out of the
+    list (Anthropic's ``system`` parameter): those sit between a call and its results harmlessly."""
     sent: dict[str, int] = {}  # call id -> the latest message sending it
     run: dict[str, int] = {}  # the calls that results may answer now
     answered: set[tuple[int, str]] = set()
@@ -244,6 +250,8 @@ def find_orphans(messages: Sequence[Message]) -> list[Orphan]:
                 if caller is not None:
                     late.setdefault((caller, call_id), index)
                 orphans.append(Orphan(index, "tool_result", call_id, caller))
+            continue
+        if message.role in moved_out:
             continue
         run = {}
         if message.role in _CALLING_ROLES:
@@ -275,18 +283,19 @@ def fix_orphans(
 
 
 def _fix_orphans(
-    given: Iterable[Message], policy: OrphanPolicy
+    given: Iterable[Message], policy: OrphanPolicy, *, moved_out: frozenset[Role] = frozenset()
 ) -> tuple[list[Message], list[int | None], list[Loss]]:
     """The fixed messages, each one's index in the input (``None`` when added), and the changes.
 
     The policy is checked first, whatever the messages hold; then the messages (``_messages``).
+    ``moved_out``: as in ``_find_orphans``.
     """
     _check_policy(policy)
     messages = _messages(given)
     sources: list[int | None] = list(range(len(messages)))
     if policy == "keep":
         return messages, sources, []
-    found = find_orphans(messages)
+    found = _find_orphans(messages, moved_out=moved_out)
     if not found:
         return messages, sources, []
     if policy == "error":

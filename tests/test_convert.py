@@ -275,6 +275,30 @@ def test_only_tool_results_may_sit_between_a_call_and_its_result(between: Messag
     ]
 
 
+def test_a_system_message_between_a_call_and_its_result_misplaces_it_only_where_it_stays() -> None:
+    # Anthropic takes system text in its own parameter, so the result block still opens the
+    # user turn right after the tool_use; OpenAI keeps the system message in the list between.
+    history = [
+        Message.assistant("msg-1", "", [ToolCall(id="c1", name="f", arguments={})], timestamp=0),
+        Message.system("msg-2", "note", timestamp=1),
+        Message.tool_result_message("msg-3", "c1", "f", "ok", timestamp=2),
+    ]
+    result = to_anthropic(history)
+    assert result.value == {
+        "system": "note",
+        "messages": [
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "c1", "name": "f", "input": {}}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "c1", "content": "ok"}]},
+        ],
+    }
+    assert [str(loss) for loss in result.losses if "." not in loss.location] == [  # beside ids and timestamps
+        "[1]: a system message after the conversation started moves to the system parameter"
+    ]
+    with pytest.raises(ConversionError):
+        to_openai(history)
+    assert [o.index for o in find_orphans(history)] == [0, 2]
+
+
 def test_drop_removes_a_misplaced_result_and_its_call() -> None:
     result = fix_orphans(_late(), "drop")
     # the assistant message held only the call: left empty, it is dropped too (Anthropic refuses it)
