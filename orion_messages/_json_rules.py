@@ -533,13 +533,16 @@ PARSER_INT_DIGITS_MAX = 4300
 
 
 class Unreadable(NamedTuple):
-    """A stretch of a document that serde_json skips in an unknown key but jiter cannot read."""
+    """A value of a document that serde_json skips in an unknown key but jiter cannot read."""
 
     start: int
+    """Where the value starts: a string, a number, or the object whose key is unreadable."""
     end: int
     why: str
-    """What it holds, for a warning: "a lone surrogate escape (\\ud800) in a string"."""
+    """What it holds, for a warning: "a string with a lone surrogate escape (\\ud800), ..."."""
     is_number: bool
+    token: tuple[int, int]
+    """Where the unreadable string or number itself is: the key, for an object."""
 
 
 # A string without escapes (skipped whole), a string with escapes (group 1: its quote), an
@@ -566,7 +569,7 @@ def unreadable_spans(data: bytes | str) -> list[Unreadable]:
     pattern = _BYTES_UNREADABLE if is_bytes else _TEXT_UNREADABLE
     opened: list[int] = []
     found: list[Unreadable] = []
-    cut: tuple[int, str] | None = None  # (level, why) of an object being given whole
+    cut: tuple[int, Unreadable] | None = None  # (level, key) of an object to be given whole
     position = 0
     while (match := pattern.search(data, position)) is not None:
         start, position = match.start(), match.end()
@@ -575,25 +578,26 @@ def unreadable_spans(data: bytes | str) -> list[Unreadable]:
         elif match[3] is not None and opened:
             begin = opened.pop()
             if cut is not None and len(opened) == cut[0]:
-                found.append(Unreadable(begin, position, cut[1], False))
+                found = [span for span in found if span.start < begin]  # the object holds them
+                found.append(cut[1]._replace(start=begin, end=position))
                 cut = None
         elif match[4] is not None and cut is None:
             why = f"a number with {len(match[5])} digits before its decimal point, more than pydantic-core reads"
-            found.append(Unreadable(start, position, why, True))
+            found.append(Unreadable(start, position, why, True, (start, position)))
         elif match[1] is not None:
             if (position := _string_end(data, start)) < 0:
                 break
             escape = _lone_surrogate(data[start:position])
             if escape is None or cut is not None:
                 continue
-            if _is_key(data, position) and opened:
-                cut = (
-                    len(opened) - 1,
-                    f"an object key with a lone surrogate escape ({escape}), which pydantic-core does not read",
-                )
+            key = _is_key(data, position) and bool(opened)
+            what = "an object key" if key else "a string"
+            why = f"{what} with a lone surrogate escape ({escape}), which pydantic-core does not read"
+            span = Unreadable(start, position, why, False, (start, position))
+            if key:
+                cut = (len(opened) - 1, span)
             else:
-                why = f"a string with a lone surrogate escape ({escape}), which pydantic-core does not read"
-                found.append(Unreadable(start, position, why, False))
+                found.append(span)
     return found
 
 

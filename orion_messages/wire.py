@@ -10,32 +10,29 @@ from __future__ import annotations
 import gc
 import re
 import sysconfig
-import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any, Literal, TypeVar
 
 import orjson
 from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
-from pydantic_core import ErrorDetails, from_json, to_json
+from pydantic_core import from_json
 
 from ._json_rules import (
-    INT_DIGITS_MAX,
     SERDE_DEPTH_LIMIT,
     UNKNOWN_VALUE_ERROR,
     duplicate_key_paths,
     first_deeper_than,
     first_non_finite_literal,
-    flatten_deeper_than,
     line_and_column,
     minus_zero_as_float,
-    syntax_error_at,
     unreadable_spans,
     value_problem,
 )
 from ._problems import location, problem_from, problems_from
+from ._unknown_values import is_malformed, is_too_deep, json_invalid, without_unwritable_unknown_keys
 from .checks import find_problems
-from .errors import ArgumentTypeError, FormatError, Problem, UnknownKeyWarning
+from .errors import ArgumentTypeError, FormatError, Problem
 from .models import Message, ToolCall, ToolResult, _WireModel
 
 __all__ = ["FloatStyle", "dumps", "dumps_message", "loads", "loads_message"]
@@ -208,19 +205,19 @@ def validate_json(
         return value
     # The error path: NaN is malformed JSON (jiter reads it, serde does not), unless the parser
     # stopped earlier at a depth it cannot read; then values orion-core would skip unread.
-    if not _is_too_deep(failure):
+    if not is_too_deep(failure):
         _refuse_non_finite_literal(data, _malformed_at(failure))
     # In a document serde reads whole, an unknown value it cannot read is not skipped; a known
     # field's own error says more, so this is asked only when all that failed is unknown keys.
     if read_whole and _only_unknown_keys(failure) and (refused := _unreadable_whole(data)):
         raise FormatError([refused])
-    recovered = _without_unwritable_unknown_keys(adapter, fixed, failure, skipped_unread=not read_whole)
-    if isinstance(recovered, ValidationError):  # a known field is wrong beside a deep unknown value
+    recovered = without_unwritable_unknown_keys(adapter, data, failure, skipped_unread=not read_whole)
+    if isinstance(recovered, ValidationError):  # a known field is wrong beside unknown values dropped
         known = zip(problems(recovered), recovered.errors(include_url=False), strict=True)
         raise FormatError(problem for problem, detail in known if detail["type"] != UNKNOWN_VALUE_ERROR)
     if recovered is not None:
         return recovered
-    if fixed is not data and _is_malformed(failure):
+    if fixed is not data and is_malformed(failure):
         try:  # report malformed JSON at its place in the document as given
             adapter.validate_json(data)
         except ValidationError as original:
@@ -235,7 +232,7 @@ _TEXT_LONG_DIGITS: re.Pattern[Any] = re.compile(r"[0-9]{309}")
 
 def _only_unknown_keys(error: ValidationError) -> bool:
     """Whether every problem is in an unknown key's value (or past the parser's depth)."""
-    return _is_too_deep(error) or all(detail["type"] == UNKNOWN_VALUE_ERROR for detail in error.errors())
+    return is_too_deep(error) or all(detail["type"] == UNKNOWN_VALUE_ERROR for detail in error.errors())
 
 
 def _unreadable_whole(data: bytes | str) -> Problem | None:
@@ -281,168 +278,11 @@ def _refuse_non_finite_literal(data: bytes | str, parser_stop: tuple[int, int] |
 
 def _malformed_at(error: ValidationError) -> tuple[int, int] | None:
     """The line and column where the parser stopped on malformed JSON, or None."""
-    for detail in _json_invalid(error):
+    for detail in json_invalid(error):
         problem = problem_from(detail)
         if problem.line is not None and problem.column is not None:
             return problem.line, problem.column
     return None
-
-
-def _is_malformed(error: ValidationError) -> bool:
-    return any(_json_invalid(error))
-
-
-def _json_invalid(error: ValidationError) -> Iterator[ErrorDetails]:
-    """The parser's own errors (malformed JSON) among ``error``'s."""
-    return (detail for detail in error.errors(include_url=False) if detail["type"] == "json_invalid")
-
-
-def _is_too_deep(error: ValidationError) -> bool:
-    # jiter gives no structured value for this; its type is json_invalid for every syntax error.
-    return any("recursion limit" in detail["msg"] for detail in _json_invalid(error))
-
-
-def _without_unwritable_unknown_keys(
-    adapter: TypeAdapter[T], data: bytes | str, error: ValidationError, *, skipped_unread: bool
-) -> T | ValidationError | None:
-    """Load ``data`` without the unknown keys whose values cannot be written back, warning for each.
-
-    serde skips unknown values unread, so orion-core loads ``{"x":1e400}``, values nested past
-    any parser's limit and (``skipped_unread``: a message, not an event) values jiter cannot
-    read at all (``unreadable_spans``). Here they are dropped (and named in an
-    ``UnknownKeyWarning``). Returns None when the document has some other problem; the errors of
-    the document with its deep or unreadable values replaced, when those lay in unknown keys
-    and a known field is wrong too.
-    """
-    given = data
-    cut: list[tuple[int, int]] = []
-    stand_ins: dict[int, str] = {}
-    if _is_malformed(error):  # the parser stopped: on a depth it cannot read, or a value
-        data, cut = flatten_deeper_than(data, _FLATTEN_BELOW)
-        if skipped_unread:
-            data, stand_ins = _with_stand_ins(data)
-        if not (cut or stand_ins) or first_non_finite_literal(data) is not None:
-            return None
-        try:
-            value = adapter.validate_json(data)
-        except ValidationError as deeper:
-            error = deeper
-        else:
-            _refuse_malformed_deep_values(given, cut)
-            return value
-    details = error.errors(include_url=False)
-    kinds = {detail["type"] for detail in details}
-    if kinds - {UNKNOWN_VALUE_ERROR}:
-        from_the_cut = bool(cut and kinds & _FROM_THE_CUT) or _at_a_stand_in(data, details, stand_ins)
-        return error if (cut or stand_ins) and UNKNOWN_VALUE_ERROR in kinds and not from_the_cut else None
-    if not details:
-        return None
-    _refuse_malformed_deep_values(given, cut)  # what was cut is read as JSON all the same
-    return _dropping(adapter, from_json(data, allow_inf_nan=True), details, stand_ins)
-
-
-def _dropping(
-    adapter: TypeAdapter[T], document: Any, details: list[ErrorDetails], stand_ins: dict[int, str]
-) -> T | None:
-    """``document`` validated without the unknown keys of ``details``, with a warning for each."""
-    tagged = isinstance(document, dict) and isinstance(document.get("type"), str)
-    for detail in details:
-        loc = detail["loc"][1:] if tagged and detail["loc"][:1] == (document["type"],) else detail["loc"]
-        holder = document
-        for step in loc[:-1]:
-            holder = holder[step]
-        value = holder.pop(loc[-1])
-        found = value_problem(value, unknown=True)
-        why = _stand_in_reason(value, stand_ins) or (found[1] if found else "it cannot be written back")
-        warnings.warn(UnknownKeyWarning(location(tuple(loc[:-1])), str(loc[-1]), why), stacklevel=5)
-    try:
-        return adapter.validate_json(to_json(document))
-    except ValidationError:
-        return None
-
-
-def _with_stand_ins(data: bytes | str) -> tuple[bytes | str, dict[int, str]]:
-    """``data`` with each of its ``unreadable_spans`` replaced by an integer that no free value
-    takes (one more digit than ``INT_DIGITS_MAX``, still read by jiter), and what each stood for.
-
-    In an unknown key the stand-in fails as an unwritable value, and the key is dropped with a
-    warning; in a known field it fails as that field, and the parser's own error is reported.
-    """
-    spans = unreadable_spans(data)
-    if not spans:
-        return data, {}
-    pieces: list[Any] = []
-    stand_ins: dict[int, str] = {}
-    copied = 0
-    for number, span in enumerate(spans):
-        stand_in = _STAND_IN_BASE + number
-        stand_ins[stand_in] = span.why
-        text = str(stand_in)
-        pieces.extend((data[copied : span.start], text.encode("ascii") if isinstance(data, bytes) else text))
-        copied = span.end
-    pieces.append(data[copied:])
-    return (b"" if isinstance(data, bytes) else "").join(pieces), stand_ins
-
-
-_STAND_IN_BASE = 10**INT_DIGITS_MAX
-
-
-def _stand_in_reason(value: Any, stand_ins: dict[int, str]) -> str | None:
-    """What the stand-in found first in ``value`` stood for, or None if it holds none."""
-    found = value_problem(value, unknown=True) if stand_ins else None
-    if found is None:
-        return None
-    item = value
-    for step in found[0]:
-        item = item[step]  # a path value_problem just walked
-    return stand_ins.get(item) if type(item) is int else None
-
-
-def _at_a_stand_in(data: bytes | str, details: list[ErrorDetails], stand_ins: dict[int, str]) -> bool:
-    """Whether a known field's error lies on a stand-in (the parser's own error says more)."""
-    if not stand_ins:
-        return False
-    if any(detail["type"] == "json_invalid" for detail in details):
-        return True
-    document = from_json(data, allow_inf_nan=True)
-    for detail in details:
-        if detail["type"] == UNKNOWN_VALUE_ERROR:
-            continue
-        item = document
-        for step in detail["loc"]:
-            item = _child(item, step)
-        if _stand_in_reason(item, stand_ins) is not None:
-            return True
-    return False
-
-
-def _child(item: Any, step: int | str) -> Any:
-    """``item[step]``, or None where ``item`` holds no such child (a stand-in in its place)."""
-    if isinstance(item, dict):
-        return item.get(step)
-    if isinstance(item, list) and isinstance(step, int) and -len(item) <= step < len(item):
-        return item[step]
-    return None
-
-
-def _refuse_malformed_deep_values(data: bytes | str, cut: list[tuple[int, int]]) -> None:
-    """Refuse malformed JSON in the values cut out for their depth: serde skips them, but reads
-    them as JSON all the same (a NaN, a missing comma, a bad escape deep down still fail)."""
-    for start, end in cut:
-        at = syntax_error_at(data, start, end)
-        if at is not None:
-            line, column = line_and_column(data, at)
-            why = f"malformed JSON (in a value nested deeper than {_FLATTEN_BELOW} levels)"
-            raise FormatError([Problem("", why, line, column)])
-
-
-# Errors the cut itself may cause in a known place (a free value made too deep, an array where
-# the cut left a struct): with one of these, the depth is reported, not what the cut shows.
-_FROM_THE_CUT = frozenset({"json_value", "json_invalid", "model_type", "model_attributes_type", "list_type"})
-
-# Values opening deeper than this are cut on the error path: deeper than anything orion-core
-# reads in a known field (serde's limit), below jiter's own limit.
-_FLATTEN_BELOW = SERDE_DEPTH_LIMIT + 8
 
 
 def _explained(error: FormatError, data: bytes | str) -> FormatError:

@@ -295,6 +295,12 @@ def test_an_unknown_key_serde_cannot_read_refuses_an_event_unlike_a_message() ->
     assert (where, "serde_json reads an event whole" in what) == ("x", True)
 
 
+def test_a_wrong_known_field_beside_an_unwritable_unknown_value_is_the_only_problem() -> None:
+    # serde skips x unread and refuses only pinned; x is no problem of the document.
+    raw = b'{"id":"m","role":"user","content":"","timestamp":1,"x":1e400,"pinned":"yes"}'
+    assert [where for where, _ in _problems(loads_message, raw)] == ["pinned"]
+
+
 def test_nan_in_an_unknown_key_is_still_malformed_json() -> None:
     # serde refuses NaN even where it skips a value: it is not JSON.
     with warnings.catch_warnings():

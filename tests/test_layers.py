@@ -22,6 +22,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("errors", "_version"),  # every error and warning class; the version string
     ("_json_rules", "models"),  # JSON value rules and the message models
     ("_problems",),  # validation errors turned into located problems
+    ("_unknown_values",),  # loading past unknown values that cannot be kept (the codec's error path)
     ("checks", "turns"),  # semantic check; turn layout (wire's strict mode uses check)
     ("wire",),  # loads / dumps
     ("templates", "_pretty_json", "_whitespace", "text_counters"),  # chat templates, text counters

@@ -119,6 +119,33 @@ def test_an_unreadable_value_in_a_known_place_is_refused_where_serde_refuses_it(
     assert problem.message.startswith("malformed JSON")
 
 
+def test_an_unreadable_value_serde_skips_is_passed_over_to_the_one_it_refuses() -> None:
+    # serde skips x0 and stops in content, at column 64 (measured); then in arguments, at the
+    # last digit of the number (column 10109, measured), not in the unknown x0 before it.
+    for document, column in (
+        (r'{"id":"m","x0":{"k1":"a\udc00"},"timestamp":1,"content":"\ud800","role":"assistant"}', 64),
+        (
+            f'{{"id":"m","x0":{BIG},"role":"user","content":"hi","timestamp":1,'
+            f'"tool_calls":[{{"id":"c","name":"n","arguments":[{BIG}]}}]}}',
+            10109,
+        ),
+    ):
+        with pytest.raises(FormatError) as caught:
+            loads_message(document)
+        assert [(p.line, p.column) for p in caught.value.problems] == [(1, column)]
+
+
+def test_an_object_with_an_unreadable_key_is_left_out_whole_with_what_it_holds() -> None:
+    with pytest.warns(UnknownKeyWarning) as caught:
+        message = loads_message(f'{HEAD},"x":{{"a":"\\ud800","\\udc00":[1]}},"y":2}}')
+    assert [w.message.key for w in caught if isinstance(w.message, UnknownKeyWarning)] == ["x"]
+    assert message.__pydantic_extra__ == {"y": 2}
+    spans = unreadable_spans(f'{HEAD},"x":{{"a":"\\ud800","\\udc00":[1]}},"y":2}}')
+    assert [(s.start, s.end, s.token) for s in spans] == [
+        (len(HEAD) + 5, len(HEAD) + 32, (len(HEAD) + 19, len(HEAD) + 27))  # x's object; its second key
+    ]
+
+
 def test_a_wrong_known_field_beside_an_unreadable_unknown_value_is_reported_as_itself() -> None:
     # serde skips the unknown value and stops on the known field.
     with pytest.raises(FormatError) as caught:

@@ -1,0 +1,238 @@
+"""Loading a document past the unknown values it cannot keep (private; the codec's error path).
+
+serde skips an unknown key's value unread, so orion-core loads documents whose unknown values
+this library cannot hold or write back: ``1e400``, nesting past any parser's depth, a lone
+surrogate escape, a number too long for jiter. ``without_unwritable_unknown_keys`` loads such a
+document without those keys, naming each in an ``UnknownKeyWarning``. Values nested too deep are
+replaced by ``null`` and values jiter cannot read by a stand-in before the document is read
+again; where one of them lies in a known field, the document is refused as serde refuses it.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Iterator
+from typing import Any, TypeVar
+
+from pydantic import TypeAdapter, ValidationError
+from pydantic_core import ErrorDetails, from_json, to_json
+
+from ._json_rules import (
+    INT_DIGITS_MAX,
+    SERDE_DEPTH_LIMIT,
+    UNKNOWN_VALUE_ERROR,
+    Unreadable,
+    first_non_finite_literal,
+    flatten_deeper_than,
+    line_and_column,
+    minus_zero_as_float,
+    syntax_error_at,
+    unreadable_spans,
+    value_problem,
+)
+from ._problems import location, problem_from
+from .errors import FormatError, Problem, UnknownKeyWarning
+
+__all__ = ["is_malformed", "is_too_deep", "json_invalid", "without_unwritable_unknown_keys"]
+
+T = TypeVar("T")
+
+# Values opening deeper than this are cut on the error path: deeper than anything orion-core
+# reads in a known field (serde's limit), below jiter's own limit.
+_FLATTEN_BELOW = SERDE_DEPTH_LIMIT + 8
+
+# Errors the cut itself may cause in a known place (a free value made too deep, an array where
+# the cut left a struct): with one of these, the depth is reported, not what the cut shows.
+_FROM_THE_CUT = frozenset({"json_value", "json_invalid", "model_type", "model_attributes_type", "list_type"})
+
+_STAND_IN_BASE = 10**INT_DIGITS_MAX
+"""The first stand-in: one digit more than an unknown value may hold, well within what jiter
+reads, and more than serde_json reads in a known free value; the n-th unreadable span is
+replaced by ``_STAND_IN_BASE + n``."""
+
+
+def json_invalid(error: ValidationError) -> Iterator[ErrorDetails]:
+    """The parser's own errors (malformed JSON) among ``error``'s."""
+    return (detail for detail in error.errors(include_url=False) if detail["type"] == "json_invalid")
+
+
+def is_malformed(error: ValidationError) -> bool:
+    """Whether the parser stopped on the document itself (malformed, or nested too deeply)."""
+    return any(json_invalid(error))
+
+
+def is_too_deep(error: ValidationError) -> bool:
+    """Whether the parser stopped at a depth it cannot read."""
+    # jiter gives no structured value for this; its type is json_invalid for every syntax error.
+    return any("recursion limit" in detail["msg"] for detail in json_invalid(error))
+
+
+def without_unwritable_unknown_keys(
+    adapter: TypeAdapter[T], data: bytes | str, error: ValidationError, *, skipped_unread: bool
+) -> T | ValidationError | None:
+    """Load ``data`` (as given) without the unknown keys whose values cannot be kept, warning
+    for each; ``error`` is what reading it failed with.
+
+    ``skipped_unread``: serde skips unknown values unread (a message; an event is read whole,
+    and there only ``1e400``-like values are dropped by this, never unreadable ones). Returns
+    None when the document has some other problem (the caller reports ``error``); the errors to
+    report, when a known field is wrong beside such values (their own errors left to ignore).
+
+    Raises:
+        FormatError: a value the parser cannot read lies in a known field, or a value cut for
+            its depth is malformed.
+    """
+    cut: list[tuple[int, int]] = []
+    spans: list[Unreadable] = []
+    prepared = minus_zero_as_float(data)
+    if is_malformed(error):  # the parser stopped: on a depth it cannot read, or a value
+        flat, cut = flatten_deeper_than(data, _FLATTEN_BELOW)
+        spans = unreadable_spans(flat) if skipped_unread else []
+        if not (cut or spans) or first_non_finite_literal(flat) is not None:
+            return None
+        prepared = minus_zero_as_float(_with_stand_ins(flat, spans))
+        try:
+            value = adapter.validate_json(prepared)
+        except ValidationError as again:
+            error = again
+        else:
+            _refuse_malformed_deep_values(data, cut)
+            return value
+    details = error.errors(include_url=False)
+    kinds = {detail["type"] for detail in details}
+    if kinds - {UNKNOWN_VALUE_ERROR}:
+        if "json_invalid" in kinds:
+            return None
+        if spans and (number := _first_stand_in_at(prepared, details, len(spans))) is not None:
+            raise FormatError([_unreadable_problem(adapter, data, _unflattened(spans[number], cut))])
+        return error if UNKNOWN_VALUE_ERROR in kinds and not (cut and kinds & _FROM_THE_CUT) else None
+    if not details:
+        return None
+    _refuse_malformed_deep_values(data, cut)  # what was cut is read as JSON all the same
+    return _dropping(adapter, from_json(prepared, allow_inf_nan=True), details, spans)
+
+
+def _dropping(
+    adapter: TypeAdapter[T], document: Any, details: list[ErrorDetails], spans: list[Unreadable]
+) -> T | None:
+    """``document`` validated without the unknown keys of ``details``, with a warning for each."""
+    tagged = isinstance(document, dict) and isinstance(document.get("type"), str)
+    for detail in details:
+        loc = detail["loc"][1:] if tagged and detail["loc"][:1] == (document["type"],) else detail["loc"]
+        holder = document
+        for step in loc[:-1]:
+            holder = holder[step]
+        value = holder.pop(loc[-1])
+        number = _stand_in_number(value, len(spans))
+        found = value_problem(value, unknown=True)
+        why = spans[number].why if number is not None else found[1] if found else "it cannot be written back"
+        # stacklevel: the caller of loads (or of another reader), through validate_json.
+        warnings.warn(UnknownKeyWarning(location(tuple(loc[:-1])), str(loc[-1]), why), stacklevel=5)
+    try:
+        return adapter.validate_json(to_json(document))
+    except ValidationError:
+        return None
+
+
+def _with_stand_ins(data: bytes | str, spans: list[Unreadable]) -> bytes | str:
+    """``data`` with the n-th of ``spans`` replaced by the stand-in ``_STAND_IN_BASE + n``.
+
+    In an unknown key a stand-in fails as an unwritable value, and the key is dropped; in a
+    known field it fails as that field (a string, a free value, a message), and the document is
+    refused.
+    """
+    pieces: list[Any] = []
+    copied = 0
+    for number, span in enumerate(spans):
+        text = str(_STAND_IN_BASE + number)
+        pieces.extend((data[copied : span.start], text.encode("ascii") if isinstance(data, bytes) else text))
+        copied = span.end
+    pieces.append(data[copied:])
+    return (b"" if isinstance(data, bytes) else "").join(pieces)
+
+
+def _stand_in_number(value: Any, count: int) -> int | None:
+    """The first of the ``count`` stand-ins that ``value`` holds, or None."""
+    numbers: list[int] = []
+    stack = [value] if count else []
+    while stack:  # iterative: a value may nest as deep as the rules allow
+        item = stack.pop()
+        if isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+        elif type(item) is int and 0 <= item - _STAND_IN_BASE < count:
+            numbers.append(item - _STAND_IN_BASE)
+    return min(numbers, default=None)
+
+
+def _first_stand_in_at(document: bytes | str, details: list[ErrorDetails], count: int) -> int | None:
+    """The first stand-in on which a known field's error lies, or None."""
+    parsed = from_json(document, allow_inf_nan=True)
+    numbers = []
+    for detail in details:
+        if detail["type"] != UNKNOWN_VALUE_ERROR:
+            item = parsed
+            for step in detail["loc"]:
+                item = _child(item, step)
+            numbers.append(_stand_in_number(item, count))
+    return min((number for number in numbers if number is not None), default=None)
+
+
+def _child(item: Any, step: int | str) -> Any:
+    """``item[step]``, or None where ``item`` holds no such child (a stand-in in its place)."""
+    if isinstance(item, dict):
+        return item.get(step)
+    if isinstance(item, list) and isinstance(step, int) and -len(item) <= step < len(item):
+        return item[step]
+    return None
+
+
+def _unflattened(span: Unreadable, cut: list[tuple[int, int]]) -> Unreadable:
+    """``span`` of the document with ``cut`` replaced by ``null``, placed in the document as given."""
+    shift = sum(end - start - len("null") for start, end in cut if start < span.start)
+    token = (span.token[0] + shift, span.token[1] + shift)
+    return span._replace(start=span.start + shift, end=span.end + shift, token=token)
+
+
+def _unreadable_problem(adapter: TypeAdapter[Any], data: bytes | str, span: Unreadable) -> Problem:
+    """The parser's own error for ``span`` of ``data``, where serde_json reports it: a number at
+    its last character, a lone surrogate where the parser stops in it (as serde does)."""
+    start, end = span.token
+    token = data[start:end]
+    try:
+        adapter.validate_json(token)
+    except ValidationError as error:
+        stop = problem_from(next(json_invalid(error)))
+    else:  # not reached: the parser refused this token in the whole document
+        return Problem("", "malformed JSON", *line_and_column(data, start))
+    if span.is_number or stop.line is None or stop.column is None:
+        return Problem("", stop.message, *line_and_column(data, end - 1))
+    at = start + _offset(token, stop.line, stop.column)
+    return Problem("", stop.message, *line_and_column(data, at))
+
+
+def _offset(text: bytes | str, line: int, column: int) -> int:
+    """The index in ``text`` of a 1-based line and a column counted in UTF-8 bytes."""
+    newline: Any = b"\n" if isinstance(text, bytes) else "\n"
+    start = 0
+    for _ in range(line - 1):
+        start = text.index(newline, start) + 1
+    if isinstance(text, bytes):
+        return start + column - 1
+    index, width = start, 0
+    while width < column - 1 and index < len(text):
+        width += len(text[index].encode("utf-8", "surrogatepass"))
+        index += 1
+    return index
+
+
+def _refuse_malformed_deep_values(data: bytes | str, cut: list[tuple[int, int]]) -> None:
+    """Refuse malformed JSON in the values cut out for their depth: serde skips them, but reads
+    them as JSON all the same (a NaN, a missing comma, a bad escape deep down still fail)."""
+    for start, end in cut:
+        at = syntax_error_at(data, start, end)
+        if at is not None:
+            line, column = line_and_column(data, at)
+            why = f"malformed JSON (in a value nested deeper than {_FLATTEN_BELOW} levels)"
+            raise FormatError([Problem("", why, line, column)])
