@@ -73,10 +73,11 @@ def without_unwritable_unknown_keys(
     """Load ``data`` (as given) without the unknown keys whose values cannot be kept, warning
     for each; ``error`` is what reading it failed with.
 
-    ``skipped_unread``: serde skips unknown values unread (a message; an event is read whole,
-    and there only ``1e400``-like values are dropped by this, never unreadable ones). Returns
-    None when the document has some other problem (the caller reports ``error``); the errors to
-    report, when a known field is wrong beside such values (their own errors left to ignore).
+    ``skipped_unread``: serde skips this document's unknown values unread (messages). An event is
+    read whole, so a value the parser cannot read is left to the parser's own error there.
+    Returns None when the document has some other problem (the caller reports ``error``); the
+    errors to report, when a known field is wrong beside such values (their own errors to be
+    left out).
 
     Raises:
         FormatError: a value the parser cannot read lies in a known field, or a value cut for
