@@ -10,9 +10,10 @@ again; where one of them lies in a known field, the document is refused as serde
 
 from __future__ import annotations
 
+import sys
 import warnings
 from collections.abc import Iterator
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 from pydantic import TypeAdapter, ValidationError
 from pydantic_core import ErrorDetails, from_json, to_json
@@ -33,9 +34,30 @@ from ._json_rules import (
 from ._problems import location, problem_from
 from .errors import FormatError, Problem, UnknownKeyWarning
 
-__all__ = ["is_malformed", "is_too_deep", "json_invalid", "without_unwritable_unknown_keys"]
+__all__ = ["Origin", "is_malformed", "is_too_deep", "json_invalid", "without_unwritable_unknown_keys"]
 
 T = TypeVar("T")
+
+Path = tuple[int | str, ...]
+
+
+class Origin(NamedTuple):
+    """Where a document being read comes from, so that its warnings can say so."""
+
+    source: str
+    """The file's name."""
+    lines: tuple[int, ...] = ()
+    """The line of each JSON Lines record the document holds; none for a whole file."""
+    joined: bool = False
+    """True when the records were joined into one array: a path then starts with the record's
+    index, which ``lines`` turns into its line."""
+
+    def place(self, path: Path) -> tuple[Path, int | None]:
+        """The path within its record and the record's line, for a path into the document."""
+        if self.joined and path and isinstance(path[0], int):
+            return path[1:], self.lines[path[0]]
+        return path, self.lines[0] if len(self.lines) == 1 else None
+
 
 # Values opening deeper than this are cut on the error path: deeper than anything orion-core
 # reads in a known field (serde's limit), below jiter's own limit.
@@ -68,13 +90,19 @@ def is_too_deep(error: ValidationError) -> bool:
 
 
 def without_unwritable_unknown_keys(
-    adapter: TypeAdapter[T], data: bytes | str, error: ValidationError, *, skipped_unread: bool
+    adapter: TypeAdapter[T],
+    data: bytes | str,
+    error: ValidationError,
+    *,
+    skipped_unread: bool,
+    origin: Origin | None = None,
 ) -> T | ValidationError | None:
     """Load ``data`` (as given) without the unknown keys whose values cannot be kept, warning
     for each; ``error`` is what reading it failed with.
 
     ``skipped_unread``: serde skips this document's unknown values unread (messages). An event is
     read whole, so a value the parser cannot read is left to the parser's own error there.
+    ``origin`` places the warnings in a file and its lines.
     Returns None when the document has some other problem (the caller reports ``error``); the
     errors to report, when a known field is wrong beside such values (their own errors to be
     left out).
@@ -110,11 +138,15 @@ def without_unwritable_unknown_keys(
     if not details:
         return None
     _refuse_malformed_deep_values(data, cut)  # what was cut is read as JSON all the same
-    return _dropping(adapter, from_json(prepared, allow_inf_nan=True), details, spans)
+    return _dropping(adapter, from_json(prepared, allow_inf_nan=True), details, spans, origin)
 
 
 def _dropping(
-    adapter: TypeAdapter[T], document: Any, details: list[ErrorDetails], spans: list[Unreadable]
+    adapter: TypeAdapter[T],
+    document: Any,
+    details: list[ErrorDetails],
+    spans: list[Unreadable],
+    origin: Origin | None,
 ) -> T | None:
     """``document`` validated without the unknown keys of ``details``, with a warning for each."""
     tagged = isinstance(document, dict) and isinstance(document.get("type"), str)
@@ -127,12 +159,30 @@ def _dropping(
         number = _stand_in_number(value, len(spans))
         found = value_problem(value, unknown=True)
         why = spans[number].why if number is not None else found[1] if found else "it cannot be written back"
-        # stacklevel: the caller of loads (or of another reader), through validate_json.
-        warnings.warn(UnknownKeyWarning(location(tuple(loc[:-1])), str(loc[-1]), why), stacklevel=5)
+        path, line = origin.place(tuple(loc[:-1])) if origin else (tuple(loc[:-1]), None)
+        warning = UnknownKeyWarning(
+            location(path), str(loc[-1]), why, source=origin.source if origin else None, line=line
+        )
+        warnings.warn(warning, stacklevel=_outside_the_package())
     try:
         return adapter.validate_json(to_json(document))
     except ValidationError:
         return None
+
+
+def _outside_the_package() -> int:
+    """The ``stacklevel`` of the first caller outside this package, for a warning raised by the
+    caller of this function: the user's own call of ``loads``, ``load``, ``read_jsonl``, ...,
+    however many of the package's functions lie between."""
+    frame = sys._getframe(2)  # the caller's caller: stacklevel 2
+    level = 2
+    while frame.f_back is not None and frame.f_globals.get("__name__", "").startswith(_PACKAGE):
+        frame = frame.f_back
+        level += 1
+    return level
+
+
+_PACKAGE = __name__.rpartition(".")[0] + "."
 
 
 def _with_stand_ins(data: bytes | str, spans: list[Unreadable]) -> bytes | str:

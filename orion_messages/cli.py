@@ -640,7 +640,8 @@ def _warning_problems(caught: list[OrionMessagesWarning], line: int | None = Non
 def _warning_problem(warning: OrionMessagesWarning, line: int | None) -> Problem:
     if isinstance(warning, UnknownKeyWarning):
         key = json.dumps(warning.key, ensure_ascii=False)
-        return Problem(warning.location, f"unknown key {key} left out: {warning.reason}", line)
+        at = warning.line if warning.line is not None else line
+        return Problem(warning.location, f"unknown key {key} left out: {warning.reason}", at)
     if isinstance(warning, TornLineWarning):
         return Problem("", _torn_text(warning.size), warning.line)
     doc = (type(warning).__doc__ or "").strip().splitlines()

@@ -215,18 +215,32 @@ class UnknownKeyWarning(OrionMessagesWarning):
     orion-core skips unknown keys unread, so it loads a value such as ``1e400`` or one nested
     deeper than any parser goes; this library loads the document too, leaves that key out and
     says so with this warning. ``location`` is the JSON path of the object that held the key
-    (``[3]``, ``[3].tool_calls[0]``), ``key`` the key and ``reason`` what is wrong with its value.
+    (``[3]``, ``[3].tool_calls[0]``), ``key`` the key and ``reason`` what is wrong with its value;
+    read from a file, ``source`` names it and, in a JSON Lines log, ``line`` the record's line:
+    ``log.jsonl:3: unknown key "x" left out: ...``.
     """
 
-    def __init__(self, location: str, key: str, reason: str) -> None:
+    def __init__(
+        self, location: str, key: str, reason: str, *, source: str | None = None, line: int | None = None
+    ) -> None:
         self.location = location
-        """The JSON path of the object that held the key, such as ``[3]``."""
+        """The JSON path of the object that held the key, such as ``[3]``; in a JSON Lines
+        record, the path within that record (``""`` for the record itself)."""
         self.key = key
         """The unknown key that was left out."""
         self.reason = reason
         """Why its value cannot be written back."""
-        where = f"{location}: " if location else ""
-        super().__init__(f'{where}unknown key "{key}" left out: {reason}')
+        self.source = source
+        """The file the document was read from, when it was read from one (``load``, ``read_jsonl``)."""
+        self.line = line
+        """The line of a JSON Lines log that held the record, or None."""
+        where = ":".join(str(part) for part in (source, line) if part is not None)
+        place = ": ".join(part for part in (where, location) if part)
+        super().__init__(
+            f'{place}: unknown key "{key}" left out: {reason}'
+            if place
+            else f'unknown key "{key}" left out: {reason}'
+        )
 
 
 class NotALogError(FormatError):

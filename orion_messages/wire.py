@@ -30,7 +30,7 @@ from ._json_rules import (
     value_problem,
 )
 from ._problems import location, problem_from, problems_from
-from ._unknown_values import is_malformed, is_too_deep, json_invalid, without_unwritable_unknown_keys
+from ._unknown_values import Origin, is_malformed, is_too_deep, json_invalid, without_unwritable_unknown_keys
 from .checks import find_problems
 from .errors import ArgumentTypeError, FormatError, Problem
 from .models import Message, ToolCall, ToolResult, _WireModel
@@ -93,9 +93,16 @@ def loads(data: bytes | bytearray | memoryview | str, *, strict: bool = False) -
     Raises:
         FormatError: with every problem and its location; nothing is returned partially.
     """
-    data = _as_input(data)
+    return load_conversation(_as_input(data), strict=strict)
+
+
+def load_conversation(
+    data: bytes | str, *, strict: bool = False, origin: Origin | None = None
+) -> list[Message]:
+    """``loads``, for the package's readers of files: ``origin`` says where the document comes
+    from, for the warnings (the file; each record's line, for JSON Lines records joined)."""
     with _collector_paused():
-        messages = validate_json(_CONVERSATION, data, _conversation_problems)
+        messages = validate_json(_CONVERSATION, data, _conversation_problems, origin=origin)
     if strict:
         problems = [*duplicate_key_problems(data), *find_problems(messages)]
         if problems:
@@ -109,8 +116,12 @@ def loads_message(data: bytes | bytearray | memoryview | str, *, strict: bool = 
     With ``strict=True``, a key repeated in one object is an error. The semantic problems that
     ``find_problems`` finds span messages: a reader of a whole log runs ``find_problems`` over what it read.
     """
-    data = _as_input(data)
-    message = validate_json(_MESSAGE, data, _conversation_problems)
+    return load_message(_as_input(data), strict=strict)
+
+
+def load_message(data: bytes | str, *, strict: bool = False, origin: Origin | None = None) -> Message:
+    """``loads_message``, for the package's readers of files (``origin``: see ``load_conversation``)."""
+    message = validate_json(_MESSAGE, data, _conversation_problems, origin=origin)
     if strict and (problems := duplicate_key_problems(data)):
         raise FormatError(problems)
     return message
@@ -180,6 +191,7 @@ def validate_json(
     problems: Callable[[ValidationError], list[Problem]],
     *,
     read_whole: bool = False,
+    origin: Origin | None = None,
 ) -> T:
     """``adapter.validate_json`` with serde's reading of ``-0`` and of unknown keys.
 
@@ -187,6 +199,7 @@ def validate_json(
     problems to report (events name their locations differently). ``read_whole``: serde reads
     every value of the document before the type sees it (an internally tagged enum: an event),
     so an unknown key's value serde cannot read refuses the document instead of being skipped.
+    ``origin``: where the document comes from, named in the warnings for unknown keys left out.
 
     Raises:
         FormatError: the document does not load in orion-core either.
@@ -211,7 +224,9 @@ def validate_json(
     # field's own error says more, so this is asked only when all that failed is unknown keys.
     if read_whole and _only_unknown_keys(failure) and (refused := _unreadable_whole(data)):
         raise FormatError([refused])
-    recovered = without_unwritable_unknown_keys(adapter, data, failure, skipped_unread=not read_whole)
+    recovered = without_unwritable_unknown_keys(
+        adapter, data, failure, skipped_unread=not read_whole, origin=origin
+    )
     if isinstance(recovered, ValidationError):  # a known field is wrong beside unknown values dropped
         known = zip(problems(recovered), recovered.errors(include_url=False), strict=True)
         raise FormatError(problem for problem, detail in known if detail["type"] != UNKNOWN_VALUE_ERROR)

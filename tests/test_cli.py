@@ -747,8 +747,15 @@ def test_validate_parses_a_valid_file_once(hand: Path, monkeypatch: pytest.Monke
         calls.append(strict)
         return real(data, strict=strict)
 
+    read_file = storage.load_conversation
+
+    def counting_file(data: Any, *, strict: bool = False, origin: Any = None) -> Any:
+        calls.append(strict)
+        return read_file(data, strict=strict, origin=origin)
+
     monkeypatch.setattr(cli, "loads", counting)
-    monkeypatch.setattr(storage, "loads", counting)  # a CLI that reads through load() counts too
+    # a CLI that reads through load() counts too
+    monkeypatch.setattr(storage, "load_conversation", counting_file)
     assert main(["validate", str(hand)]) == 0
     assert calls == [True]
 

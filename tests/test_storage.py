@@ -23,6 +23,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+import orion_messages as om
 from orion_messages import (
     FormatError,
     Message,
@@ -936,3 +937,48 @@ def test_records_are_joined_only_when_each_holds_one_json_object() -> None:
         assert is_one_json_object(one), one
     for not_one in ('{"a":1} {"b":2}', '{"a":1},{"b":2}', "[1]", '{"a":', "", '{"a":1}}'):
         assert not is_one_json_object(not_one), not_one
+
+
+# --- Warnings say where: the file, the line, the caller (issue 14's unknown keys). ----------------
+
+_RECORD = '{"id":"m%d","role":"user","content":"hi","timestamp":1%s}'
+
+
+def _unknown_key_warnings(read: Callable[[], object]) -> list[warnings.WarningMessage]:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        read()
+    return [w for w in caught if issubclass(w.category, om.UnknownKeyWarning)]
+
+
+@pytest.mark.parametrize("reader", ["read_jsonl", "iter_jsonl", "Conversation.load_jsonl"])
+def test_a_log_names_its_file_and_line_in_unknown_key_warnings(tmp_path: Path, reader: str) -> None:
+    path = tmp_path / "log.jsonl"
+    # line 2 is blank; line 3 loads through the one-array path, line 4 (jiter cannot read it) alone
+    lines = [_RECORD % (1, ""), "", _RECORD % (2, ',"x":1e400'), _RECORD % (3, ',"y":{"z":"\\ud800"}')]
+    path.write_text("\n".join(lines) + "\n")
+    read = {
+        "read_jsonl": lambda: om.read_jsonl(path),
+        "iter_jsonl": lambda: list(om.iter_jsonl(path)),
+        "Conversation.load_jsonl": lambda: om.Conversation.load_jsonl(path),
+    }[reader]
+    caught = _unknown_key_warnings(read)
+    found = [(w.message.source, w.message.line, w.message.location, w.message.key) for w in caught]  # type: ignore[union-attr]
+    assert found == [(str(path), 3, "", "x"), (str(path), 4, "", "y")]
+    assert str(caught[0].message).startswith(f'{path}:3: unknown key "x" left out: ')
+    assert {w.filename for w in caught} == {__file__}  # the caller's line, not the library's
+
+
+def test_a_conversation_file_names_itself_in_unknown_key_warnings(tmp_path: Path) -> None:
+    path = tmp_path / "c.json"
+    path.write_text("[" + _RECORD % (1, "") + "," + _RECORD % (2, ',"x":1e400') + "]")
+    for read in (lambda: om.load(path), lambda: om.Conversation.load(path)):
+        (caught,) = _unknown_key_warnings(read)
+        warning = caught.message
+        assert isinstance(warning, om.UnknownKeyWarning)
+        assert (warning.source, warning.line, warning.location) == (str(path), None, "[1]")
+        assert str(warning).startswith(f'{path}: [1]: unknown key "x"')
+        assert caught.filename == __file__
+    (caught,) = _unknown_key_warnings(lambda: om.loads(path.read_bytes()))  # no file: no source
+    assert (caught.message.source, caught.message.line, str(caught.message)[:4]) == (None, None, "[1]:")  # type: ignore[union-attr]
+    assert caught.filename == __file__
