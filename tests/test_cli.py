@@ -747,7 +747,7 @@ def test_validate_parses_a_valid_file_once(hand: Path, monkeypatch: pytest.Monke
         calls.append(strict)
         return real(data, strict=strict)
 
-    read_file = storage.load_conversation
+    read_file = storage.load_conversation  # type: ignore[attr-defined]
 
     def counting_file(data: Any, *, strict: bool = False, origin: Any = None) -> Any:
         calls.append(strict)
