@@ -92,13 +92,15 @@ def is_too_deep(error: ValidationError) -> bool:
 def without_unwritable_unknown_keys(
     adapter: TypeAdapter[T],
     data: bytes | str,
+    fixed: bytes | str,
     error: ValidationError,
     *,
     skipped_unread: bool,
     origin: Origin | None = None,
 ) -> T | ValidationError | None:
     """Load ``data`` (as given) without the unknown keys whose values cannot be kept, warning
-    for each; ``error`` is what reading it failed with.
+    for each; ``fixed`` is ``data`` with ``-0`` read as serde reads it (``minus_zero_as_float``),
+    and ``error`` what reading it failed with.
 
     ``skipped_unread``: serde skips this document's unknown values unread (messages). An event is
     read whole, so a value the parser cannot read is left to the parser's own error there.
@@ -113,7 +115,7 @@ def without_unwritable_unknown_keys(
     """
     cut: list[tuple[int, int]] = []
     spans: list[Unreadable] = []
-    prepared = minus_zero_as_float(data)
+    prepared = fixed
     if is_malformed(error):  # the parser stopped: on a depth it cannot read, or a value
         flat, cut = flatten_deeper_than(data, _FLATTEN_BELOW)
         spans = unreadable_spans(flat) if skipped_unread else []

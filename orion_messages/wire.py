@@ -228,7 +228,7 @@ def validate_json(
     if read_whole and _only_unknown_keys(failure) and (refused := _unreadable_whole(data)):
         raise FormatError([refused])
     recovered = without_unwritable_unknown_keys(
-        adapter, data, failure, skipped_unread=not read_whole, origin=origin
+        adapter, data, fixed, failure, skipped_unread=not read_whole, origin=origin
     )
     if isinstance(recovered, ValidationError):  # a known field is wrong beside unknown values dropped
         known = zip(problems(recovered), recovered.errors(include_url=False), strict=True)
