@@ -150,8 +150,13 @@ def _dropping(
     spans: list[Unreadable],
     origin: Origin | None,
 ) -> T | None:
-    """``document`` validated without the unknown keys of ``details``, with a warning for each."""
+    """``document`` validated without the unknown keys of ``details``, with a warning for each.
+
+    The warnings are given only once the document without those keys loads: a caller that then
+    tries again another way (JSON Lines records one by one) would otherwise give them twice.
+    """
     tagged = isinstance(document, dict) and isinstance(document.get("type"), str)
+    left_out: list[UnknownKeyWarning] = []
     for detail in details:
         loc = detail["loc"][1:] if tagged and detail["loc"][:1] == (document["type"],) else detail["loc"]
         holder = document
@@ -162,14 +167,18 @@ def _dropping(
         found = value_problem(value, unknown=True)
         why = spans[number].why if number is not None else found[1] if found else "it cannot be written back"
         path, line = origin.place(tuple(loc[:-1])) if origin else (tuple(loc[:-1]), None)
-        warning = UnknownKeyWarning(
-            location(path), str(loc[-1]), why, source=origin.source if origin else None, line=line
+        left_out.append(
+            UnknownKeyWarning(
+                location(path), str(loc[-1]), why, source=origin.source if origin else None, line=line
+            )
         )
-        warnings.warn(warning, stacklevel=_outside_the_package())
     try:
-        return adapter.validate_json(to_json(document))
+        loaded = adapter.validate_json(to_json(document))
     except ValidationError:
         return None
+    for warning in left_out:
+        warnings.warn(warning, stacklevel=_outside_the_package())
+    return loaded
 
 
 def _outside_the_package() -> int:

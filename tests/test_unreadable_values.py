@@ -94,6 +94,21 @@ def test_a_log_with_an_unreadable_unknown_value_loads(tmp_path: Any) -> None:
     assert [w.message.key for w in caught if isinstance(w.message, UnknownKeyWarning)] == ["x", "y"]
 
 
+def test_a_log_read_record_by_record_names_each_left_out_key_once(tmp_path: Any) -> None:
+    # The third record breaks the one-array fast path, so the records are read again one by one:
+    # each key is still named once, at its own line.
+    path = tmp_path / "log.jsonl"
+    second = HEAD.replace("m", "n", 1)
+    path.write_text(f'{HEAD},"x":"\\ud800"}}\n{second},"y":{BIG}}}\n{HEAD[:-1]}"one"}}\n')
+    with pytest.warns(UnknownKeyWarning) as caught, pytest.raises(FormatError) as refused:
+        read_jsonl(path)
+    assert [(w.message.key, w.message.line) for w in caught if isinstance(w.message, UnknownKeyWarning)] == [
+        ("x", 1),
+        ("y", 2),
+    ]
+    assert [p.line for p in refused.value.problems] == [3]
+
+
 # Where serde reads the value itself, it refuses it; the columns serde_json printed for these
 # very documents (a number is reported at its last character).
 REFUSED_BY_SERDE = {
