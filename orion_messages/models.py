@@ -134,7 +134,10 @@ class _WireModel(_SerdeJsonModel):
         if not update:
             return copied
         values = {**copied.__dict__, **(copied.__pydantic_extra__ or {})}
-        kept = {name: values[name] for name in copied.model_fields_set if name in values}
+        given = copied.model_fields_set
+        # In the order the message holds them (not the set's, which varies with the hash seed),
+        # so unknown keys are written back in the order they came in.
+        kept = {name: value for name, value in values.items() if name in given}
         return self.model_validate({**kept, **update})
 
 

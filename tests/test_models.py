@@ -8,7 +8,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 from pydantic import ValidationError
 
-from orion_messages import Message, Role, ToolCall, ToolResult
+from orion_messages import Conversation, Message, Role, ToolCall, ToolResult, dumps_message, loads_message
 from orion_messages.models import now_ms
 
 
@@ -253,3 +253,24 @@ def test_every_public_field_has_a_description() -> None:
     for model in (Message, ToolCall, ToolResult):
         for name, field in model.model_fields.items():
             assert field.description, f"{model.__name__}.{name} has no description"
+
+
+# Twenty unknown keys in an order no set keeps (a set's order follows the string hash, which
+# changes with PYTHONHASHSEED): an edited copy must write them back in this order.
+_UNSORTED_KEYS = [f"k{(7 * i) % 20}" for i in range(20)]
+
+
+def test_an_edited_copy_keeps_the_unknown_keys_in_their_order() -> None:
+    extras = ",".join(f'"{key}":{number}' for number, key in enumerate(_UNSORTED_KEYS))
+    result = f'{{"tool_call_id":"c","tool_name":"t","content":"","is_error":false,"pending":true,{extras}}}'
+    call = '{"id":"a","role":"assistant","content":"","timestamp":1,"tool_calls":[{"id":"c","name":"t","arguments":{}}]}'
+    pending = loads_message(
+        f'{{"id":"b","role":"tool_result","content":"","timestamp":2,"tool_result":{result},{extras}}}'
+    )
+    edited = [pending.pin(), pending.with_token_count(3), pending.model_copy(update={"content": "x"})]
+    edited.append(Conversation([loads_message(call), pending]).resolve("c", "done"))
+    expected_tail = "," + extras + "}"
+    for message in edited:
+        written = dumps_message(message).decode()
+        assert written.endswith(expected_tail)  # the message's own unknown keys, in their order
+        assert f'"is_error":false,{extras}}}' in written or f'"pending":true,{extras}}}' in written
