@@ -366,7 +366,10 @@ class Conversation:
         config = _context_config(config)
         result = _prune(self._plans, self._messages, config, counting, summarize, self.next_id)
         if result.summary is not None:
-            # With a template the preamble is not sent (as orion-core) but stays in the history.
-            kept_back = [] if result.plan.preamble_kept else self._messages[: result.plan.preamble.stop]
-            self.replace_messages([*kept_back, *result.messages])
+            # With a template the preamble is not sent (as orion-core) but stays in the history, up
+            # to an earlier summary folded from it: from there on, ``result.messages`` holds it.
+            preamble = [] if result.plan.preamble_kept else self._messages[: result.plan.preamble.stop]
+            folded = {id(message) for message in result.dropped}
+            cut = next((i for i, message in enumerate(preamble) if id(message) in folded), len(preamble))
+            self.replace_messages([*preamble[:cut], *result.messages])
         return result

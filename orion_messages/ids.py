@@ -9,23 +9,31 @@ from .errors import ArgumentValueError
 
 __all__ = ["message_number", "tool_call_id"]
 
-_COUNTER_ID = re.compile(r"msg-([0-9]+)")
+_COUNTER_ID = re.compile(r"msg-\+?([0-9]+)")
+"""``msg-`` and what Rust's ``str::parse::<u64>()`` reads: an optional ``+`` and ASCII digits."""
 
-
-_COUNTER_DIGITS_MAX = 4000
-"""The most digits (leading zeros aside) of an N read from ``msg-N``; Python reads 4300."""
+_U64_MAX = 2**64 - 1
+"""The largest N orion-core's counter (a ``u64``) reads."""
 
 
 def message_number(message_id: str) -> int | None:
     """N for an id ``msg-N`` (orion-core's counter ids), else None.
 
-    An N of more than ``_COUNTER_DIGITS_MAX`` digits is no counter any agent reached: None.
+    N is read as orion-core's ``Agent::replace_messages`` reads it, ``strip_prefix("msg-")`` then
+    ``parse::<u64>()``: ASCII digits, optionally after one ``+`` (``msg-+7`` is 7), leading zeros
+    allowed (``msg-007`` is 7); no digits, a ``-``, or a value above 2**64 - 1 is no counter (None).
+
+    >>> message_number("msg-+7"), message_number("msg-18446744073709551616")
+    (7, None)
     """
     match = _COUNTER_ID.fullmatch(message_id)
     if match is None:
         return None
-    digits = match[1].lstrip("0") or "0"
-    return int(digits) if len(digits) <= _COUNTER_DIGITS_MAX else None
+    digits = match[1].lstrip("0")
+    if len(digits) > len(str(_U64_MAX)):  # read no further: int() of a huge string is slow
+        return None
+    value = int(digits or "0")
+    return value if value <= _U64_MAX else None
 
 
 def last_counter(message_ids: Iterable[str]) -> int:

@@ -13,10 +13,11 @@ from itertools import compress
 from operator import itemgetter
 
 from ._layout import _read_columns
+from ._whitespace import UNICODE_WHITESPACE
 from .counting import MessageCounter, TokenCounter, estimate_tokens, tokenizer_counter
 from .errors import ArgumentValueError, ContextOverflowError
 from .ids import last_counter
-from .models import Message, Role
+from .models import Message
 from .planning import (
     ContextConfig,
     PrunePlan,
@@ -47,7 +48,10 @@ __all__ = [
 ]
 
 SUMMARY_PREFIX = "[Summary of earlier conversation]\n"
-"""How a summary message's content starts (orion-core's marker)."""
+"""How a summary message's content starts: orion-core's marker and a newline."""
+
+_SUMMARY_MARKER = SUMMARY_PREFIX[:-1]
+"""orion-core's ``SUMMARY_MARKER``: an earlier summary is recognised by it alone (no newline)."""
 
 Summarizer = Callable[[list[Message], "str | None"], str]
 """``summarize(messages_to_fold, prior_summary_text) -> summary text``."""
@@ -66,11 +70,13 @@ class PruneResult:
     plan: PrunePlan
     """The plan, with index ranges into the input messages."""
     tokens: int
-    """What ``messages`` cost (``plan.kept_tokens``, adjusted for the summary when one was made)."""
+    """What ``messages`` cost as the plan counts (``plan.kept_tokens``, adjusted for the summary
+    when one was made)."""
     summary: Message | None = None
     """The new summary message, when the ``Summarize`` strategy made one."""
     summary_error: Exception | None = None
-    """Why summarizing failed (the exception raised, or a ``ValueError`` for an empty or oversized summary); the sliding window applied."""
+    """Why summarizing failed (the exception raised, or a ``ValueError`` for an empty or oversized
+    summary); the sliding window applied."""
 
     @property
     def summarized(self) -> bool:
@@ -79,8 +85,12 @@ class PruneResult:
 
 
 def is_summary(message: Message) -> bool:
-    """True for a summary message: a pinned user message whose content starts with the summary prefix."""
-    return message.pinned and message.role is Role.USER and message.content.startswith(SUMMARY_PREFIX)
+    """True for a message orion-core takes for an earlier summary: pinned, its content starting with
+    ``[Summary of earlier conversation]`` (``SUMMARY_PREFIX`` without the newline), of any role.
+
+    Only the first such message of a conversation is folded into the next summary.
+    """
+    return message.pinned and message.content.startswith(_SUMMARY_MARKER)
 
 
 def prune(
@@ -97,12 +107,15 @@ def prune(
 ) -> PruneResult:
     """Prune ``messages`` to ``config``'s context window (see ``plan_prune`` for the counting options).
 
-    With ``PruneStrategy.SUMMARIZE``, the dropped turns and any earlier summary are folded by
-    ``summarize(messages_to_fold, prior_summary_text)`` into one pinned user message starting with
-    ``SUMMARY_PREFIX``, placed at the lowest removed index, with id ``new_id()`` (default: a fresh
-    ``msg-N`` past every id in ``messages``). If ``summarize`` raises, returns an empty text, or the
-    summary does not fit the room left, nothing is folded: the sliding window applies and
-    ``summary_error`` says why.
+    With ``PruneStrategy.SUMMARIZE``, as orion-core's ``compress_if_needed``: the messages to fold
+    are the dropped turns and the first earlier summary (``is_summary``, anywhere in ``messages``),
+    in order; ``summarize(messages_to_fold, prior_summary_text)`` gets them and the earlier
+    summary's text after the marker, trimmed (``None`` when there is none or it is empty). Its
+    answer, trimmed as Rust trims (Unicode White_Space), becomes one pinned user message
+    ``SUMMARY_PREFIX + text`` placed where the lowest folded message was, with id ``new_id()``
+    (default: a fresh ``msg-N`` past every id in ``messages``). If ``summarize`` raises, returns
+    an empty text, or the summary does not fit the room left (a check orion-core does not make),
+    nothing is folded: the sliding window applies and ``summary_error`` says why.
 
     Raises:
         ContextOverflowError: as ``plan_prune``.
@@ -134,53 +147,87 @@ def _prune(
     dropped = plan.dropped_messages(messages)
     if summarize is None or config.strategy is not PruneStrategy.SUMMARIZE or not plan.dropped:
         return PruneResult(kept, dropped, plan, plan.kept_tokens)
-    latest_start = plan.kept[-1].start
-    priors = [
-        index
-        for index in compress(range(latest_start), map(_PINNED, map(vars, messages[:latest_start])))
-        if is_summary(messages[index])
-    ]
-    prior_text = "\n\n".join(messages[index].content[len(SUMMARY_PREFIX) :] for index in priors) or None
+    prior = _prior_summary(messages)
+    removed = sorted({*(index for turn in plan.dropped for index in turn), *_maybe(prior)})
+    folded = [messages[index] for index in removed]
+    prior_text = None if prior is None else _rust_trim(messages[prior].content[len(_SUMMARY_MARKER) :])
     try:
-        text = _summary_text(summarize(dropped, prior_text))
+        text = _summary_text(summarize(folded, prior_text or None))
     except Exception as error:  # best effort, as orion-core: any failure leaves the sliding window
         return PruneResult(kept, dropped, plan, plan.kept_tokens, None, error)
-    draft = Message.user("", SUMMARY_PREFIX + text).pin()  # counted before an id is spent on it
-    prior_messages = [messages[index] for index in priors]
-    prior_tokens = sum(counting.count(prior_messages, _read_columns(prior_messages), 0))
+    draft = Message.user("", f"{_SUMMARY_MARKER}\n{text}").pin()  # counted before an id is spent on it
     summary_tokens = counting.count([draft], _read_columns([draft]), len(messages))[0]
-    room = plan.budget - plan.kept_tokens + prior_tokens
-    if summary_tokens > room:
+    sent = _sent_indices(plan, prior)
+    fresh = [] if plan.preamble_kept else [i for i in sent if i in plan.preamble]  # sent, not yet counted
+    tokens = plan.kept_tokens + summary_tokens + _cost(counting, messages, [i for i in fresh if i != prior])
+    tokens -= _cost(counting, messages, [i for i in _maybe(prior) if i not in fresh])
+    if tokens > plan.budget:
+        room = plan.budget - tokens + summary_tokens
         too_big = ValueError(
             f"the summary ({summary_tokens} tokens) does not fit the room left ({room} tokens)"
         )
         return PruneResult(kept, dropped, plan, plan.kept_tokens, None, too_big)
     summary = draft.model_copy(update={"id": new_id()})
-    new_messages = _with_summary(messages, plan, summary, min([plan.dropped[0].start, *priors]), set(priors))
-    folded = sorted([*priors, *(index for turn in plan.dropped for index in turn)])
-    tokens = plan.kept_tokens - prior_tokens + summary_tokens
-    return PruneResult(new_messages, [messages[i] for i in folded], plan, tokens, summary, None)
+    new_messages = _with_summary(messages, sent, summary, removed)
+    return PruneResult(new_messages, folded, plan, tokens, summary, None)
+
+
+def _maybe(index: int | None) -> list[int]:
+    """``[index]``, or ``[]`` for None."""
+    return [] if index is None else [index]
+
+
+def _cost(counting: _Counting, messages: Sequence[Message], indices: Sequence[int]) -> int:
+    """What the messages at ``indices`` cost, counted as the plan counts them."""
+    chosen = [messages[index] for index in indices]
+    return sum(counting.count(chosen, _read_columns(chosen), indices[0])) if chosen else 0
+
+
+def _prior_summary(messages: Sequence[Message]) -> int | None:
+    """The index of the first ``is_summary`` message, as orion-core's ``plan_summary`` finds it."""
+    for index in compress(range(len(messages)), map(_PINNED, map(vars, messages))):
+        if messages[index].content.startswith(_SUMMARY_MARKER):
+            return index
+    return None
+
+
+def _rust_trim(text: str) -> str:
+    """``text`` without leading and trailing White_Space, as Rust's ``str::trim``."""
+    return text.strip(UNICODE_WHITESPACE)
 
 
 def _summary_text(text: object) -> str:
+    """The summary's text as orion-core writes it: trimmed as Rust trims; a repeated marker stays."""
     if not isinstance(text, str):
         raise TypeError(f"summarize returned {type(text).__name__}, expected str")
-    if text.startswith(SUMMARY_PREFIX):
-        text = text[len(SUMMARY_PREFIX) :]
-    if not text.strip():
-        raise ValueError("summarize returned an empty summary")
+    text = _rust_trim(text)
+    if not text:
+        raise ValueError("summarize returned an empty summary (nothing left once trimmed)")
     return text
 
 
+def _sent_indices(plan: PrunePlan, prior: int | None) -> list[int]:
+    """The indices of the messages sent once the summary is made, removed ones included.
+
+    The kept turns, and the preamble where the plan keeps it. With a template (preamble not kept) a
+    prior summary in the preamble becomes the new summary, a user message: the preamble messages
+    after it join its turn and are sent too, as orion-core regroups the folded history.
+    """
+    if plan.preamble_kept:
+        head = range(plan.preamble.stop)
+    elif prior is not None and prior < plan.preamble.stop:
+        head = range(prior, plan.preamble.stop)
+    else:
+        head = range(0)
+    return [*head, *(index for turn in plan.kept for index in turn)]
+
+
 def _with_summary(
-    messages: Sequence[Message], plan: PrunePlan, summary: Message, lowest: int, removed: set[int]
+    messages: Sequence[Message], sent: list[int], summary: Message, removed: list[int]
 ) -> list[Message]:
-    """The kept messages with the summary at the lowest removed index and the prior summaries gone."""
-    new_messages: list[Message] = list(messages[: plan.preamble.stop]) if plan.preamble_kept else []
-    placed = False
-    for turn in plan.kept:
-        if not placed and turn.start >= lowest:
-            new_messages.append(summary)
-            placed = True
-        new_messages += (messages[index] for index in turn if index not in removed)
+    """The sent messages without the removed ones, and the summary where the lowest removed one was."""
+    lowest, gone = removed[0], set(removed)
+    new_messages = [messages[index] for index in sent if index < lowest]
+    new_messages.append(summary)
+    new_messages += (messages[index] for index in sent if index > lowest and index not in gone)
     return new_messages

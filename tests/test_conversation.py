@@ -22,6 +22,7 @@ from orion_messages import (
     dumps_message,
     find_problems,
     loads,
+    message_number,
     read_jsonl,
     save_jsonl,
     split_turns,
@@ -608,3 +609,39 @@ def test_an_id_with_a_number_too_long_for_python_is_no_counter() -> None:
     assert len(conversation) == 2
     assert conversation.next_id() == "msg-2"
     assert Conversation([Message.user("msg-" + "0" * 5000 + "7", "c", timestamp=3)]).next_id() == "msg-8"
+
+
+@pytest.mark.parametrize(
+    ("message_id", "number"),
+    [
+        # orion-core's Agent::replace_messages: strip_prefix("msg-") then str::parse::<u64>()
+        ("msg-7", 7),
+        ("msg-+7", 7),  # Rust's integer parse takes one leading '+'
+        ("msg-007", 7),
+        ("msg-+0", 0),
+        ("msg-18446744073709551615", 2**64 - 1),  # u64::MAX
+        ("msg-000018446744073709551615", 2**64 - 1),  # leading zeros never overflow
+        ("msg-18446744073709551616", None),  # u64::MAX + 1: the parse fails
+        ("msg-99999999999999999999", None),
+        ("msg-", None),  # empty digits
+        ("msg-+", None),
+        ("msg-++7", None),
+        ("msg--7", None),  # an unsigned parse takes no '-'
+        ("msg- 7", None),
+        ("msg-7 ", None),
+        ("msg-\u0667", None),  # only ASCII digits (ARABIC-INDIC DIGIT SEVEN is no digit to Rust)
+        ("msg-1_000", None),
+        ("MSG-7", None),
+    ],
+)
+def test_message_number_reads_as_rust_parses_a_u64(message_id: str, number: int | None) -> None:
+    assert message_number(message_id) == number
+
+
+def test_next_id_counts_a_plus_signed_id_and_ignores_one_past_u64() -> None:
+    messages = [
+        Message.user("msg-3", "a", timestamp=1),
+        Message.user("msg-+9", "b", timestamp=2),
+        Message.user("msg-18446744073709551616", "c", timestamp=3),
+    ]
+    assert Conversation(messages).next_id() == "msg-10"

@@ -510,7 +510,9 @@ def test_exactly_one_summary_accumulates() -> None:
     seen: list[tuple[list[str], str | None]] = []
     cfg = ContextConfig(max_context_tokens=30, max_response_tokens=0, strategy=PruneStrategy.SUMMARIZE)
     result = prune(messages, cfg, summarize=summarizing("after", seen))
-    assert seen == [(["msg-2", "msg-3"], "before")]
+    # orion-core's plan_summary renders every removed message, the prior summary included, and
+    # passes the prior's text after the marker, trimmed, as the earlier summary
+    assert seen == [(["msg-1", "msg-2", "msg-3"], "before")]
     assert [is_summary(m) for m in result.messages] == [True, False, False, False]
     assert result.messages[0].content == SUMMARY_PREFIX + "after"
     assert result.messages[0].id == "msg-7"
@@ -568,6 +570,88 @@ def test_the_new_summary_takes_the_place_of_the_prior_one() -> None:
     # the new summary sits where the prior one was, so the assistant message stays in its turn
     assert [m.id for m in result.messages] == ["msg-8", "msg-2", "msg-5", "msg-6", "msg-7"]
     assert [m.id for m in result.dropped] == ["msg-1", "msg-3", "msg-4"]
+
+
+MARKER = "[Summary of earlier conversation]"  # orion-core's SUMMARY_MARKER: SUMMARY_PREFIX without "\n"
+
+
+@pytest.mark.parametrize(
+    ("answer", "body"),
+    [
+        (" \t the gist \u3000\u2028\n", "the gist"),  # Rust's trim: Unicode White_Space
+        ("\x85\xa0gist\u202f", "gist"),
+        ("\x1f gist \x1c", "\x1f gist \x1c"),  # U+001C..U+001F are no White_Space: Rust keeps them
+        ("\x1e", "\x1e"),  # so this is no empty summary to orion-core
+        (SUMMARY_PREFIX + "gist", SUMMARY_PREFIX + "gist"),  # a repeated marker is written twice
+    ],
+    ids=["white-space", "nbsp", "separators", "only-a-separator", "repeated-marker"],
+)
+def test_the_summary_is_trimmed_as_rust_trims(answer: str, body: str) -> None:
+    # t0 [0:2] 20+20; latest [2:3] 5; available 40: latest 5 -> 35; t0 40 > 35: dropped and folded
+    # orion-core writes format!("{SUMMARY_MARKER}\n{summary}") with summary = gen.text.trim()
+    cfg = ContextConfig(max_context_tokens=40, max_response_tokens=0, strategy=PruneStrategy.SUMMARIZE)
+    result = prune(build("U20 A20 U5"), cfg, summarize=lambda messages, prior: answer)
+    assert result.summary_error is None
+    assert result.summary is not None
+    assert result.summary.content == MARKER + "\n" + body
+
+
+def test_a_summary_of_nothing_but_white_space_is_empty() -> None:
+    cfg = ContextConfig(max_context_tokens=40, max_response_tokens=0, strategy=PruneStrategy.SUMMARIZE)
+    result = prune(build("U20 A20 U5"), cfg, summarize=lambda messages, prior: "\u3000\u2029\x85\xa0 \n")
+    assert result.summary is None
+    assert isinstance(result.summary_error, ValueError)
+    assert "empty summary" in str(result.summary_error)
+
+
+def test_the_earlier_summary_is_the_first_pinned_message_starting_with_the_marker() -> None:
+    # orion-core's plan_summary: position(|m| m.pinned && m.content.starts_with(SUMMARY_MARKER)),
+    # any role, no newline needed; only the first is removed and its trimmed text passed on
+    earlier = Message.assistant("msg-2", MARKER + " earlier  \n", timestamp=T0).pin().with_token_count(3)
+    second = Message.user("msg-5", SUMMARY_PREFIX + "second", timestamp=T0).pin().with_token_count(3)
+    u1, _, u3, a4, _, u6 = build("U5 A0 U20 A20 U0 U5")
+    messages = [u1, earlier, u3, a4, second, u6]
+    assert [is_summary(m) for m in messages] == [False, True, False, False, True, False]
+    assert not is_summary(second.model_copy(update={"pinned": False}))
+    # t0 [0:2] 5+3 pinned; t1 [2:4] 20+20; t2 [4:5] 3 pinned; latest [5:6] 5
+    # available 30: latest 5 -> 25; t0 8 -> 17; t2 3 -> 14; t1 40 > 14: dropped
+    # remove = dropped [2, 3] + prior 1; the summary goes in at index 1
+    # the summary "gist": 33 + 1 + 4 = 38 chars -> 9; tokens 5 + 8 - 3 + 9 + 3 = 22 <= 30
+    seen: list[tuple[list[str], str | None]] = []
+    cfg = ContextConfig(max_context_tokens=30, max_response_tokens=0, strategy=PruneStrategy.SUMMARIZE)
+    result = prune(messages, cfg, summarize=summarizing("gist", seen))
+    assert seen == [(["msg-2", "msg-3", "msg-4"], "earlier")]
+    assert [m.id for m in result.messages] == ["msg-1", "msg-7", "msg-5", "msg-6"]
+    assert [m.id for m in result.dropped] == ["msg-2", "msg-3", "msg-4"]
+    assert result.tokens == 22
+    conversation = Conversation(messages)
+    conversation.prune(cfg, summarize=lambda messages, prior: "gist")
+    assert [m.id for m in conversation] == ["msg-1", "msg-7", "msg-5", "msg-6"]
+
+
+def test_an_empty_earlier_summary_is_removed_but_not_passed_on() -> None:
+    # orion-core: the prior body, trimmed, is left out of the request when empty (`filter`)
+    earlier = Message.user("msg-1", MARKER + " \n\t", timestamp=T0).pin().with_token_count(3)
+    messages = [earlier, *build("U0 U20 A20 U5")[1:]]
+    # [0:1] 3 pinned; t1 [1:3] 40; latest [3:4] 5; available 30: 5 -> 25; 3 -> 22; 40 > 22: dropped
+    seen: list[tuple[list[str], str | None]] = []
+    cfg = ContextConfig(max_context_tokens=30, max_response_tokens=0, strategy=PruneStrategy.SUMMARIZE)
+    result = prune(messages, cfg, summarize=summarizing("gist", seen))
+    assert seen == [(["msg-1", "msg-2", "msg-3"], None)]
+    assert [m.id for m in result.messages] == ["msg-5", "msg-4"]
+
+
+def test_an_earlier_summary_in_the_latest_turn_is_folded_too() -> None:
+    # t0 [0:2] 20+20; latest [2:4] user 5 + pinned assistant summary 3; available 30:
+    # latest 8 -> 22; t0 40 > 22: dropped. remove = [0, 1] + prior 3; summary at index 0
+    earlier = Message.assistant("msg-4", MARKER + "\nbefore", timestamp=T0).pin().with_token_count(3)
+    messages = [*build("U20 A20 U5"), earlier]
+    cfg = ContextConfig(max_context_tokens=30, max_response_tokens=0, strategy=PruneStrategy.SUMMARIZE)
+    seen: list[tuple[list[str], str | None]] = []
+    result = prune(messages, cfg, summarize=summarizing("gist", seen))
+    assert seen == [(["msg-1", "msg-2", "msg-4"], "before")]
+    assert [m.id for m in result.messages] == ["msg-5", "msg-3"]
+    assert result.tokens == 9 + 5
 
 
 def test_a_repeated_call_id_ties_every_call_to_its_results() -> None:

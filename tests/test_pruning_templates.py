@@ -277,3 +277,65 @@ def test_a_summary_with_a_template_keeps_the_preamble_in_the_conversation() -> N
     assert result.tokens == 6 + 3
     # the conversation keeps its system message in front, as orion-core's history does
     assert [m.id for m in conversation] == ["msg-1", result.summary.id, "msg-5"]
+
+
+def test_an_earlier_summary_in_the_preamble_is_replaced_in_place() -> None:
+    # orion-core recognises a pinned message of any role starting with the marker, so one can sit
+    # before the first user message. ChatML, words, S = "Be brief.": fixed 3 + 1 = 4
+    # [0] pinned assistant summary, [1] system (preamble: neither counted nor sent)
+    # turn [2:4] "<|im_start|>user\na b c d e f<|im_end|>\n" 7 + assistant 7 = 14; latest [4:5] 2
+    # available 14 -> budget 10: latest 2 -> 8; [2:4] 14 > 8: dropped
+    # orion-core folds remove = [0, 2, 3] and inserts the summary at 0: [summary, system, latest];
+    # the summary (a user message) now starts a turn that takes the system message along, so all
+    # three are sent: summary 6 words ("<|im_start|>user", "[Summary", "of", "earlier",
+    # "conversation]", "gist<|im_end|>") + system "" 0 + latest 2 = 8 <= 10
+    messages = [
+        Message.assistant("msg-1", "[Summary of earlier conversation] old", timestamp=1).pin(),
+        Message.system("msg-2", "sys", timestamp=2),
+        Message.user("msg-3", "a b c d e f", timestamp=3),
+        Message.assistant("msg-4", "g h i j k l", timestamp=4),
+        Message.user("msg-5", "now", timestamp=5),
+    ]
+    config = ContextConfig(max_context_tokens=14, max_response_tokens=0, strategy=PruneStrategy.SUMMARIZE)
+    seen: list[tuple[list[str], str | None]] = []
+
+    def summarize(folded: list[Message], prior: str | None) -> str:
+        seen.append(([m.id for m in folded], prior))
+        return "gist"
+
+    options: dict[str, Any] = {"template": "chatml", "system_prompt": "Be brief.", "counter": count_words}
+    assert plan_prune(messages, config, **options).dropped == [range(2, 4)]
+    result = prune(messages, config, summarize=summarize, **options)
+    assert seen == [(["msg-1", "msg-3", "msg-4"], "old")]
+    assert result.summary is not None
+    assert [m.id for m in result.messages] == ["msg-6", "msg-2", "msg-5"]
+    assert result.tokens == 8
+    assert plan_prune(result.messages, config, **options).kept == [range(0, 2), range(2, 3)]
+
+
+def test_a_conversation_folding_an_earlier_summary_from_its_preamble_holds_orion_cores_history() -> None:
+    # As the test above, with a system message first: orion-core's history after the fold is the
+    # old one with [1], [3], [4] removed and the summary at 1, the lowest removed index:
+    # [msg-0, summary, msg-2, msg-5]. Counts: msg-0 is preamble (not sent, not counted), so the
+    # numbers are those above.
+    messages = [
+        Message.system("msg-0", "first", timestamp=1),
+        Message.assistant("msg-1", "[Summary of earlier conversation] old", timestamp=1).pin(),
+        Message.system("msg-2", "sys", timestamp=2),
+        Message.user("msg-3", "a b c d e f", timestamp=3),
+        Message.assistant("msg-4", "g h i j k l", timestamp=4),
+        Message.user("msg-5", "now", timestamp=5),
+    ]
+    conversation = Conversation(messages)
+    config = ContextConfig(max_context_tokens=14, max_response_tokens=0, strategy=PruneStrategy.SUMMARIZE)
+    result = conversation.prune(
+        config,
+        template="chatml",
+        system_prompt="Be brief.",
+        counter=count_words,
+        summarize=lambda f, p: "gist",
+    )
+    assert result.summary is not None
+    assert result.summary.id == "msg-6"
+    assert [m.id for m in result.messages] == ["msg-6", "msg-2", "msg-5"]
+    assert [m.id for m in conversation] == ["msg-0", "msg-6", "msg-2", "msg-5"]
