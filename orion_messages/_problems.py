@@ -11,7 +11,7 @@ from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
 from ._json_rules import UNKNOWN_VALUE_ERROR, value_problem
-from .errors import FormatError, Problem
+from .errors import FormatError, Problem, kind_of
 from .models import Message, Role
 
 _JSON_POSITION = re.compile(
@@ -80,7 +80,7 @@ def describe(value: Any) -> str:
         return "an object"
     if isinstance(value, (list, tuple)):
         return "an array"
-    return f"a {type(value).__name__}"
+    return kind_of(value)
 
 
 def _expected(error: ErrorDetails) -> str:

@@ -28,6 +28,7 @@ from .errors import (
     PendingResultNotFound,
     ResultAlreadyResolved,
     StoreError,
+    quoted,
 )
 from .models import Message, now_ms
 from .pruning import ContextConfig, PrunePlan, TokenCounter, estimate_tokens, plan_prune
@@ -179,7 +180,7 @@ def decode(conversation_id: str, rows: Sequence[Sequence[Any]]) -> list[Message]
         try:
             out.append(loads_message(data))
         except FormatError as error:
-            raise error.with_source(f'conversation "{conversation_id}", position {position}') from None
+            raise error.with_source(f"conversation {quoted(conversation_id)}, position {position}") from None
     return out
 
 

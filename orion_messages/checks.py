@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .errors import Problem
+from .errors import Problem, quoted
 from .models import Message, Role
 
 __all__ = ["find_problems"]
@@ -30,7 +30,7 @@ def find_problems(messages: Sequence[Message]) -> list[Problem]:
         first = message_ids.setdefault(message.id, index)
         if first != index:
             problems.append(
-                Problem(f"{where}.id", f'duplicate message id "{message.id}" (first at [{first}])')
+                Problem(f"{where}.id", f"duplicate message id {quoted(message.id)} (first at [{first}])")
             )
         problems.extend(_call_problems(where, message, call_ids))
         problems.extend(_result_problems(index, message, call_ids, completed))
@@ -51,7 +51,9 @@ def _call_problems(where: str, message: Message, call_ids: dict[str, str]) -> li
         call_where = f"{where}.tool_calls[{number}].id"
         if call.id in call_ids:
             problems.append(
-                Problem(call_where, f'duplicate tool-call id "{call.id}" (first at {call_ids[call.id]})')
+                Problem(
+                    call_where, f"duplicate tool-call id {quoted(call.id)} (first at {call_ids[call.id]})"
+                )
             )
         else:
             call_ids[call.id] = call_where
@@ -80,7 +82,7 @@ def _result_problems(
         problems.append(
             Problem(
                 f"{where}.tool_result.tool_call_id",
-                f'no earlier tool call has the id "{result.tool_call_id}"',
+                f"no earlier tool call has the id {quoted(result.tool_call_id)}",
             )
         )
     if not result.pending:
@@ -89,7 +91,7 @@ def _result_problems(
             problems.append(
                 Problem(
                     f"{where}.tool_result.tool_call_id",
-                    f'tool call "{result.tool_call_id}" already has a completed result at [{earlier}]',
+                    f"tool call {quoted(result.tool_call_id)} already has a completed result at [{earlier}]",
                 )
             )
     if message.content != result.content:

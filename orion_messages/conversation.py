@@ -19,7 +19,7 @@ from . import storage
 from ._encoded import _EncodedFile
 from .checks import find_problems
 from .counting import MessageCounter
-from .errors import ArgumentTypeError, PendingResultNotFound, Problem, ResultAlreadyResolved
+from .errors import ArgumentTypeError, PendingResultNotFound, Problem, ResultAlreadyResolved, kind_of
 from .ids import message_number
 from .models import Message
 from .planning import ContextConfig, PrunePlan, _context_config, _Counting, _counting, _plan, _PlanCache
@@ -40,7 +40,7 @@ def _message_list(messages: Iterable[Message]) -> list[Message]:
     """``messages`` as a list of messages; ``ArgumentTypeError`` for one message, a string or a
     non-iterable, and for an item that is not a ``Message``."""
     if isinstance(messages, (str, bytes, Message)) or not isinstance(messages, Iterable):
-        raise ArgumentTypeError(f"expected an iterable of Message, got a {type(messages).__name__}")
+        raise ArgumentTypeError(f"expected an iterable of Message, got {kind_of(messages)}")
     new = list(messages)
     for message in new:
         _require_message(message)

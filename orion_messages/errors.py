@@ -41,6 +41,21 @@ MAX_REPORTED_PROBLEMS = 100
 """How many problems a ``FormatError`` holds; the rest are only counted (``omitted``)."""
 
 
+def quoted(value: object) -> str:
+    """``value`` in double quotes for a message, with every character a terminal would act on
+    escaped as ``repr`` escapes it (``"a\\x1b[31m"``): ids and keys come from the data."""
+    text = str(value)
+    if not text.isprintable():
+        text = "".join(char if char.isprintable() else repr(char)[1:-1] for char in text)
+    return f'"{text}"'
+
+
+def kind_of(value: object) -> str:
+    """The type of ``value`` with its article, for a message: ``an int``, ``a dict``."""
+    name = type(value).__name__
+    return f"an {name}" if name[:1].lower() in "aeiou" else f"a {name}"
+
+
 class OrionMessagesError(Exception):
     """The base class of every exception orion-messages raises on purpose."""
 
@@ -237,9 +252,9 @@ class UnknownKeyWarning(OrionMessagesWarning):
         where = ":".join(str(part) for part in (source, line) if part is not None)
         place = ": ".join(part for part in (where, location) if part)
         super().__init__(
-            f'{place}: unknown key "{key}" left out: {reason}'
+            f"{place}: unknown key {quoted(key)} left out: {reason}"
             if place
-            else f'unknown key "{key}" left out: {reason}'
+            else f"unknown key {quoted(key)} left out: {reason}"
         )
 
 
@@ -311,7 +326,7 @@ class ConversationNotFound(StoreError, LookupError):
     def __init__(self, conversation_id: str) -> None:
         self.conversation_id = conversation_id
         """The id that was looked for."""
-        super().__init__(f'no conversation "{conversation_id}" in the store')
+        super().__init__(f"no conversation {quoted(conversation_id)} in the store")
 
 
 class ConversationExists(StoreError):
@@ -320,7 +335,7 @@ class ConversationExists(StoreError):
     def __init__(self, conversation_id: str) -> None:
         self.conversation_id = conversation_id
         """The id that is taken."""
-        super().__init__(f'a conversation "{conversation_id}" is already in the store')
+        super().__init__(f"a conversation {quoted(conversation_id)} is already in the store")
 
 
 class MessageNotFound(StoreError, LookupError):
@@ -331,7 +346,7 @@ class MessageNotFound(StoreError, LookupError):
         """The conversation searched."""
         self.message_id = message_id
         """The message id that was looked for."""
-        super().__init__(f'conversation "{conversation_id}" holds no message "{message_id}"')
+        super().__init__(f"conversation {quoted(conversation_id)} holds no message {quoted(message_id)}")
 
 
 class StoreVersionError(StoreError):
@@ -378,8 +393,8 @@ class PendingResultNotFound(OrionMessagesError, KeyError):
         """The tool call id that was looked for."""
         self.conversation_id = conversation_id
         """The stored conversation searched, or None for an in-memory one."""
-        where = "" if conversation_id is None else f'conversation "{conversation_id}": '
-        super().__init__(f'{where}no pending result for tool call "{tool_call_id}"')
+        where = "" if conversation_id is None else f"conversation {quoted(conversation_id)}: "
+        super().__init__(f"{where}no pending result for tool call {quoted(tool_call_id)}")
 
     def __str__(self) -> str:  # KeyError's own would print the text in quotes, as a key
         return str(self.args[0])
@@ -401,9 +416,9 @@ class ResultAlreadyResolved(OrionMessagesError, ValueError):
         """The stored conversation searched, or None for an in-memory one."""
         self.index = index
         """The resolved result's index in the messages, where known."""
-        where = "" if conversation_id is None else f'conversation "{conversation_id}": '
+        where = "" if conversation_id is None else f"conversation {quoted(conversation_id)}: "
         at = "" if index is None else f" (at [{index}])"
-        super().__init__(f'{where}the result for tool call "{tool_call_id}" is already resolved{at}')
+        super().__init__(f"{where}the result for tool call {quoted(tool_call_id)} is already resolved{at}")
 
 
 class ArgumentTypeError(OrionMessagesError, TypeError):

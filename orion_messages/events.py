@@ -26,7 +26,7 @@ from pydantic_core import ErrorDetails
 from ._json_rules import JSON_VALUE
 from ._problems import describe, integer_ranges, location, problem_from
 from .checks import find_problems
-from .errors import ArgumentTypeError, FormatError, Problem
+from .errors import ArgumentTypeError, FormatError, Problem, kind_of
 from .models import U32_MAX, Message, Role, ToolResult, _WireModel
 from .wire import dump_json, duplicate_key_problems, message_fields, validate_json
 
@@ -320,7 +320,7 @@ def parse_event(line: bytes | bytearray | memoryview | str, *, strict: bool = Fa
     """Read one agent event: a JSON object as orion-core writes it, such as one line of a stream.
 
     With ``strict=True`` (the meaning ``loads`` gives it), a key repeated in one object and the
-    problems ``check`` finds in the messages of an ``agent_end`` event are errors.
+    problems ``find_problems`` finds in the messages of an ``agent_end`` event are errors.
 
     Raises:
         FormatError: with every problem and its location inside the event (``message.timestamp``).
@@ -350,7 +350,7 @@ def dump_event(event: AgentEvent) -> bytes:
         FormatError: the event holds something that cannot be written back losslessly.
     """
     if not isinstance(event, _Event):
-        raise ArgumentTypeError(f"expected an agent event, got a {type(event).__name__}")
+        raise ArgumentTypeError(f"expected an agent event, got {kind_of(event)}")
     return dump_json(_EVENT, event)
 
 

@@ -28,7 +28,7 @@ from operator import not_, sub
 
 from ._layout import _Columns, _Layout, _read_columns
 from .counting import MessageCounter, TokenCounter, _require_message_counter, default_counts, message_counts
-from .errors import ArgumentTypeError, ArgumentValueError, ContextOverflowError
+from .errors import ArgumentTypeError, ArgumentValueError, ContextOverflowError, kind_of
 from .models import Message
 from .templates import ChatTemplate, ToolSchema, get_template
 from .text_counters import TextCounter, callable_counter, estimate_text_tokens
@@ -302,7 +302,7 @@ def _context_config(config: ContextConfig | None) -> ContextConfig:
     if config is None:
         return ContextConfig()
     if not isinstance(config, ContextConfig):
-        raise ArgumentTypeError(f"config must be a ContextConfig or None, got a {type(config).__name__}")
+        raise ArgumentTypeError(f"config must be a ContextConfig or None, got {kind_of(config)}")
     return config
 
 

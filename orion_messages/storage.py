@@ -10,11 +10,13 @@ and its limits.
 from __future__ import annotations
 
 import os
+import re
 import secrets
 import stat
 import warnings
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager, suppress
+from dataclasses import replace
 from pathlib import Path
 from typing import BinaryIO, NamedTuple, Union
 
@@ -27,6 +29,7 @@ from .errors import (
     NotARegularFileError,
     Problem,
     TornLineWarning,
+    kind_of,
 )
 from .models import Message
 from .wire import (
@@ -147,7 +150,7 @@ def save(path: PathLike, messages: Iterable[Message], *, indent: int | None = No
 def _record(index: int, message: Message) -> bytes:
     """One line of a log; a problem is placed at ``[index]``, as ``save`` places it."""
     if not isinstance(message, Message):
-        raise ArgumentTypeError(f"[{index}]: expected a Message, found a {type(message).__name__}")
+        raise ArgumentTypeError(f"[{index}]: expected a Message, found {kind_of(message)}")
     try:
         return dumps_message(message) + b"\n"
     except FormatError as error:
@@ -208,6 +211,9 @@ def _write_temporary(target: Path, data: bytes, previous: os.stat_result | None)
         written = _write_unnamed(target, data, previous) if _UNNAMED_FILES else None
         return written if written is not None else _write_named(target, data, previous)
     except OSError as error:
+        if error.errno is not None and error.filename is not None:
+            # The temporary file's name means nothing to the caller (a missing folder, say).
+            raise OSError(error.errno, error.strerror or str(error), os.fspath(target)) from error
         raise _named(error, target) from error
 
 
@@ -410,7 +416,23 @@ def load(path: PathLike, *, strict: bool = False) -> list[Message]:
     try:
         return load_conversation(data, strict=strict, origin=Origin(os.fspath(path)))
     except FormatError as error:
+        if data.lstrip(_JSON_WHITESPACE).startswith(b"{"):
+            error = _hinted(
+                error,
+                "the file starts with a message object, as a JSON Lines log does: read it with read_jsonl()",
+            )
         raise error.with_source(os.fspath(path)) from None
+
+
+_JSON_WHITESPACE = b" \t\r\n"
+
+
+def _hinted(error: FormatError, hint: str) -> FormatError:
+    """``error`` with ``hint`` added to its one problem (a hint would only confuse a list of them)."""
+    if len(error.problems) != 1 or error.omitted:
+        return error
+    (problem,) = error.problems
+    return FormatError([replace(problem, message=f"{problem.message} ({hint})")], source=error.source)
 
 
 # --- JSON Lines logs ----------------------------------------------------------------------------
@@ -569,7 +591,7 @@ def read_jsonl(path: PathLike, *, repair: bool = False, strict: bool = False) ->
     raises ``FormatError`` naming its line. A torn last line (no final newline, and not a whole
     record) is skipped with a ``TornLineWarning``; ``repair=True`` also truncates it from the
     file, under the lock that ``append_jsonl`` takes, and only when every other line reads.
-    ``strict=True`` also refuses duplicate keys in a line and the semantic problems ``check``
+    ``strict=True`` also refuses duplicate keys in a line and the semantic problems ``find_problems``
     finds. Nothing is ever skipped silently.
 
     Raises:
@@ -643,7 +665,15 @@ def _parse_line(number: int, line: bytes, source: str) -> Message:
     try:
         return load_message(line, origin=Origin(source, (number,)))
     except FormatError as error:
+        if _SAVED_ARRAY.match(line):
+            why = "expected a message object, found a JSON array: a conversation file, as save() writes one (read it with load())"
+            raise FormatError([Problem("", why, number)], source=source) from None
         raise error.at_line(number, source=source) from None
+
+
+# A line opening an array of objects (or only its bracket, in a pretty-printed file); a struct
+# written as an array of its fields (``["msg-1","user",...]``) has its own message.
+_SAVED_ARRAY = re.compile(rb"[ \t\r]*\[[ \t\r]*(?:\{|$)")
 
 
 def _strict_line(line: bytes) -> None:

@@ -20,7 +20,7 @@ from pydantic import ConfigDict
 from ._json_rules import JSON_VALUE
 from ._pretty_json import pretty_json
 from ._whitespace import UNICODE_WHITESPACE
-from .errors import ArgumentTypeError, UnknownTemplateError
+from .errors import ArgumentTypeError, UnknownTemplateError, kind_of, quoted
 from .models import Message, Role, _SerdeJsonModel
 
 __all__ = [
@@ -68,7 +68,7 @@ def _tools_block(tools: Sequence[ToolSchema]) -> str:
     for index, tool in enumerate(tools):
         if not isinstance(tool, ToolSchema):
             raise ArgumentTypeError(
-                f"tools[{index}]: expected a ToolSchema, found a {type(tool).__name__}"
+                f"tools[{index}]: expected a ToolSchema, found {kind_of(tool)}"
                 " (build one with ToolSchema.model_validate(...))"
             )
         parts.append(f"### {tool.name}\n{tool.description}\nParameters: {pretty_json(tool.parameters)}\n\n")
@@ -475,7 +475,7 @@ _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrst
 def _normalise(name: str) -> str:
     """orion-core's normalisation: trim Unicode whitespace, lowercase ASCII letters only."""
     if not isinstance(name, str):
-        raise ArgumentTypeError(f"a chat template name must be a str, got a {type(name).__name__}")
+        raise ArgumentTypeError(f"a chat template name must be a str, got {kind_of(name)}")
     return name.strip(UNICODE_WHITESPACE).translate(_ASCII_LOWER)
 
 
@@ -503,7 +503,7 @@ def get_template(name: str) -> ChatTemplate:
     close = difflib.get_close_matches(normalised, list(_ALIASES), n=1, cutoff=0.6)
     hint = f' Did you mean "{close[0]}"?' if close else ""
     raise UnknownTemplateError(
-        f'unknown chat template "{name}".{hint} Known templates: {", ".join(TEMPLATES)}'
+        f"unknown chat template {quoted(name)}.{hint} Known templates: {', '.join(TEMPLATES)}"
         f" (aliases: {', '.join(alias for alias in _ALIASES if alias not in TEMPLATES)})",
         name=name,
         suggestion=close[0] if close else None,

@@ -32,7 +32,7 @@ from ._json_rules import (
 from ._problems import location, problem_from, problems_from
 from ._unknown_values import Origin, is_malformed, is_too_deep, json_invalid, without_unwritable_unknown_keys
 from .checks import find_problems
-from .errors import ArgumentTypeError, FormatError, Problem
+from .errors import ArgumentTypeError, FormatError, Problem, kind_of, quoted
 from .models import Message, ToolCall, ToolResult, _WireModel
 
 __all__ = ["FloatStyle", "dumps", "dumps_message", "loads", "loads_message"]
@@ -175,7 +175,7 @@ def duplicate_key_problems(data: bytes | str, fields: StructFields = _document_f
     value winning and skips an unknown key's value, so a key repeated there is no error.
     """
     return [
-        Problem(location(path), f'duplicate key "{key}" in one object')
+        Problem(location(path), f"duplicate key {quoted(key)} in one object")
         for path, key in duplicate_key_paths(data)
         if key in (fields(path) or ())
     ]
@@ -373,7 +373,7 @@ def dumps(
     """
     if isinstance(messages, (str, bytes, bytearray, Mapping, BaseModel)):
         raise ArgumentTypeError(
-            f"dumps takes a list of messages, got a {type(messages).__name__} (dumps_message writes one)"
+            f"dumps takes a list of messages, got {kind_of(messages)} (dumps_message writes one)"
         )
     if not isinstance(messages, list):
         messages = list(messages)
@@ -388,7 +388,7 @@ def dumps_message(message: Message, *, indent: int | None = None, float_style: F
         FormatError: the message holds something that cannot be written back losslessly.
     """
     if not isinstance(message, Message):
-        raise ArgumentTypeError(f"expected a Message, got a {type(message).__name__}")
+        raise ArgumentTypeError(f"expected a Message, got {kind_of(message)}")
     return dump_json(_MESSAGE, message, indent=indent, float_style=float_style)
 
 
@@ -446,7 +446,7 @@ def _refuse_non_messages(value: Any) -> None:
     """Raise ``TypeError`` for the first item of a list of messages that is not one."""
     for index, item in enumerate(value if isinstance(value, list) else ()):
         if not isinstance(item, Message):
-            raise ArgumentTypeError(f"[{index}]: expected a Message, found a {type(item).__name__}") from None
+            raise ArgumentTypeError(f"[{index}]: expected a Message, found {kind_of(item)}") from None
 
 
 def _invalid_field(message: Message) -> Problem | None:

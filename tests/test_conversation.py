@@ -15,6 +15,7 @@ from orion_messages import (
     ContextConfig,
     Conversation,
     Message,
+    PendingResultNotFound,
     Problem,
     ToolCall,
     TurnLayout,
@@ -645,3 +646,14 @@ def test_next_id_counts_a_plus_signed_id_and_ignores_one_past_u64() -> None:
         Message.user("msg-18446744073709551616", "c", timestamp=3),
     ]
     assert Conversation(messages).next_id() == "msg-10"
+
+
+def test_ids_from_the_data_are_escaped_in_messages_a_terminal_would_print() -> None:
+    # An id holding ESC [ 2 J (clear screen) and BEL must not reach a terminal as control codes.
+    hostile = "q\x1b[2J\x07"
+    with pytest.raises(PendingResultNotFound) as caught:
+        Conversation([Message.user("msg-1", "hi", timestamp=1)]).resolve(hostile, "x")
+    assert str(caught.value) == 'no pending result for tool call "q\\x1b[2J\\x07"'
+    twice = [Message.user(hostile, "a", timestamp=1), Message.user(hostile, "b", timestamp=2)]
+    (problem,) = find_problems(twice)
+    assert problem.message == 'duplicate message id "q\\x1b[2J\\x07" (first at [0])'

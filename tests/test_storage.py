@@ -982,3 +982,42 @@ def test_a_conversation_file_names_itself_in_unknown_key_warnings(tmp_path: Path
     (caught,) = _unknown_key_warnings(lambda: om.loads(path.read_bytes()))  # no file: no source
     assert (caught.message.source, caught.message.line, str(caught.message)[:4]) == (None, None, "[1]:")  # type: ignore[union-attr]
     assert caught.filename == __file__
+
+
+@pytest.mark.parametrize("writer", [save, save_jsonl])
+def test_saving_into_a_missing_folder_names_the_file_not_a_temporary_one(
+    tmp_path: Path, writer: Callable[..., None]
+) -> None:
+    target = tmp_path / "missing" / "chat.json"
+    with pytest.raises(FileNotFoundError) as caught:
+        writer(target, [Message.user("msg-1", "hi", timestamp=1)])
+    assert caught.value.filename == str(target)
+    assert not (tmp_path / "missing").exists()
+
+
+def test_a_conversation_file_read_as_a_log_says_which_reader_it_needs(tmp_path: Path) -> None:
+    messages = [Message.user("msg-1", "hi", timestamp=1), Message.user("msg-2", "again", timestamp=2)]
+    for indent in (None, 2):  # compact: the whole array on line 1; pretty: "[" alone on line 1
+        path = tmp_path / f"saved-{indent}.json"
+        save(path, messages, indent=indent)
+        for read in (read_jsonl, lambda p: list(iter_jsonl(p))):
+            with pytest.raises(FormatError) as caught:
+                read(path)
+            (problem,) = caught.value.problems
+            assert problem.line == 1
+            assert problem.message.startswith("expected a message object, found a JSON array")
+            assert "load()" in problem.message
+
+
+def test_a_log_read_as_a_conversation_file_says_which_reader_it_needs(tmp_path: Path) -> None:
+    path = tmp_path / "log.jsonl"
+    save_jsonl(path, [Message.user("msg-1", "hi", timestamp=1), Message.user("msg-2", "again", timestamp=2)])
+    with pytest.raises(FormatError) as caught:
+        load(path)
+    (problem,) = caught.value.problems
+    assert (problem.line, problem.column) == (2, 1)  # where the second record starts
+    assert problem.message.endswith("read it with read_jsonl())")
+    # a struct written as an array keeps its own explanation
+    path.write_text('["msg-1","user","hi",1]\n')
+    with pytest.raises(FormatError, match="struct written as an array"):
+        read_jsonl(path)

@@ -530,3 +530,10 @@ def test_a_wrong_type_set_without_validation_is_refused_where_it_is() -> None:
     (problem,) = raised.value.problems
     assert problem.location == "[1].timestamp"
     assert "expected an integer" in problem.message
+
+
+def test_a_wrong_type_is_named_with_its_article() -> None:
+    with pytest.raises(TypeError, match=r"^\[0\]: expected a Message, found an int$"):
+        dumps([1])  # type: ignore[list-item]
+    with pytest.raises(TypeError, match=r"^expected a Message, got a dict$"):
+        dumps_message({})  # type: ignore[arg-type]
