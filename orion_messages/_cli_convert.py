@@ -22,7 +22,7 @@ from ._cli_text import printable, problem_lines
 from ._problems import problems_from
 from .anthropic_messages import from_anthropic, to_anthropic
 from .chat_template_dicts import from_chat_template, to_chat_template
-from .conversions import ConversionResult, Loss
+from .conversions import ConversionResult, Loss, _Report
 from .errors import ConversionError, FormatError, Problem
 from .models import Message
 from .openai_chat import from_openai, to_openai
@@ -176,15 +176,35 @@ def _export(args: argparse.Namespace, messages: list[Message]) -> ConversionResu
 
 
 def _import(args: argparse.Namespace, data: Any) -> ConversionResult[list[Message]]:
-    options = {**_options(args), "timestamp": args.timestamp}
+    """Read a foreign document: a JSON array of messages, or a request object with ``"messages"``.
+
+    A request's other parameters (``model``, ``tools``...) have no place in an orion-core
+    conversation: each one is reported (at the key, outside the message list), and ``--strict``
+    refuses them unless accepted.
+    """
+    report = _Report(**_options(args))
+    options = {"timestamp": args.timestamp}
+    known = _REQUEST_KEYS.get(args.from_format, _REQUEST_KEYS["openai"])
+    if isinstance(data, dict):
+        for key, value in data.items():
+            if key not in known and value is not None:
+                report.lose(None, key, _NOT_CONVERTED)
+        messages = _list(data.get("messages"))
+    else:
+        messages = _list(data)
     if args.from_format == "anthropic":
-        if isinstance(data, dict):
-            return from_anthropic(data.get("messages", []), system=data.get("system"), **options)
-        return from_anthropic(_list(data), **options)
-    messages = _list(data.get("messages") if isinstance(data, dict) else data)
-    if args.from_format == "openai":
-        return from_openai(messages, **options)
-    return from_chat_template(messages, **options)
+        system = data.get("system") if isinstance(data, dict) else None
+        result = from_anthropic(messages, system=system, **options)
+    elif args.from_format == "openai":
+        result = from_openai(messages, **options)
+    else:
+        result = from_chat_template(messages, **options)
+    report.extend(result.losses)
+    return report.finish(result.value)
+
+
+_REQUEST_KEYS = {"anthropic": frozenset({"messages", "system"}), "openai": frozenset({"messages"})}
+_NOT_CONVERTED = "a request parameter, not converted: an orion-core conversation holds only the messages"
 
 
 def _list(value: Any) -> list[Any]:

@@ -7,7 +7,7 @@ The ``from_*`` converters read plain dicts and lists (parsed JSON, or a provider
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from pydantic import ValidationError
@@ -15,6 +15,7 @@ from pydantic import ValidationError
 from ._problems import describe, problems_from
 from .conversions import _Report
 from .errors import ConversionError, Problem
+from .ids import last_counter
 from .models import I64_MAX, I64_MIN, Message, ToolCall, now_ms
 
 _MISSING = object()
@@ -43,6 +44,16 @@ class _Input:
             return value
         self.fail(where, f"expected an object, found {describe(value)}")
         return None
+
+    def present(self, data: Mapping[str, Any], key: str, where: str) -> bool:
+        """True when ``data`` has ``key``; else False after recording that the key is missing.
+
+        Reading an absent key as ``null`` would report "found null" for a value never written.
+        """
+        if key in data:
+            return True
+        self.fail(f"{where}.{key}", "required key is missing")
+        return False
 
     def string(self, data: Mapping[str, Any], key: str, where: str, *, required: bool = True) -> str | None:
         """The string at ``data[key]``; ``None`` when absent (a problem if required) or not a string."""
@@ -123,15 +134,40 @@ def _stamp(timestamp: object) -> int:
     )
 
 
+class _Numbering:
+    """New message ids ``msg-N`` that no id of the result already has (private).
+
+    As orion-core numbers its messages, N continues after the highest ``msg-N`` counter among
+    ``taken`` (the ids kept from the input), so a new id never repeats one of them.
+    """
+
+    def __init__(self, taken: Iterable[str] = ()) -> None:
+        self.taken = set(taken)
+        self.last = last_counter(self.taken)
+
+    def next(self) -> str:
+        """The next new id."""
+        self.last += 1
+        new = f"msg-{self.last}"
+        while new in self.taken:  # only past orion-core's u64 counter, where msg-N is no counter
+            self.last += 1
+            new = f"msg-{self.last}"
+        return new
+
+
 class _Builder:
     """Numbers new messages ``msg-N`` and stamps them with one timestamp (private)."""
 
     def __init__(self, timestamp: int | None) -> None:
         self.messages: list[Message] = []
         self.timestamp = _stamp(timestamp)
+        self.ids = _Numbering()
 
     def add(self, **fields: Any) -> None:
-        """Append a message built from ``fields`` (id and timestamp filled unless given)."""
-        fields.setdefault("id", f"msg-{len(self.messages) + 1}")
+        """Append a message built from ``fields`` with a new id (timestamp filled unless given).
+
+        Every message gets its id here (an ``id`` in ``fields`` is replaced), so no two share one.
+        """
+        fields["id"] = self.ids.next()
         fields.setdefault("timestamp", self.timestamp)
         self.messages.append(Message.model_validate(fields))  # faster than Message(**fields)

@@ -14,10 +14,14 @@ from typing import Any
 
 from ._conversion_input import _Builder, _Input, _unknown_keys
 from .conversions import (
+    _CALLING_ROLES,
     ConversionResult,
+    Loss,
     OrphanPolicy,
+    _check_policy,
     _fix_orphans,
     _input_list,
+    _messages,
     _metadata_losses,
     _remember_calls,
     _Report,
@@ -46,13 +50,35 @@ def to_anthropic(
     object are wrapped as ``{"value": arguments}`` (``input`` must be an object) and reported.
     ``orphans``, ``strict`` and ``accept`` work as in ``to_openai``.
 
+    Anthropic refuses repeated ``tool_use`` ids in a request: a call whose id an earlier call
+    already had is sent with a new one (``call_0-2``), which its result uses too (reported).
+    It refuses text of only whitespace: beside tool calls such text is left out, and a system
+    message of only whitespace too (reported).
+
     Raises:
-        ConversionError: as ``to_openai``.
+        ConversionError: as ``to_openai``; also a user message, or an assistant message without
+            tool calls, whose content is only whitespace (leaving the turn out would change
+            what the model is asked).
+        ArgumentTypeError: as ``to_openai``.
     """
     report = _Report(strict=strict, accept=accept)
-    # System messages move to the system parameter: one between a call and its results misplaces nothing.
-    fixed, sources, changes = _fix_orphans(messages, orphans, moved_out=frozenset({Role.SYSTEM}))
+    _check_policy(orphans)
+    unique = _UniqueIds(_messages(messages))
+    try:
+        # System messages move to the system parameter: one between a call and its results misplaces nothing.
+        fixed, sources, changes = _fix_orphans(
+            unique.messages, orphans, moved_out=frozenset({Role.SYSTEM}), blank_is_empty=True
+        )
+    except ConversionError as error:
+        raise unique.explain(error) from None
+    report.extend(unique.losses(fixed, sources))
     report.extend(changes)
+    return report.finish(_request(report, fixed, sources))
+
+
+def _request(report: _Report, fixed: list[Message], sources: list[int | None]) -> dict[str, Any]:
+    """The ``system`` and ``messages`` parameters for the fixed messages (``sources``: their input
+    positions, ``None`` for an added one)."""
     names: dict[str, str] = {}  # the calls sent so far
     system: list[str] = []
     out: list[dict[str, Any]] = []
@@ -64,8 +90,8 @@ def to_anthropic(
         if source is not None:
             _metadata_losses(report, source, message, why=_TARGET)
         if message.role is Role.SYSTEM:
-            _note_late_system(report, source, started=bool(out))
-            system.append(message.content)
+            if _send_system(report, source, message.content, started=bool(out)):
+                system.append(message.content)
             continue
         if message.role is Role.TOOL_RESULT:
             if message.tool_result is None:
@@ -81,16 +107,161 @@ def to_anthropic(
             grouping = True
             continue
         grouping = False
+        if _blank_turn(message):
+            problems.append(Problem(f"[{source}].content", _BLANK_TURN.format(message.content)))
+            continue
         out.append(_turn(report, source, message))
     if problems:
         raise ConversionError(problems)
-    value: dict[str, Any] = {"messages": out}
-    if system:
-        value = {
-            "system": system[0] if len(system) == 1 else [{"type": "text", "text": s} for s in system],
-            **value,
+    if not system:
+        return {"messages": out}
+    return {
+        "system": system[0] if len(system) == 1 else [{"type": "text", "text": s} for s in system],
+        "messages": out,
+    }
+
+
+_BLANK = "Anthropic refuses text of only whitespace"
+_BLANK_TURN = (
+    "only whitespace ({!r}): " + _BLANK + ", and leaving the turn out would change what the model "
+    "is asked; edit or remove the message"
+)
+
+
+def _blank(text: str) -> bool:
+    """True for text of only whitespace (not empty): what Anthropic refuses as a text block."""
+    return text.isspace()
+
+
+def _blank_turn(message: Message) -> bool:
+    """True for a turn sent as its text alone (user, or assistant without calls) that is only whitespace."""
+    return _blank(message.content) and (message.role is Role.USER or not message.tool_calls)
+
+
+def _send_system(report: _Report, source: int | None, text: str, *, started: bool) -> bool:
+    """Whether a system message's text goes to ``system``: not when it is only whitespace (reported)."""
+    if _blank(text):
+        if source is not None:
+            report.lose(source, "content", f"only whitespace ({text!r}): not sent ({_BLANK})")
+        return False
+    _note_late_system(report, source, started=started)
+    return True
+
+
+class _UniqueIds:
+    """The conversation with every repeated tool-call id made unique, as Anthropic requires (private).
+
+    OpenAI-compatible servers reuse ids (``call_0`` in every turn); Anthropic refuses a request
+    in which two ``tool_use`` blocks share one. In message order, a sent call whose id an earlier
+    call already had gets a new one, ``{id}-2`` (``-3``... when taken: unique against every call
+    and result id of the conversation). A result takes the new id of the call it answers: the
+    first call with its id not yet answered in the calls right before it (only results and
+    system messages between, as ``_find_orphans`` reads them for Anthropic), else the latest
+    call with its id (the result is misplaced, an orphan either way).
+    """
+
+    def __init__(self, messages: list[Message]) -> None:
+        self.messages = messages
+        """The messages, those with a renamed call or result copied with the new id."""
+        self.calls: dict[tuple[int, int], tuple[str, str]] = {}  # (index, call number) -> (old, new)
+        self.results: dict[int, tuple[str, str]] = {}  # index -> (old, new)
+        sent = [
+            call.id for message in messages if message.role in _CALLING_ROLES for call in message.tool_calls
+        ]
+        if len(set(sent)) == len(sent):
+            return  # the common case: nothing to rename
+        self._taken = set(sent) | {m.tool_result.tool_call_id for m in messages if m.tool_result is not None}
+        self._latest: dict[str, str] = {}  # old id -> the id its latest call is sent with
+        self._open: dict[str, list[str]] = {}  # old id -> the calls right before that results may answer
+        self.messages = [self._renamed(index, message) for index, message in enumerate(messages)]
+
+    def _renamed(self, index: int, message: Message) -> Message:
+        if message.role is Role.TOOL_RESULT:
+            return self._result(index, message)
+        if message.role is Role.SYSTEM:
+            return message  # moved to the system parameter: between a call and its results harmlessly
+        self._open = {}
+        if message.role not in _CALLING_ROLES or not message.tool_calls:
+            return message
+        calls = list(message.tool_calls)
+        for number, call in enumerate(calls):
+            new = call.id
+            if call.id in self._latest:
+                new = self._fresh(call.id)
+                calls[number] = call.model_copy(update={"id": new})
+                self.calls[(index, number)] = (call.id, new)
+            self._latest[call.id] = new
+            self._open.setdefault(call.id, []).append(new)
+        if calls == list(message.tool_calls):
+            return message
+        return message.model_copy(update={"tool_calls": tuple(calls)})
+
+    def _result(self, index: int, message: Message) -> Message:
+        result = message.tool_result
+        if result is None:
+            return message  # an error later
+        old = result.tool_call_id
+        waiting = self._open.get(old)
+        new = waiting.pop(0) if waiting else self._latest.get(old, old)
+        if new == old:
+            return message
+        self.results[index] = (old, new)
+        return message.model_copy(update={"tool_result": result.model_copy(update={"tool_call_id": new})})
+
+    def _fresh(self, old: str) -> str:
+        number = 2
+        while f"{old}-{number}" in self._taken:
+            number += 1
+        new = f"{old}-{number}"
+        self._taken.add(new)
+        return new
+
+    def losses(self, fixed: list[Message], sources: list[int | None]) -> list[Loss]:
+        """A loss for each renamed call and result still sent once the orphans are fixed."""
+        if not self.calls and not self.results:
+            return []
+        sent = {call.id for message in fixed if message.role in _CALLING_ROLES for call in message.tool_calls}
+        kept = {
+            source for message, source in zip(fixed, sources, strict=True) if message.role is Role.TOOL_RESULT
         }
-    return report.finish(value)
+        losses = [
+            Loss(
+                index,
+                f"tool_calls[{number}].id",
+                f'"{old}" is an earlier call\'s id too ({_UNIQUE}): sent as "{new}"',
+            )
+            for (index, number), (old, new) in self.calls.items()
+            if new in sent
+        ]
+        losses.extend(
+            Loss(
+                index,
+                "tool_result.tool_call_id",
+                f'"{old}" sent as "{new}", the new id of the call it answers',
+            )
+            for index, (old, new) in self.results.items()
+            if index in kept
+        )
+        return losses
+
+    def explain(self, error: ConversionError) -> ConversionError:
+        """``error`` (the orphans found) with each renamed id shown beside the one given."""
+        if not self.calls and not self.results:
+            return error
+        renamed = {f"[{index}].tool_calls[{number}]": pair for (index, number), pair in self.calls.items()}
+        renamed.update({f"[{index}].tool_result": pair for index, pair in self.results.items()})
+        problems: list[Problem] = []
+        for problem in error.problems:
+            pair = renamed.get(problem.location)
+            if pair is not None:
+                old, new = pair
+                shown = f'"{old}" (sent as "{new}": {_UNIQUE})'
+                problem = Problem(problem.location, problem.message.replace(f'"{new}"', shown, 1))
+            problems.append(problem)
+        return ConversionError(problems)
+
+
+_UNIQUE = "Anthropic requires unique tool_use ids"
 
 
 def _note_late_system(report: _Report, source: int | None, *, started: bool) -> None:
@@ -106,7 +277,10 @@ def _turn(report: _Report, source: int | None, message: Message) -> dict[str, An
     if message.role is Role.USER or not message.tool_calls:
         role = "user" if message.role is Role.USER else "assistant"
         return {"role": role, "content": message.content}
-    blocks: list[dict[str, Any]] = [{"type": "text", "text": message.content}] if message.content else []
+    text = message.content
+    if _blank(text) and source is not None:
+        report.lose(source, "content", f"only whitespace ({text!r}) beside tool calls: not sent ({_BLANK})")
+    blocks: list[dict[str, Any]] = [] if not text or _blank(text) else [{"type": "text", "text": text}]
     blocks.extend(_use_block(report, source, number, call) for number, call in enumerate(message.tool_calls))
     return {"role": "assistant", "content": blocks}
 
@@ -166,14 +340,16 @@ def from_anthropic(
 
     ``from_anthropic(**to_anthropic(conversation).value)`` reads a converted request back. The
     system prompt becomes system messages first (one per text block); each ``tool_result`` block
-    becomes its own tool_result message, named after its ``tool_use``; text blocks become the
-    message's content. Ids are ``msg-1``, ``msg-2``...; ``timestamp`` defaults to now. Losses
+    becomes its own tool_result message, named after its ``tool_use`` (the latest one with its
+    id); text blocks become the message's content; a user turn with no blocks is left out
+    (reported). Ids are ``msg-1``, ``msg-2``...; ``timestamp`` defaults to now. Losses
     in ``system`` have ``index=None``.
 
     Raises:
         ConversionError: ``messages`` is not a list (a string or a single dict is refused at once),
             ``timestamp`` is not a signed 64-bit integer, the input is not valid Anthropic
             messages (every problem with its location), or a refused loss in strict mode.
+        ArgumentTypeError: as ``to_openai``.
     """
     items = _input_list(messages, "a list of Anthropic message dicts")
     build = _Builder(timestamp)
@@ -193,7 +369,9 @@ def from_anthropic(
             if role is not None:
                 reader.fail(f"{where}.role", f'expected "user" or "assistant", found {role!r}')
             continue
-        content = data.get("content")
+        if not reader.present(data, "content", where):
+            continue
+        content = data["content"]
         if isinstance(content, str):
             build.add(role=Role(role), content=content)
         elif role == "user":
@@ -276,6 +454,10 @@ def _user_blocks(
         report.lose(index, "content", f"{len(texts)} text blocks joined into one text")
     if texts and not reader.problems:
         build.add(role=Role.USER, content="".join(texts))
+    elif isinstance(content, (list, tuple)) and not content:
+        report.lose(
+            index, "content", "no content blocks: an empty user turn has no place in orion-core (left out)"
+        )
 
 
 def _result_text(reader: _Input, report: _Report, index: int, number: int, content: Any) -> str:
@@ -315,12 +497,13 @@ def _assistant_blocks(
             _unknown_keys(report, index, block, _USE_KEYS, f"content[{number}].")
             call_id = reader.string(block, "id", where)
             name = reader.string(block, "name", where)
-            arguments = reader.mapping(block.get("input"), f"{where}.input")
+            present = reader.present(block, "input", where)
+            arguments = reader.mapping(block["input"], f"{where}.input") if present else None
             if call_id is not None and name is not None and arguments is not None:
                 call = reader.call(f"{where}.input", call_id, name, dict(arguments))
                 if call is not None:
                     calls.append(call)
-                    names.setdefault(call_id, name)
+                    names[call_id] = name  # a result answers the latest call with its id
         else:
             report.lose(index, f"content[{number}]", f"a {kind!r} block has no place in orion-core")
     if len(texts) > 1:

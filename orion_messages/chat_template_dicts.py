@@ -15,12 +15,12 @@ exactly. With ``metadata=False`` those are reported as losses instead.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import ValidationError
 
 from ._arguments import decode_arguments, encode_arguments
-from ._conversion_input import _Input, _stamp, _unknown_keys
+from ._conversion_input import _Input, _Numbering, _stamp, _unknown_keys
 from ._problems import describe, problems_from
 from .conversions import ConversionResult, OrphanPolicy, _fix_orphans, _input_list, _Report
 from .errors import ConversionError, Problem
@@ -32,7 +32,12 @@ METADATA_KEY = "orion"
 """The key under which ``to_chat_template(metadata=True)`` keeps what templates have no place for."""
 
 ArgumentsMode = Literal["object", "string"]
-"""How tool-call arguments appear in chat-template dicts: a JSON value, or JSON text."""
+"""How tool-call arguments appear in chat-template dicts: a JSON value, or JSON text.
+
+Any other value raises ``ConversionError`` naming these two.
+"""
+
+_ARGUMENTS_MODES: tuple[str, ...] = get_args(ArgumentsMode)
 
 _ROLES = {
     Role.SYSTEM: "system",
@@ -65,10 +70,12 @@ def to_chat_template(
 
     Raises:
         ConversionError: a tool_result message without a result, an orphan with
-            ``orphans="error"``, an unknown ``orphans`` policy, a refused loss in strict mode, or
-            an item that is not a ``Message``.
+            ``orphans="error"``, an unknown ``orphans`` policy or ``arguments`` mode, a refused
+            loss in strict mode, or an item that is not a ``Message``.
+        ArgumentTypeError: ``strict`` is not a bool, or ``accept`` is a string or holds a non-string.
     """
     report = _Report(strict=strict, accept=accept)
+    _check_arguments_mode(arguments)
     fixed, sources, changes = _fix_orphans(messages, orphans)
     report.extend(changes)
     out: list[dict[str, Any]] = []
@@ -91,6 +98,13 @@ def to_chat_template(
     if problems:
         raise ConversionError(problems)
     return report.finish(out)
+
+
+def _check_arguments_mode(mode: object) -> None:
+    """``ConversionError`` naming the accepted values unless ``mode`` is an ``ArgumentsMode``."""
+    if not isinstance(mode, str) or mode not in _ARGUMENTS_MODES:
+        accepted = " or ".join(f'"{name}"' for name in _ARGUMENTS_MODES)
+        raise ConversionError([Problem("arguments", f"expected {accepted}, found {mode!r}")])
 
 
 def _entry(message: Message, mode: ArgumentsMode) -> dict[str, Any]:
@@ -223,18 +237,21 @@ def from_chat_template(
     Arguments may be a JSON value or JSON text (decoded with ``loads``' rules; text that is not
     valid JSON is kept as a string and reported). A ``tool`` message without ``tool_call_id``
     answers the oldest unanswered call (reported). The ``"orion"`` key, where present, restores
-    ids, timestamps and everything else ``to_chat_template`` kept; otherwise ids are ``msg-N`` and
-    ``timestamp`` defaults to now.
+    ids, timestamps and everything else ``to_chat_template`` kept. A message without it gets a
+    new id ``msg-N``, N counting on after the highest ``msg-N`` among the restored ids (as
+    orion-core numbers messages), so no two messages share an id; ``timestamp`` defaults to now.
 
     Raises:
         ConversionError: ``messages`` is not a list (a string or a single dict is refused at once),
             ``timestamp`` is not a signed 64-bit integer, the input is not valid chat-template
             dicts (every problem with its location), or a refused loss in strict mode.
+        ArgumentTypeError: ``strict`` is not a bool, or ``accept`` is a string or holds a non-string.
     """
     items = _input_list(messages, "a list of chat-template message dicts")
     stamp = _stamp(timestamp)
     reader = _Input()
     report = _Report(strict=strict, accept=accept)
+    ids = _Numbering(_restored_ids(items))
     out: list[Message] = []
     unanswered: list[tuple[str, str]] = []  # (call id, tool name), oldest first
     for index, item in enumerate(items):
@@ -251,7 +268,8 @@ def from_chat_template(
                 report.lose(index, field, why)
         _pair_result(report, index, standard, unanswered)
         data = _restore(standard, overlay)
-        data.setdefault("id", f"msg-{len(out) + 1}")
+        if "id" not in data:
+            data["id"] = ids.next()
         data.setdefault("timestamp", stamp)
         try:
             message = Message.model_validate(data)
@@ -265,6 +283,16 @@ def from_chat_template(
         out.append(message)
     reader.done()
     return report.finish(out)
+
+
+def _restored_ids(items: list[Any]) -> list[str]:
+    """The message ids the ``"orion"`` metadata restores: a new id must differ from them all."""
+    found: list[str] = []
+    for item in items:
+        overlay = item.get(METADATA_KEY) if isinstance(item, Mapping) else None
+        if isinstance(overlay, Mapping) and isinstance(overlay.get("id"), str):
+            found.append(overlay["id"])
+    return found
 
 
 def _pair_result(
@@ -329,7 +357,11 @@ def _check_call(reader: _Input, report: _Report, index: int, number: int, call: 
         return
     reader.string(data, "id", where, required=False)
     _unknown_keys(report, index, data, _CALL_KEYS, f"tool_calls[{number}].")
-    function = reader.mapping(data.get("function"), f"{where}.function")
+    function = (
+        reader.mapping(data["function"], f"{where}.function")
+        if reader.present(data, "function", where)
+        else None
+    )
     if function is not None:
         _unknown_keys(report, index, function, _FUNCTION_KEYS, f"tool_calls[{number}].function.")
         reader.string(function, "name", f"{where}.function")

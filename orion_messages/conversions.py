@@ -15,7 +15,7 @@ from functools import lru_cache
 from typing import Any, Generic, Literal, NamedTuple, TypeVar, get_args
 
 from ._problems import describe
-from .errors import ConversionError, Problem
+from .errors import ArgumentTypeError, ConversionError, Problem
 from .models import Message, Role, ToolCall
 
 __all__ = [
@@ -141,6 +141,25 @@ class Orphan:
         )
 
 
+def _field_names(accept: object) -> frozenset[str]:
+    """The ``accept`` parameter as a set of field names (private).
+
+    Raises:
+        ArgumentTypeError: a string (it would be read one character at a time), bytes, something
+            not iterable, or an item that is not a string.
+    """
+    if isinstance(accept, (str, bytes, bytearray)) or not isinstance(accept, Iterable):
+        raise ArgumentTypeError(
+            'accept must be a collection of field names, such as {"id", "timestamp"}, '
+            f"got {type(accept).__name__} {accept!r}"
+        )
+    names = list(accept)
+    for name in names:
+        if not isinstance(name, str):
+            raise ArgumentTypeError(f"accept must hold field names (str), got {type(name).__name__} {name!r}")
+    return frozenset(names)
+
+
 def _accepted(field: str, accept: Collection[str]) -> bool:
     return field in accept or field.rsplit(".", 1)[-1] in accept
 
@@ -149,9 +168,11 @@ class _Report:
     """Collects losses while converting; ``finish`` applies strict mode (private)."""
 
     def __init__(self, *, strict: bool, accept: Iterable[str]) -> None:
+        if not isinstance(strict, bool):
+            raise ArgumentTypeError(f"strict must be a bool, got {type(strict).__name__} {strict!r}")
         self.losses: list[Loss] = []
         self.strict = strict
-        self.accept = frozenset(accept)
+        self.accept = _field_names(accept)
 
     def lose(self, index: int | None, field: str, reason: str) -> None:
         """Record one loss."""
@@ -283,12 +304,18 @@ def fix_orphans(
 
 
 def _fix_orphans(
-    given: Iterable[Message], policy: OrphanPolicy, *, moved_out: frozenset[Role] = frozenset()
+    given: Iterable[Message],
+    policy: OrphanPolicy,
+    *,
+    moved_out: frozenset[Role] = frozenset(),
+    blank_is_empty: bool = False,
 ) -> tuple[list[Message], list[int | None], list[Loss]]:
     """The fixed messages, each one's index in the input (``None`` when added), and the changes.
 
     The policy is checked first, whatever the messages hold; then the messages (``_messages``).
-    ``moved_out``: as in ``_find_orphans``.
+    ``moved_out``: as in ``_find_orphans``. ``blank_is_empty``: a message whose content is only
+    whitespace counts as empty when its calls are all dropped (for a target that refuses such
+    text: Anthropic); the whitespace dropped with it is named in the report.
     """
     _check_policy(policy)
     messages = _messages(given)
@@ -300,11 +327,11 @@ def _fix_orphans(
         return messages, sources, []
     if policy == "error":
         raise ConversionError(Problem(f"[{o.index}].{o.field}", o.problem) for o in found)
-    return _apply_fix(messages, found, synthesize=policy == "synthesize")
+    return _apply_fix(messages, found, synthesize=policy == "synthesize", blank_is_empty=blank_is_empty)
 
 
 def _apply_fix(
-    messages: list[Message], found: list[Orphan], *, synthesize: bool
+    messages: list[Message], found: list[Orphan], *, synthesize: bool, blank_is_empty: bool
 ) -> tuple[list[Message], list[int | None], list[Loss]]:
     """``_fix_orphans`` for ``"drop"`` and ``"synthesize"`` once the orphans are known (private)."""
     calls = {(o.index, o.call_id): o for o in found if o.is_call}
@@ -331,8 +358,8 @@ def _apply_fix(
             else:
                 kept = tuple(call for call in message.tool_calls if (index, call.id) not in calls)
                 message = message.model_copy(update={"tool_calls": kept})
-                if not kept and not message.content:
-                    losses.append(Loss(index, "", _EMPTIED))
+                if not kept and (not message.content or (blank_is_empty and message.content.isspace())):
+                    losses.append(Loss(index, "", _emptied(message.content)))
                     continue
         fixed.append(message)
         sources.append(index)
@@ -342,6 +369,16 @@ def _apply_fix(
 
 
 _EMPTIED = "no content and no tool call left once its orphaned calls were dropped: message dropped"
+
+
+def _emptied(content: str) -> str:
+    """The reason reported for dropping a message its orphan fix left empty (private)."""
+    if not content:
+        return _EMPTIED
+    return (
+        f"only whitespace ({content!r}, which the target refuses as text) and no tool call left "
+        "once its orphaned calls were dropped: message dropped"
+    )
 
 
 def _call_fix(orphan: Orphan, synthesize: bool) -> str:
@@ -448,11 +485,13 @@ def _extra_losses(
 
 
 def _remember_calls(names: dict[str, str], message: Message) -> None:
-    """Add an assistant message's calls to ``names`` (call id to tool name, the first call wins).
+    """Add an assistant message's calls to ``names`` (call id to tool name, the latest call wins).
 
-    Only calls a target carries count (on assistant and tool_call messages), as only those
-    are there to name a result when the target's messages are read back.
+    A result is named after the most recent call with its id before it: the call it answers,
+    also when a server reuses ids (``call_0`` in every turn). Only calls a target carries count
+    (on assistant and tool_call messages), as only those are there to name a result when the
+    target's messages are read back.
     """
     if message.role in _CALLING_ROLES:
         for call in message.tool_calls:
-            names.setdefault(call.id, call.name)
+            names[call.id] = call.name

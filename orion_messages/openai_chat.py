@@ -51,6 +51,8 @@ def to_openai(
         ConversionError: an orphan with ``orphans="error"``, an unknown ``orphans`` policy, a
             tool_result message without a result, a refused loss in strict mode, ``messages``
             not a list (a string or a single ``Message``), or an item that is not a ``Message``.
+        ArgumentTypeError: ``strict`` is not a bool, or ``accept`` is a string (it would be read
+            one character at a time) or holds a non-string.
     """
     report = _Report(strict=strict, accept=accept)
     fixed, sources, changes = _fix_orphans(messages, orphans)
@@ -137,13 +139,16 @@ def from_openai(
 
     Messages get ids ``msg-1``, ``msg-2``... and ``timestamp`` (default: now). Arguments are
     decoded with ``loads``' rules; a string that is not valid JSON is kept as a string and
-    reported. Each tool message takes its tool name from the call it answers.
+    reported. Each tool message takes its tool name from the call it answers: the latest call
+    with its ``tool_call_id`` (servers reuse ids such as ``call_0`` across turns); without one,
+    from the message's ``name`` (the function name), if any (reported).
 
     Raises:
         ConversionError: ``messages`` is not a list (a string or a single dict is refused at once),
             ``timestamp`` is not a signed 64-bit integer, the input is not valid OpenAI messages
             (every problem with its location, such as ``[3].tool_calls[0].function.arguments``),
             or a refused loss in strict mode.
+        ArgumentTypeError: as ``to_openai``.
     """
     items = _input_list(messages, "a list of OpenAI Chat message dicts")
     build = _Builder(timestamp)
@@ -216,7 +221,8 @@ _CALL_KEYS = frozenset({"id", "type", "function"})
 _FUNCTION_KEYS = frozenset({"name", "arguments"})
 
 
-# Top-level keys only: a participant's name, orion-core has no place for.
+# Top-level keys of system, user and assistant messages: a participant's name, orion-core has no
+# place for (a tool message's name is the function's, read by ``_tool_name``).
 _TOP_LEVEL_REASONS = {"name": "orion-core has no place for the participant name"}
 
 
@@ -245,7 +251,7 @@ def _assistant(
         call = _read_call(reader, report, index, number, item)
         if call is not None:
             calls.append(call)
-            names.setdefault(call.id, call.name)
+            names[call.id] = call.name  # a result answers the latest call with its id
     return {"role": Role.ASSISTANT, "content": content, "tool_calls": tuple(calls)}
 
 
@@ -258,7 +264,9 @@ def _read_call(reader: _Input, report: _Report, index: int, number: int, item: A
     kind = reader.string(data, "type", where)
     if kind is not None and kind != "function":
         reader.fail(f"{where}.type", f'expected "function", found {kind!r}')
-    function = reader.mapping(data.get("function"), f"{where}.function")
+    if not reader.present(data, "function", where):
+        return None
+    function = reader.mapping(data["function"], f"{where}.function")
     if function is None:
         return None
     _unknown_keys(report, index, data, _CALL_KEYS, f"tool_calls[{number}].")
@@ -273,22 +281,42 @@ def _read_call(reader: _Input, report: _Report, index: int, number: int, item: A
     return ToolCall(id=call_id, name=name, arguments=arguments)
 
 
-_TOOL_KEYS = frozenset({"role", "content", "tool_call_id"})
+_TOOL_KEYS = frozenset({"role", "content", "tool_call_id", "name"})
 
 
 def _tool(
     reader: _Input, report: _Report, index: int, data: Mapping[str, Any], names: dict[str, str]
 ) -> dict[str, Any] | None:
-    _unknown_keys(report, index, data, _TOOL_KEYS, reasons=_TOP_LEVEL_REASONS)
+    """A tool message: named after the latest call with its id (the call it answers)."""
+    _unknown_keys(report, index, data, _TOOL_KEYS)
     call_id = reader.string(data, "tool_call_id", f"[{index}]")
     content = _text(reader, report, index, data, nullable=False)
     if call_id is None:
         return None
-    name = names.get(call_id)
-    if name is None:
-        report.lose(index, "tool_call_id", "no earlier tool call has this id: tool_name left empty")
-    result = {"tool_call_id": call_id, "tool_name": name or "", "content": content, "is_error": False}
+    name = _tool_name(report, index, data.get("name"), names.get(call_id))
+    result = {"tool_call_id": call_id, "tool_name": name, "content": content, "is_error": False}
     return {"role": Role.TOOL_RESULT, "content": content, "tool_result": result}
+
+
+def _tool_name(report: _Report, index: int, given: Any, called: str | None) -> str:
+    """The result's tool name: the call's; else the message's ``name`` (a function name some
+    servers send on tool messages); else empty. Each departure is reported."""
+    if given is not None and not isinstance(given, str):
+        report.lose(
+            index, "name", f"expected the function name (a string), found {describe(given)}: not kept"
+        )
+        given = None
+    if called is None:
+        taken = "taken from the message's name" if given is not None else "left empty"
+        report.lose(index, "tool_call_id", f"no earlier tool call has this id: tool_name {taken}")
+        return given or ""
+    if given is not None and given != called:
+        report.lose(
+            index,
+            "name",
+            f"the function name {given!r} differs from the call's {called!r}: tool_name is the call's",
+        )
+    return called
 
 
 _READERS = {

@@ -17,6 +17,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from .conversions import ConversionResult, _messages, _metadata_losses, _Report
+from .errors import ArgumentTypeError
 from .models import Message, Role
 
 __all__ = ["TOOL_RESULT_PREFIX", "to_orion_backend"]
@@ -49,8 +50,14 @@ def to_orion_backend(
 
     Raises:
         ConversionError: a refused loss in strict mode, or an item that is not a ``Message``.
+        ArgumentTypeError: ``system_prompt`` is not a str, ``strict`` not a bool, or ``accept``
+            a string or holding a non-string (as ``to_openai``).
     """
     report = _Report(strict=strict, accept=accept)
+    if not isinstance(system_prompt, str):
+        raise ArgumentTypeError(
+            f"system_prompt must be a str, got {type(system_prompt).__name__} {system_prompt!r}"
+        )
     out: list[dict[str, str]] = [{"role": "system", "content": system_prompt}] if system_prompt else []
     for index, message in enumerate(_messages(messages)):
         _metadata_losses(report, index, message, kept=("role",), why=_TARGET)

@@ -14,8 +14,10 @@ from typing import Any
 import pytest
 
 from orion_messages import (
+    ArgumentTypeError,
     ConversionError,
     Message,
+    OrionMessagesError,
     ToolCall,
     dumps,
     find_orphans,
@@ -731,3 +733,395 @@ def test_the_docs_examples_run() -> None:
     assert len(blocks) >= 5
     for number, block in enumerate(blocks):
         exec(compile(block, f"docs/conversions.md, python block {number + 1}", "exec"), {})
+
+
+# --------------------------------------------------------------------------------------------
+# Reused tool-call ids. OpenAI-compatible servers (vLLM, llama.cpp) number calls per response,
+# so "call_0" comes back in every turn; OpenAI pairs a tool message with the call right before
+# it. Anthropic refuses a request whose tool_use ids repeat ("tool_use ids must be unique").
+
+
+def _named_call(call_id: str, arguments: str, name: str) -> dict[str, Any]:
+    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
+
+
+def _reused_openai() -> list[dict[str, Any]]:
+    return [
+        {"role": "user", "content": "q"},
+        {"role": "assistant", "content": None, "tool_calls": [_named_call("call_0", '{"q":"x"}', "search")]},
+        {"role": "tool", "tool_call_id": "call_0", "content": "found"},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [_named_call("call_0", '{"path":"a"}', "read_file")],
+        },
+        {"role": "tool", "tool_call_id": "call_0", "content": "contents"},
+    ]
+
+
+def _reused_history() -> list[Message]:
+    return [
+        Message.user("msg-1", "q", timestamp=0),
+        Message.assistant("msg-2", "", [ToolCall(id="call_0", name="search", arguments={})], timestamp=0),
+        Message.tool_result_message("msg-3", "call_0", "search", "found", timestamp=0),
+        Message.assistant("msg-4", "", [ToolCall(id="call_0", name="read_file", arguments={})], timestamp=0),
+        Message.tool_result_message("msg-5", "call_0", "read_file", "contents", timestamp=0),
+    ]
+
+
+def _real(losses: Any) -> list[str]:
+    return [str(loss) for loss in losses if loss.field not in ("id", "timestamp")]
+
+
+def test_from_openai_names_each_result_after_the_call_it_answers_when_ids_repeat() -> None:
+    result = from_openai(_reused_openai(), timestamp=0)
+    names = [m.tool_result.tool_name for m in result.value if m.tool_result is not None]
+    assert names == ["search", "read_file"]
+    assert result.lossless
+
+
+def test_from_anthropic_names_each_result_after_the_call_it_answers_when_ids_repeat() -> None:
+    def use(name: str) -> dict[str, Any]:
+        return {"role": "assistant", "content": [{"type": "tool_use", "id": "t0", "name": name, "input": {}}]}
+
+    def answer(text: str) -> dict[str, Any]:
+        return {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t0", "content": text}]}
+
+    given = [{"role": "user", "content": "q"}, use("search"), answer("found"), use("read_file"), answer("c")]
+    result = from_anthropic(given, timestamp=0)
+    names = [m.tool_result.tool_name for m in result.value if m.tool_result is not None]
+    assert names == ["search", "read_file"]
+    assert result.lossless
+
+
+def test_to_openai_keeps_reused_ids_and_reports_no_false_tool_name_loss() -> None:
+    result = to_openai(_reused_history())
+    assert [m.get("tool_call_id") for m in result.value] == [None, None, "call_0", None, "call_0"]
+    assert _real(result.losses) == []
+
+
+def test_to_anthropic_gives_a_repeated_call_id_a_new_one_and_its_result_too() -> None:
+    result = to_anthropic(_reused_history())
+    assert result.value["messages"] == [
+        {"role": "user", "content": "q"},
+        {
+            "role": "assistant",
+            "content": [{"type": "tool_use", "id": "call_0", "name": "search", "input": {}}],
+        },
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "call_0", "content": "found"}]},
+        {
+            "role": "assistant",
+            "content": [{"type": "tool_use", "id": "call_0-2", "name": "read_file", "input": {}}],
+        },
+        {
+            "role": "user",
+            "content": [{"type": "tool_result", "tool_use_id": "call_0-2", "content": "contents"}],
+        },
+    ]
+    assert _real(result.losses) == [
+        '[3].tool_calls[0].id: "call_0" is an earlier call\'s id too '
+        '(Anthropic requires unique tool_use ids): sent as "call_0-2"',
+        '[4].tool_result.tool_call_id: "call_0" sent as "call_0-2", the new id of the call it answers',
+    ]
+    back = from_anthropic(**result.value, timestamp=0)
+    assert [m.tool_result.tool_name for m in back.value if m.tool_result is not None] == [
+        "search",
+        "read_file",
+    ]
+
+
+def test_to_anthropic_new_ids_are_unique_against_every_id_of_the_request() -> None:
+    history = [
+        *_reused_history(),
+        Message.assistant("msg-6", "", [ToolCall(id="call_0-2", name="f", arguments={})], timestamp=0),
+        Message.tool_result_message("msg-7", "call_0-2", "f", "r", timestamp=0),
+        Message.assistant("msg-8", "", [ToolCall(id="call_0", name="g", arguments={})], timestamp=0),
+        Message.tool_result_message("msg-9", "call_0", "g", "r", timestamp=0),
+    ]
+    result = to_anthropic(history)
+    uses = [b for m in result.value["messages"] for b in m["content"] if isinstance(b, dict)]
+    assert [b.get("id", b.get("tool_use_id")) for b in uses] == [
+        "call_0", "call_0", "call_0-3", "call_0-3", "call_0-2", "call_0-2", "call_0-4", "call_0-4",
+    ]  # fmt: skip
+    assert [loss.location for loss in result.losses if "sent as" in loss.reason] == [
+        "[3].tool_calls[0].id",
+        "[4].tool_result.tool_call_id",
+        "[7].tool_calls[0].id",
+        "[8].tool_result.tool_call_id",
+    ]
+
+
+def _twice_in_one_message(*results: str) -> list[Message]:
+    calls = [ToolCall(id="c1", name="f", arguments={}), ToolCall(id="c1", name="g", arguments={})]
+    return [
+        Message.user("1", "hi", timestamp=1),
+        Message.assistant("2", "", calls, timestamp=1),
+        *(
+            Message.tool_result_message(f"r{n}", "c1", "f", text, timestamp=1)
+            for n, text in enumerate(results)
+        ),
+    ]
+
+
+def test_to_anthropic_same_id_twice_in_one_message_pairs_the_second_with_a_second_result() -> None:
+    result = to_anthropic(_twice_in_one_message("one", "two"))
+    assert result.value["messages"][1:] == [
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "tool_use", "id": "c1", "name": "f", "input": {}},
+                {"type": "tool_use", "id": "c1-2", "name": "g", "input": {}},
+            ],
+        },
+        {
+            "role": "user",
+            "content": [
+                {"type": "tool_result", "tool_use_id": "c1", "content": "one"},
+                {"type": "tool_result", "tool_use_id": "c1-2", "content": "two"},
+            ],
+        },
+    ]
+    # The second result names "f", its call is "g": reported as before.
+    assert "[3].tool_result.tool_name" in _locations(result.losses)
+
+
+def test_to_anthropic_same_id_twice_in_one_message_with_one_result_is_an_orphan() -> None:
+    history = _twice_in_one_message("one")
+    with pytest.raises(ConversionError) as caught:
+        to_anthropic(history)
+    assert [str(p) for p in caught.value.problems] == [
+        '[1].tool_calls[1]: tool call "c1" (sent as "c1-2": Anthropic requires unique tool_use ids) has no result'
+    ]
+    dropped = to_anthropic(history, orphans="drop")
+    assert dropped.value["messages"][1] == {
+        "role": "assistant",
+        "content": [{"type": "tool_use", "id": "c1", "name": "f", "input": {}}],
+    }
+    assert _real(dropped.losses) == ["[1].tool_calls[1]: a tool call without a result: dropped"]
+    synthesized = to_anthropic(history, orphans="synthesize")
+    answers = synthesized.value["messages"][2]["content"]
+    assert [(b["tool_use_id"], b.get("is_error", False)) for b in answers] == [("c1", False), ("c1-2", True)]
+    assert _locations(x for x in synthesized.losses if x.field not in ("id", "timestamp")) == [
+        "[1].tool_calls[1].id",
+        "[1].tool_calls[1]",
+    ]
+    kept = to_anthropic(history, orphans="keep")
+    assert [b["id"] for b in kept.value["messages"][1]["content"]] == ["c1", "c1-2"]
+
+
+# --------------------------------------------------------------------------------------------
+# New ids never repeat an id kept from the input
+
+
+def test_from_chat_template_new_ids_continue_after_the_restored_counters() -> None:
+    history = [Message.user("msg-1", "q", timestamp=5), Message.assistant("msg-2", "a", timestamp=6)]
+    dicts = to_chat_template(history).value
+    dicts.insert(1, {"role": "system", "content": "injected note"})
+    dicts.append({"role": "assistant", "content": "more"})
+    result = from_chat_template(dicts, timestamp=9)
+    assert [m.id for m in result.value] == ["msg-1", "msg-3", "msg-2", "msg-4"]
+    assert loads(dumps(result.value), strict=True) == result.value
+
+
+def test_from_chat_template_new_ids_skip_restored_ids_that_are_not_at_the_start() -> None:
+    history = [Message.user("msg-2", "q", timestamp=5), Message.assistant("a-7", "a", timestamp=6)]
+    dicts = [{"role": "user", "content": "first"}, *to_chat_template(history).value]
+    assert [m.id for m in from_chat_template(dicts, timestamp=0).value] == ["msg-3", "msg-2", "a-7"]
+
+
+# --------------------------------------------------------------------------------------------
+# Text of only whitespace: Anthropic answers 400 "text content blocks must contain
+# non-whitespace text".
+
+
+def test_to_anthropic_leaves_out_whitespace_beside_tool_calls_and_reports_it() -> None:
+    history = [
+        Message.user("1", "q", timestamp=0),
+        Message.assistant("2", "\n\n", [ToolCall(id="c1", name="f", arguments={})], timestamp=0),
+        Message.tool_result_message("3", "c1", "f", "ok", timestamp=0),
+    ]
+    result = to_anthropic(history)
+    assert result.value["messages"][1] == {
+        "role": "assistant",
+        "content": [{"type": "tool_use", "id": "c1", "name": "f", "input": {}}],
+    }
+    assert _real(result.losses) == [
+        "[1].content: only whitespace ('\\n\\n') beside tool calls: not sent "
+        "(Anthropic refuses text of only whitespace)"
+    ]
+
+
+def test_to_anthropic_drop_removes_a_message_left_with_only_whitespace() -> None:
+    history = [
+        Message.user("1", "q", timestamp=0),
+        Message.assistant("2", "\n", [ToolCall(id="c1", name="f", arguments={})], timestamp=0),
+    ]
+    result = to_anthropic(history, orphans="drop")
+    assert result.value == {"messages": [{"role": "user", "content": "q"}]}
+    assert _real(result.losses) == [
+        "[1].tool_calls[0]: a tool call without a result: dropped",
+        "[1]: only whitespace ('\\n', which the target refuses as text) and no tool call left once "
+        "its orphaned calls were dropped: message dropped",
+    ]
+    # Other targets take whitespace: the message stays, as before.
+    assert to_openai(history, orphans="drop").value[1] == {"role": "assistant", "content": "\n"}
+
+
+@pytest.mark.parametrize(
+    "blank",
+    [Message.user("2", " \n", timestamp=0), Message.assistant("2", "\t", timestamp=0)],
+)
+def test_to_anthropic_refuses_a_turn_of_only_whitespace(blank: Message) -> None:
+    history = [Message.user("1", "q", timestamp=0), Message.assistant("a", "ok", timestamp=0), blank]
+    with pytest.raises(ConversionError) as caught:
+        to_anthropic(history)
+    (problem,) = caught.value.problems
+    assert problem.location == "[2].content"
+    assert problem.message.startswith(f"only whitespace ({blank.content!r}): Anthropic refuses text of only")
+
+
+def test_to_anthropic_leaves_out_a_system_message_of_only_whitespace() -> None:
+    history = [
+        Message.system("s", "  ", timestamp=0),
+        Message.system("t", "Be brief.", timestamp=0),
+        Message.user("1", "q", timestamp=0),
+    ]
+    result = to_anthropic(history)
+    assert result.value == {"system": "Be brief.", "messages": [{"role": "user", "content": "q"}]}
+    assert _real(result.losses) == [
+        "[0].content: only whitespace ('  '): not sent (Anthropic refuses text of only whitespace)"
+    ]
+
+
+def test_to_anthropic_still_sends_empty_text_as_before() -> None:
+    # Empty text is not whitespace: a final empty assistant message is allowed (docs/conversions.md).
+    history = [Message.user("1", "q", timestamp=0), Message.assistant("2", "", timestamp=0)]
+    assert to_anthropic(history).value["messages"][1] == {"role": "assistant", "content": ""}
+
+
+# --------------------------------------------------------------------------------------------
+# Arguments of the wrong kind are refused at once
+
+
+@pytest.mark.parametrize("mode", ["String", "json", None, 1])
+def test_to_chat_template_refuses_an_unknown_arguments_mode(mode: Any) -> None:
+    history = [Message.user("1", "q", timestamp=0)]
+    with pytest.raises(ConversionError) as caught:
+        to_chat_template(history, arguments=mode)
+    assert str(caught.value) == f'arguments: expected "object" or "string", found {mode!r}'
+
+
+def test_to_orion_backend_refuses_a_system_prompt_that_is_not_a_string() -> None:
+    with pytest.raises(ArgumentTypeError, match=r"^system_prompt must be a str, got int 5$"):
+        to_orion_backend([], system_prompt=5)  # type: ignore[arg-type]
+
+
+_EVERY_CONVERTER: list[Callable[..., Any]] = [
+    to_openai,
+    to_anthropic,
+    to_chat_template,
+    to_orion_backend,
+    from_openai,
+    from_anthropic,
+    from_chat_template,
+]
+
+
+@pytest.mark.parametrize("convert", _EVERY_CONVERTER)
+def test_accept_as_one_string_is_refused(convert: Callable[..., Any]) -> None:
+    with pytest.raises(ArgumentTypeError) as caught:
+        convert([], accept="id,timestamp")
+    assert str(caught.value) == (
+        'accept must be a collection of field names, such as {"id", "timestamp"}, got str \'id,timestamp\''
+    )
+    assert isinstance(caught.value, OrionMessagesError)
+
+
+@pytest.mark.parametrize("convert", _EVERY_CONVERTER)
+def test_accept_and_strict_of_the_wrong_type_are_refused(convert: Callable[..., Any]) -> None:
+    with pytest.raises(
+        ArgumentTypeError, match=r"^accept must be a collection of field names.*got NoneType None$"
+    ):
+        convert([], accept=None)
+    with pytest.raises(ArgumentTypeError, match=r"^accept must hold field names \(str\), got int 1$"):
+        convert([], accept=["id", 1])
+    with pytest.raises(ArgumentTypeError, match=r"^strict must be a bool, got str 'yes'$"):
+        convert([], strict="yes")
+
+
+# --------------------------------------------------------------------------------------------
+# What the readers report
+
+
+def test_from_anthropic_reports_an_empty_user_turn() -> None:
+    result = from_anthropic(
+        [{"role": "user", "content": []}, {"role": "assistant", "content": "x"}], timestamp=0
+    )
+    assert [(m.role.value, m.content) for m in result.value] == [("assistant", "x")]
+    assert [str(loss) for loss in result.losses] == [
+        "[0].content: no content blocks: an empty user turn has no place in orion-core (left out)"
+    ]
+
+
+def _with_tool_message(**keys: Any) -> list[dict[str, Any]]:
+    return [
+        {"role": "assistant", "content": None, "tool_calls": [_named_call("a", "{}", "f")]},
+        {"role": "tool", "tool_call_id": keys.pop("tool_call_id", "a"), "content": "r", **keys},
+    ]
+
+
+@pytest.mark.parametrize(
+    ("keys", "tool_name", "losses"),
+    [
+        ({"name": "f"}, "f", []),  # the call's name: nothing lost
+        ({"name": None}, "f", []),
+        (
+            {"name": "g"},
+            "f",
+            ["[1].name: the function name 'g' differs from the call's 'f': tool_name is the call's"],
+        ),
+        (
+            {"name": "g", "tool_call_id": "zz"},
+            "g",
+            ["[1].tool_call_id: no earlier tool call has this id: tool_name taken from the message's name"],
+        ),
+        ({"name": 5}, "f", ["[1].name: expected the function name (a string), found the number 5: not kept"]),
+    ],
+)
+def test_from_openai_reads_a_tool_messages_name_as_the_function_name(
+    keys: dict[str, Any], tool_name: str, losses: list[str]
+) -> None:
+    result = from_openai(_with_tool_message(**keys), timestamp=0)
+    assert result.value[1].tool_result is not None
+    assert result.value[1].tool_result.tool_name == tool_name
+    assert [str(loss) for loss in result.losses] == losses
+
+
+def test_a_participant_name_is_still_reported_as_one() -> None:
+    result = from_openai([{"role": "user", "content": "hi", "name": "bob"}], timestamp=0)
+    assert [str(loss) for loss in result.losses] == [
+        "[0].name: orion-core has no place for the participant name"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("convert", "given", "expected"),
+    [
+        (from_openai, [{"role": "assistant", "tool_calls": [{"id": "a", "type": "function"}]}],
+         "[0].tool_calls[0].function: required key is missing"),
+        (from_openai, [{"role": "assistant", "tool_calls": [{"id": "a", "type": "function", "function": None}]}],
+         "[0].tool_calls[0].function: expected an object, found null"),
+        (from_anthropic, [{"role": "user"}], "[0].content: required key is missing"),
+        (from_anthropic, [{"role": "user", "content": None}], "[0].content: expected an array, found null"),
+        (from_anthropic, [{"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "f"}]}],
+         "[0].content[0].input: required key is missing"),
+        (from_chat_template, [{"role": "assistant", "tool_calls": [{"id": "a"}]}],
+         "[0].tool_calls[0].function: required key is missing"),
+    ],
+)  # fmt: skip
+def test_a_missing_key_is_said_missing_not_null(
+    convert: Callable[..., Any], given: Any, expected: str
+) -> None:
+    with pytest.raises(ConversionError) as caught:
+        convert(given, timestamp=0)
+    assert str(caught.value) == expected

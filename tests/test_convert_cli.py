@@ -227,3 +227,70 @@ def test_from_standard_input_names_it_stdin_with_the_error_prefix(tmp_path: Path
     (line,) = result.stderr.splitlines()
     assert line.startswith("orion-messages: error: <stdin>: ")
     assert "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize("source_format", ["anthropic", "openai", "chat-template"])
+def test_from_a_request_object_without_messages_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], source_format: str
+) -> None:
+    # A typo ("message") used to write the system prompt alone and say "nothing lost".
+    source = tmp_path / "request.json"
+    source.write_text(
+        json.dumps({"system": "be nice", "message": [{"role": "user", "content": "hi"}]}), encoding="utf-8"
+    )
+    out = tmp_path / "chat.json"
+    assert main(["convert", str(source), str(out), "--from", source_format, "--timestamp", "0"]) == 1
+    assert not out.exists()
+    assert capsys.readouterr().err.splitlines() == [
+        f'orion-messages: error: {source}: expected a JSON array of messages (or an object with "messages")'
+    ]
+
+
+def _request_with_parameters(tmp_path: Path) -> Path:
+    source = tmp_path / "request.json"
+    request = {
+        "model": "claude-sonnet-4-5",
+        "max_tokens": 1024,
+        "tools": [{"name": "f", "input_schema": {"type": "object"}}],
+        "metadata": None,  # null carries nothing: not reported
+        "system": "be nice",
+        "messages": [{"role": "user", "content": "hi"}],
+    }
+    source.write_text(json.dumps(request), encoding="utf-8")
+    return source
+
+
+def test_from_reports_the_request_parameters_it_does_not_convert(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source, out = _request_with_parameters(tmp_path), tmp_path / "chat.json"
+    assert main(["convert", str(source), str(out), "--from", "anthropic", "--timestamp", "0"]) == 0
+    assert [m.content for m in load(out)] == ["be nice", "hi"]
+    printed = capsys.readouterr().out.splitlines()
+    reason = "a request parameter, not converted: an orion-core conversation holds only the messages"
+    assert printed[1:] == [
+        "lost or changed (3):",
+        "  by field: max_tokens 1, model 1, tools 1",
+        f"  model: {reason}",
+        f"  max_tokens: {reason}",
+        f"  tools: {reason}",
+    ]
+
+
+def test_from_strict_refuses_request_parameters_unless_accepted(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source, out = _request_with_parameters(tmp_path), tmp_path / "chat.json"
+    assert main(["convert", str(source), str(out), "--from", "openai", "--strict"]) == 1
+    assert not out.exists()
+    errors = capsys.readouterr().err.splitlines()
+    # OpenAI's request has no "system": it is one more parameter not converted.
+    refused = "strict conversion refused: a request parameter, not converted"
+    assert [line.split(": an orion-core")[0] for line in errors] == [
+        f"orion-messages: error: {source}: model: {refused}",
+        f"orion-messages: {source}: max_tokens: {refused}",
+        f"orion-messages: {source}: tools: {refused}",
+        f"orion-messages: {source}: system: {refused}",
+    ]
+    accepted = "model,max_tokens,tools,system"
+    assert main(["convert", str(source), str(out), "--from", "openai", "--strict", "--accept", accepted]) == 0

@@ -21,7 +21,16 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment
 from openai.types.chat import ChatCompletionMessageParam
 from pydantic import TypeAdapter
 
-from orion_messages import Message, Role, load, to_anthropic, to_chat_template, to_openai
+from orion_messages import (
+    ConversionError,
+    Message,
+    Role,
+    ToolCall,
+    load,
+    to_anthropic,
+    to_chat_template,
+    to_openai,
+)
 
 from .conftest import FIXTURES
 from .strategies import agent_conversations
@@ -53,6 +62,18 @@ def _check_anthropic(request: dict[str, Any]) -> None:
             _materialized(ANTHROPIC_SYSTEM.validate_python(request["system"], strict=True))
             == request["system"]
         )
+    # What the API refuses beyond the SDK's types: "text content blocks must contain
+    # non-whitespace text" and "tool_use ids must be unique".
+    blocks = [b for m in request["messages"] if isinstance(m["content"], list) for b in m["content"]]
+    system = request.get("system", [])
+    texts = [
+        *(m["content"] for m in request["messages"] if isinstance(m["content"], str)),
+        *(b["text"] for b in blocks if b["type"] == "text"),
+        *([system] if isinstance(system, str) else [b["text"] for b in system]),
+    ]
+    assert not any(text.isspace() for text in texts)
+    ids = [b["id"] for b in blocks if b["type"] == "tool_use"]
+    assert len(ids) == len(set(ids))
 
 
 def test_the_sdk_check_can_fail() -> None:
@@ -83,7 +104,33 @@ def test_openai_output_is_a_valid_request(history: list[Message]) -> None:
 
 @given(agent_conversations())
 def test_anthropic_output_is_a_valid_request(history: list[Message]) -> None:
+    try:
+        request = to_anthropic(history).value
+    except ConversionError as error:  # a turn of only whitespace, which the API refuses
+        refused = error.problems
+    else:
+        _check_anthropic(request)
+        return
+    assert all(problem.message.startswith("only whitespace") for problem in refused)
+
+
+def test_anthropic_output_with_reused_ids_is_a_valid_request() -> None:
+    call = ToolCall(id="call_0", name="f", arguments={})
+    history = [
+        Message.user("1", "q", timestamp=0),
+        Message.assistant("2", " ", [call, call], timestamp=0),
+        Message.tool_result_message("3", "call_0", "f", "a", timestamp=0),
+        Message.tool_result_message("4", "call_0", "f", "b", timestamp=0),
+        Message.assistant("5", "", [call], timestamp=0),
+        Message.tool_result_message("6", "call_0", "f", "c", timestamp=0),
+    ]
     _check_anthropic(to_anthropic(history).value)
+    with pytest.raises(AssertionError):  # the check itself catches a repeated id
+        _check_anthropic({"messages": [{"role": "assistant", "content": [_use("x"), _use("x")]}]})
+
+
+def _use(call_id: str) -> dict[str, Any]:
+    return {"type": "tool_use", "id": call_id, "name": "f", "input": {}}
 
 
 # --------------------------------------------------------------------------------------------
