@@ -28,6 +28,7 @@ from .errors import (
     PendingResultNotFound,
     ResultAlreadyResolved,
     StoreError,
+    kind_of,
     quoted,
 )
 from .models import Message, now_ms
@@ -334,7 +335,9 @@ def replace(conversation_id: str, messages: Iterable[Message], create: bool) -> 
 def load(conversation_id: str, last: int | None, since: str | None) -> Operation[list[Message]]:
     """The messages in order: all, the last ``last``, or those after the message ``since``."""
     checked_id(conversation_id)
-    if last is not None and (isinstance(last, bool) or not isinstance(last, int) or last < 0):
+    if last is not None and (isinstance(last, bool) or not isinstance(last, int)):
+        raise ArgumentTypeError(f"last must be an int or None, got {kind_of(last)} {last!r}")
+    if last is not None and last < 0:
         raise ArgumentValueError(f"last must be a non-negative integer, got {last!r}")
     if last is not None and last > _INT64_MAX:
         raise ArgumentValueError(f"last must be at most 2**63 - 1, got {last!r}")

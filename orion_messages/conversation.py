@@ -244,10 +244,12 @@ class Conversation:
         """Pin or unpin the first message with ``id``; False when there is none, as in orion-core.
 
         Raises:
-            ArgumentTypeError: ``pinned`` is not a bool (nothing is coerced).
+            ArgumentTypeError: ``id`` is not a str or ``pinned`` not a bool (nothing is coerced).
         """
+        if not isinstance(id, str):
+            raise ArgumentTypeError(f"id must be a str, got {kind_of(id)} {id!r}")
         if not isinstance(pinned, bool):
-            raise ArgumentTypeError(f"pinned must be a bool, got {type(pinned).__name__} {pinned!r}")
+            raise ArgumentTypeError(f"pinned must be a bool, got {kind_of(pinned)} {pinned!r}")
         for index, message in enumerate(self._messages):
             if message.id == id:
                 self._replace_at(index, message.pin() if pinned else message.unpin())
@@ -275,10 +277,14 @@ class Conversation:
             PendingResultNotFound: no tool-result message answers ``tool_call_id`` (a ``KeyError``).
             ResultAlreadyResolved: the result for ``tool_call_id`` is already resolved (a
                 ``ValueError``); nothing changes.
-            ArgumentTypeError: ``content`` is not a str or ``is_error`` not a bool.
+            ArgumentTypeError: ``tool_call_id`` or ``content`` is not a str, or ``is_error`` not a bool.
         """
+        if not isinstance(tool_call_id, str):
+            raise ArgumentTypeError(
+                f"tool_call_id must be a str, got {kind_of(tool_call_id)} {tool_call_id!r}"
+            )
         if not isinstance(content, str):
-            raise ArgumentTypeError(f"content must be a str, got {type(content).__name__}")
+            raise ArgumentTypeError(f"content must be a str, got {kind_of(content)}")
         if not isinstance(is_error, bool):
             raise ArgumentTypeError(f"is_error must be a bool, got {type(is_error).__name__}")
         resolved_at: int | None = None

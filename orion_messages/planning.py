@@ -65,7 +65,11 @@ class ContextConfig:
     def __post_init__(self) -> None:
         for name in ("max_context_tokens", "max_response_tokens", "reserved_tokens"):
             value = getattr(self, name)
-            if type(value) is not int or value < 0:
+            if type(value) is not int:
+                raise ArgumentTypeError(
+                    f"ContextConfig.{name} must be an int, got {kind_of(value)} {value!r}"
+                )
+            if value < 0:
                 raise ArgumentValueError(f"ContextConfig.{name} must be a non-negative int, got {value!r}")
         if not isinstance(self.strategy, PruneStrategy):
             object.__setattr__(self, "strategy", PruneStrategy(self.strategy))
@@ -329,8 +333,15 @@ def plan_prune(
     Raises:
         ContextOverflowError: orion-core's three refusals, with its text; the details (turn at
             fault, room it had) are attributes.
-        TypeError: a text counter given as ``count`` or a message counter as ``counter``.
+        TypeError: a text counter given as ``count`` or a message counter as ``counter``;
+            ``messages`` not a list (an iterator, say).
     """
+    if not (hasattr(messages, "__len__") and hasattr(messages, "__getitem__")) or isinstance(
+        messages, (str, bytes)
+    ):
+        raise ArgumentTypeError(
+            f"plan_prune takes a list of messages (the plan's ranges index into it), got {kind_of(messages)}"
+        )
     config = _context_config(config)
     counting = _counting(count, template, system_prompt, tools, counter)
     return _plan(_PlanCache(), messages, config, counting)

@@ -252,7 +252,8 @@ class ConversationStore:
         Raises:
             FormatError: a stored row is not a valid message (naming the conversation and position).
             MessageNotFound: no message has the id ``since``.
-            ArgumentValueError: ``last`` is not a non-negative int (a ``ValueError``).
+            ArgumentTypeError: ``last`` is not an int (a ``TypeError``).
+            ArgumentValueError: ``last`` is negative (a ``ValueError``).
         """
         return self._backend.run(ops.load(conversation_id, last, since))
 

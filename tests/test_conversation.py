@@ -657,3 +657,11 @@ def test_ids_from_the_data_are_escaped_in_messages_a_terminal_would_print() -> N
     twice = [Message.user(hostile, "a", timestamp=1), Message.user(hostile, "b", timestamp=2)]
     (problem,) = find_problems(twice)
     assert problem.message == 'duplicate message id "q\\x1b[2J\\x07" (first at [0])'
+
+
+def test_an_id_that_is_not_a_string_is_refused_as_the_store_refuses_it() -> None:
+    conversation = Conversation([Message.user("msg-1", "hi", timestamp=1)])
+    with pytest.raises(TypeError, match="id must be a str, got an int 5"):
+        conversation.set_pinned(5, True)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="tool_call_id must be a str, got an int 5"):
+        conversation.resolve(5, "x")  # type: ignore[arg-type]

@@ -433,6 +433,8 @@ def test_a_counter_returning_a_bad_value_says_where() -> None:
 def test_config_is_validated() -> None:
     with pytest.raises(ValueError, match="max_response_tokens must be a non-negative int"):
         ContextConfig(max_response_tokens=-1)
+    with pytest.raises(TypeError, match="max_context_tokens must be an int, got a str '4096'"):
+        ContextConfig(max_context_tokens="4096")  # type: ignore[arg-type]
     assert ContextConfig(strategy="summarize").strategy is PruneStrategy.SUMMARIZE  # type: ignore[arg-type]
 
 
@@ -684,3 +686,9 @@ def test_a_repeated_call_id_appended_later_is_tied_too() -> None:
     plan = conversation.plan_prune(config(9))
     assert plan.kept == ranges((5, 6))
     assert plan.dropped == ranges((0, 3), (3, 5))
+
+
+def test_messages_must_be_a_list_the_plan_can_index() -> None:
+    with pytest.raises(TypeError, match="plan_prune takes a list of messages .*, got a list_iterator"):
+        plan_prune(iter(build("U1 A1")), config(100))  # type: ignore[arg-type]
+    assert plan_prune(tuple(build("U1 A1")), config(100)).kept == [range(0, 2)]

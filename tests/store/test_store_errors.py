@@ -127,9 +127,10 @@ def test_the_async_set_pinned_takes_only_a_bool(store_url: str) -> None:
         (lambda s: s.load("c1", last=-1), ArgumentValueError, "last must be a non-negative integer, got -1"),
         (
             lambda s: s.load("c1", last=True),
-            ArgumentValueError,
-            "last must be a non-negative integer, got True",
+            ArgumentTypeError,
+            "last must be an int or None, got a bool True",
         ),
+        (lambda s: s.load("c1", last="2"), ArgumentTypeError, "last must be an int or None, got a str '2'"),
     ],
 )
 def test_argument_errors_are_orion_errors_with_their_builtin_base(
