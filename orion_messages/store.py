@@ -213,6 +213,9 @@ class ConversationStore:
         """The database: a SQLite path, or the PostgreSQL URL without its password."""
         return self._backend.where
 
+    def __repr__(self) -> str:
+        return f"<ConversationStore {self.where!r}>"
+
     def create(
         self, conversation_id: str | None = None, *, title: str | None = None, metadata: Any = None
     ) -> ConversationInfo:
@@ -393,6 +396,9 @@ class AsyncConversationStore:
     def where(self) -> str:
         """The database: a SQLite path, or the PostgreSQL URL without its password."""
         return self._backend.where
+
+    def __repr__(self) -> str:
+        return f"<AsyncConversationStore {self.where!r}>"
 
     async def create(
         self, conversation_id: str | None = None, *, title: str | None = None, metadata: Any = None

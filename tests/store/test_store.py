@@ -337,6 +337,7 @@ def test_the_async_store_does_what_the_sync_one_does(store_url: str) -> None:
     async def scenario() -> tuple[list[Message], list[Message], int, bool]:
         store = await open_async_store(store_url)
         assert isinstance(store, AsyncConversationStore)
+        assert repr(store) == f"<AsyncConversationStore {store.where!r}>"
         async with store:
             await store.create("c", title="async")
             await store.extend("c", messages[:-1])

@@ -70,6 +70,7 @@ def test_where_masks_a_password_parameter(postgres_url: str) -> None:
     with open_store(f"{postgres_url}&password=hunter2") as store:
         assert "hunter2" not in store.where
         assert "password=***" in store.where
+        assert repr(store) == f"<ConversationStore {store.where!r}>"  # shows the masked URL only
 
 
 def test_the_command_line_never_prints_a_password(
