@@ -31,7 +31,7 @@ from .storage import _replace_atomically
 from .store import is_store_url, masked_url
 from .wire import validate_json
 
-__all__ = ["FORMATS", "add_arguments", "run", "wants_conversion"]
+__all__ = ["FORMATS", "add_arguments", "inapplicable_option", "run", "wants_conversion"]
 
 ORION = "orion"
 FOREIGN = ("openai", "anthropic", "chat-template", "orion-backend")
@@ -86,14 +86,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--arguments",
         choices=("object", "string"),
-        default="object",
-        help="chat-template tool-call arguments as a JSON value or as JSON text",
+        default=None,
+        help="chat-template tool-call arguments as a JSON value (default) or as JSON text",
     )
     group.add_argument(
         "--no-metadata", action="store_true", help="chat-template: leave out the 'orion' metadata key"
     )
     group.add_argument(
-        "--system-prompt", default="", metavar="TEXT", help="orion-backend: the agent's system prompt"
+        "--system-prompt",
+        default=None,
+        metavar="TEXT",
+        help="orion-backend: the agent's system prompt, the text itself (prune's names a FILE)",
     )
     group.add_argument(
         "--timestamp",
@@ -102,6 +105,37 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="MS",
         help="--from: the messages' timestamp (default: now)",
     )
+
+
+_FOREIGN_TARGETS = "--to openai, anthropic or chat-template"
+
+# Each conversion option: its attribute, whether it applies to the command, and where it does.
+_APPLIES: tuple[tuple[str, str, Callable[[argparse.Namespace], bool], str], ...] = (
+    ("--system-prompt", "system_prompt", lambda a: a.to == "orion-backend", "--to orion-backend"),
+    ("--arguments", "arguments", lambda a: a.to == "chat-template", "--to chat-template"),
+    ("--no-metadata", "no_metadata", lambda a: a.to == "chat-template", "--to chat-template"),
+    ("--orphans", "orphans", lambda a: a.to in FOREIGN[:-1], _FOREIGN_TARGETS),
+    (
+        "--timestamp",
+        "timestamp",
+        lambda a: a.from_format != ORION,
+        "--from openai, anthropic or chat-template",
+    ),
+    ("--strict", "strict", lambda a: wants_conversion(a), "a conversion to or from another format"),
+    ("--accept", "accept", lambda a: a.strict, "--strict"),
+)
+
+
+def inapplicable_option(args: argparse.Namespace) -> str | None:
+    """The usage error for a conversion option given where it has no effect, or None.
+
+    An option that would be ignored is refused, as ``prune`` refuses ``--tools`` without
+    ``--template``: a user who gave it expects it to do something.
+    """
+    for option, name, applies, where in _APPLIES:
+        if getattr(args, name) not in (None, False, "") and not applies(args):
+            return f"{option} applies only to {where}"
+    return None
 
 
 def wants_conversion(args: argparse.Namespace) -> bool:
@@ -162,11 +196,11 @@ def _options(args: argparse.Namespace) -> dict[str, Any]:
 def _export(args: argparse.Namespace, messages: list[Message]) -> ConversionResult[Any]:
     options = _options(args)
     if args.to == "orion-backend":
-        return to_orion_backend(messages, system_prompt=args.system_prompt, **options)
+        return to_orion_backend(messages, system_prompt=args.system_prompt or "", **options)
     if args.to == "chat-template":
         return to_chat_template(
             messages,
-            arguments=args.arguments,
+            arguments=args.arguments or "object",
             metadata=not args.no_metadata,
             orphans=args.orphans or "keep",
             **options,

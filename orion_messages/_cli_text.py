@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Sequence
+from typing import Any
 
 from .errors import Problem
 
-__all__ = ["MAX_PROBLEMS_ON_STDERR", "one_line", "printable", "problem_line", "problem_lines"]
+__all__ = ["MAX_PROBLEMS_ON_STDERR", "json_report", "one_line", "printable", "problem_line", "problem_lines"]
 
 MAX_PROBLEMS_ON_STDERR = 20
 """How many problems a fatal error lists on stderr; the rest are counted on one more line."""
@@ -19,6 +22,30 @@ def printable(text: str) -> str:
     if text.isprintable():
         return text
     return "".join(char if char.isprintable() else repr(char)[1:-1] for char in text)
+
+
+def json_report(value: Any) -> str:
+    """A report as JSON text (indented): every character ``printable`` escapes is written as a
+    ``\\uXXXX`` escape (a surrogate pair past U+FFFF), so no DEL, C1 control, line separator
+    (U+2028, U+2029), bidirectional override or other invisible character taken from the data
+    reaches a terminal raw; the JSON is the same data. Other non-ASCII text stays as it is."""
+    return _NOT_PLAIN.sub(_json_escape, json.dumps(value, indent=2, ensure_ascii=False))
+
+
+# Candidates: anything but printable ASCII and the newlines of the indentation (json.dumps
+# escapes a newline inside a string, so every raw one is between values).
+_NOT_PLAIN = re.compile(r"[^\x20-\x7e\n]")
+
+
+def _json_escape(match: re.Match[str]) -> str:
+    char = match[0]
+    if char.isprintable():
+        return char
+    code = ord(char)
+    if code > 0xFFFF:
+        code -= 0x10000
+        return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
+    return f"\\u{code:04x}"
 
 
 def one_line(text: str) -> str:

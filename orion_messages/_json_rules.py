@@ -31,6 +31,8 @@ from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 from pydantic import GetCoreSchemaHandler
 from pydantic_core import core_schema
 
+from .errors import kind_of
+
 __all__ = [
     "INT_DIGITS_MAX",
     "JSON_VALUE",
@@ -231,7 +233,7 @@ def value_problem(
         elif kind not in (str, int, float, bool, type(None)):
             return (
                 path,
-                f"expected a JSON value (dict, list, str, int, float, bool or None), found a {kind.__name__}",
+                f"expected a JSON value (dict, list, str, int, float, bool or None), found {kind_of(item)}",
             )
     return None
 

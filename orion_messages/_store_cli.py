@@ -8,6 +8,7 @@ every conversation in the store.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from urllib.parse import unquote
@@ -39,7 +40,16 @@ def _opened(url: StoreURL, raw: str, *, create: bool) -> Iterator[ConversationSt
             f"{url.display}: PostgreSQL needs psycopg: pip install 'orion-messages[postgres]'"
         ) from None
     except Exception as error:  # the driver's own errors (sqlite3.Error, psycopg.Error) and OSError
-        raise StoreError(f"{url.display}: {_redacted(str(error), raw)}") from error
+        raise StoreError(f"{url.display}: {_redacted(_reason(error, url.display), raw)}") from error
+
+
+def _reason(error: Exception, display: str) -> str:
+    """Why opening failed: an ``OSError`` without its ``[Errno 2]`` and quotes, the file named
+    only when the URL shown does not already name it."""
+    if not isinstance(error, OSError) or not error.strerror:
+        return str(error)
+    name = os.fsdecode(error.filename) if error.filename is not None else ""
+    return f"{error.strerror}: {name}" if name and name not in display else error.strerror
 
 
 def _redacted(text: str, raw: str) -> str:

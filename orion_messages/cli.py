@@ -29,10 +29,12 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, BinaryIO, Literal, TextIO
 
+import orjson
 from pydantic import TypeAdapter, ValidationError
 
 from . import _cli_convert
 from ._cli_text import MAX_PROBLEMS_ON_STDERR as _MAX_PROBLEMS_ON_STDERR
+from ._cli_text import json_report as _json_report
 from ._cli_text import one_line
 from ._cli_text import printable as _printable
 from ._cli_text import problem_line as _problem_line
@@ -52,11 +54,11 @@ from .errors import (
 )
 from .events import duplicate_event_key_problems, parse_event
 from .models import Message, Role
-from .pruning import ContextConfig, TokenCounter, estimate_tokens, prune
+from .pruning import ContextConfig, PrunePlan, TokenCounter, estimate_tokens, prune
 from .schema import conversation_schema, render, write_schemas
 from .storage import _is_blank, _is_whole_record, _split_records, save, save_jsonl
 from .store import is_store_url, masked_url
-from .templates import ToolSchema, detect_template, get_template
+from .templates import ChatTemplate, ToolSchema, detect_template, get_template
 from .text_counters import (
     count_words,
     estimate_text_tokens,
@@ -65,7 +67,15 @@ from .text_counters import (
     tiktoken_counter,
 )
 from .turns import split_turns
-from .wire import dumps, dumps_message, duplicate_key_problems, loads, loads_message, validate_json
+from .wire import (
+    _collector_paused,
+    dumps,
+    dumps_message,
+    duplicate_key_problems,
+    loads,
+    loads_message,
+    validate_json,
+)
 
 __all__ = ["main"]
 
@@ -235,7 +245,7 @@ def _add_prune(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         metavar="R",
         help="tokens for the system prompt and tools sent outside the messages (default 0)",
     )
-    prune.add_argument("-o", "--output", metavar="OUT", help="write the pruned conversation here, or -")
+    prune.add_argument("-o", "--output", metavar="OUT", help=_PRUNE_OUTPUT)
     _add_to(prune, "format of OUT (default: by its extension; for -, the input's format)")
     prune.add_argument("-v", "--verbose", action="store_true", help="print every kept and dropped turn")
     prune.add_argument(
@@ -247,7 +257,8 @@ def _add_prune(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     prune.add_argument(
         "--template-file",
         metavar="FILE",
-        help="a Jinja chat template (as in a GGUF file) for --template auto, or - (stdin)",
+        help="a Jinja chat template (as in a GGUF file), or - (stdin); only with --template auto, "
+        "which detects the template from it (without it, auto is chatml)",
     )
     prune.add_argument(
         "--system-prompt", metavar="FILE", help="the system prompt, read from FILE (or - for stdin) as is"
@@ -265,6 +276,11 @@ def _add_prune(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     _add_format(prune)
     prune.set_defaults(run=_prune, parser=prune)
+
+
+_PRUNE_OUTPUT = (
+    "write the pruned conversation here: a .json or .jsonl file, a store URL with ?conversation=ID, or -"
+)
 
 
 def _add_schema(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -402,13 +418,16 @@ def _kind_by_name(name: str) -> Literal["json", "jsonl"] | None:
 def _kind(name: str, data: bytes) -> Kind:
     """The format: by the file's extension, or by the content for standard input.
 
-    A JSON Lines file whose first record has a ``type`` and no ``role`` is an agent event stream.
+    Standard input that is empty (or only whitespace) is read as a conversation, and so refused
+    as an empty ``.json`` file is: a pipe whose writer failed (``cat missing | ... -``) never
+    passes as an empty log. A JSON Lines file whose first record has a ``type`` and no ``role``
+    is an agent event stream.
     The first record's shape decides, so numbers no parser can hold (``1e400``, 310 digits) in it
     do not hide what it is.
     """
     kind = _kind_by_name(name) if name != STDIO else None
-    if kind is None:
-        kind = "json" if _ARRAY_START.match(data) else "jsonl"
+    if kind is None:  # empty standard input is an empty document, refused as an empty .json file
+        kind = "json" if _ARRAY_START.match(data) or not data.strip(b" \t\r\n") else "jsonl"
     if kind == "jsonl" and _first_record_is_event(data):
         return "events"
     return kind
@@ -573,11 +592,14 @@ class _Parsed:
     """What one input holds: its messages (or event count), errors and warnings."""
 
     name: str
-    kind: Kind
+    kind: Kind | None
+    """None for a path that was not read as either (missing, a folder): its extension says none."""
     messages: list[Message] = field(default_factory=list)
     events: int = 0
     errors: list[Problem] = field(default_factory=list)
     warnings: list[Problem] = field(default_factory=list)
+    what: str = "file"
+    """What the input is, for ``validate``'s summary: a file, a folder, a stored conversation."""
     omitted: int = 0
     """Errors past the first ``_MAX_PROBLEMS_PER_FILE``, counted but not kept."""
     omitted_warnings: int = 0
@@ -652,10 +674,13 @@ def _torn_text(size: int) -> str:
     return f"skipping a torn last line ({size} bytes), as a crash mid-append leaves it"
 
 
-def _parse(read: _Input, *, strict: bool, progress: _Progress | None = None) -> _Parsed:
+def _parse(
+    read: _Input, *, strict: bool, progress: _Progress | None = None, semantic: bool = True
+) -> _Parsed:
     """Parse an input once. Keys repeated in one object are always errors (serde refuses them);
     ``strict`` makes semantic problems (and a torn last line) errors too, as the library's
-    ``strict=True`` does; otherwise they are warnings."""
+    ``strict=True`` does; otherwise they are warnings. ``semantic=False``: a log's semantic
+    problems are not looked for (``stats``, ``prune`` and ``convert`` do not show them)."""
     parsed = _Parsed(read.name, read.kind)
     large = progress is not None and read.size >= _PROGRESS_MIN_BYTES
     try:
@@ -668,7 +693,8 @@ def _parse(read: _Input, *, strict: bool, progress: _Progress | None = None) -> 
                 records = _byte_records(read.data, parsed, strict=strict)
             else:
                 records = _file_records(read.name, read.handle, parsed, strict=strict)
-            _parse_records(records, read.size, parsed, strict=strict, progress=progress if large else None)
+            shown = progress if large else None
+            _parse_records(records, read.size, parsed, strict=strict, progress=shown, semantic=semantic)
     finally:
         if read.handle is not None:
             read.handle.close()
@@ -764,17 +790,30 @@ def _is_whole(line: bytes) -> bool:
 
 
 def _parse_records(
-    records: Iterator[_Record], size: int, parsed: _Parsed, *, strict: bool, progress: _Progress | None
+    records: Iterator[_Record],
+    size: int,
+    parsed: _Parsed,
+    *,
+    strict: bool,
+    progress: _Progress | None,
+    semantic: bool = True,
 ) -> None:
-    """Every record of a log or event stream; a bad line is reported with its number."""
+    """Every record of a log or event stream; a bad line is reported with its number.
+
+    The collector is paused meanwhile, as the library's readers pause it: a log of 200,000
+    messages otherwise spends most of its time in collections that find nothing. ``semantic``:
+    run ``find_problems`` over the whole log (``validate``); ``stats``, ``prune`` and ``convert``
+    never show those problems, so they skip it.
+    """
     caught: list[OrionMessagesWarning] = []
-    with _library_warnings(caught):
+    with _library_warnings(caught), _collector_paused():
         for index, (number, record, done) in enumerate(records):
             if progress is not None and index % _PROGRESS_EVERY_RECORDS == 0:
                 progress.show(done, size, f"checking {parsed.name}", unit="B")
             _parse_record(record, number, parsed)
-            parsed.notice(_warning_problems(caught, number))
-    if parsed.kind == "jsonl" and parsed.valid:
+            if caught:
+                parsed.notice(_warning_problems(caught, number))
+    if semantic and parsed.kind == "jsonl" and parsed.valid:
         parsed.add(find_problems(parsed.messages), error=strict)
 
 
@@ -788,13 +827,34 @@ def _parse_record(record: bytes, number: int, parsed: _Parsed) -> None:
     except FormatError as error:
         parsed.add(error.at_line(number).problems)
         return
-    parsed.add(_duplicate_keys(record, number, events=parsed.kind == "events"))
+    if _may_repeat_keys(record):
+        parsed.add(_duplicate_keys(record, number, events=parsed.kind == "events"))
 
 
 def _duplicate_keys(record: bytes, line: int, *, events: bool) -> list[Problem]:
     """Known keys repeated in one object of one record, placed on its line (the codec's scanner)."""
     problems = duplicate_event_key_problems(record) if events else duplicate_key_problems(record)
     return FormatError(problems).at_line(line).problems if problems else []
+
+
+def _may_repeat_keys(record: bytes) -> bool:
+    """Whether some object of a record (a valid JSON object) may repeat a key: False only when
+    none surely does, so that the codec's scanner (``json.loads`` with a Python hook on every
+    object, about twice the cost of reading the message) runs only for the records that need it.
+
+    Every key/value pair has one colon outside strings. orjson keeps one value of a repeated key,
+    so its compact re-encoding has as many colons as the record exactly when no key repeats: both
+    write the colons inside strings as they are, except an escaped one (``\\u003a``), which is
+    re-encoded raw; a record with such an escape, or that orjson cannot read (an integer past 64
+    bits, deep nesting, a lone surrogate), goes to the scanner.
+    """
+    if b"\\u003" in record:
+        return True
+    try:
+        again = orjson.dumps(orjson.loads(record))
+    except (orjson.JSONDecodeError, orjson.JSONEncodeError, RecursionError):
+        return True
+    return again.count(b":") != record.count(b":")
 
 
 def _messages(name: str) -> tuple[str, Kind, list[Message]]:
@@ -819,7 +879,7 @@ def _messages(name: str) -> tuple[str, Kind, list[Message]]:
             raise _Fatal(
                 f"error: {read.name}: an agent event stream, not a conversation (validate checks it)"
             )
-        parsed = _parse(read, strict=False, progress=_Progress(sys.stderr))
+        parsed = _parse(read, strict=False, progress=_Progress(sys.stderr), semantic=False)
     except _Unreadable as unreadable:
         raise _Fatal(f"error: {unreadable}") from None
     if not parsed.valid:
@@ -841,28 +901,51 @@ def _print_notices(parsed: _Parsed) -> None:
 # validate
 
 
-def _collect(raws: Sequence[str]) -> list[str]:
-    """The inputs named, and the conversation files under the folders named, each once."""
-    found: list[str] = []
+def _collect(raws: Sequence[str]) -> list[str | _Parsed]:
+    """The inputs named, and the conversation files under the folders named, each once.
+
+    A path that cannot be searched (missing, a folder holding no conversation file, a subfolder
+    that cannot be listed) is a report with its error, in its place, so the others are still
+    checked; a file that cannot be read is one when it is read (``_check_one``).
+    """
+    found: list[str | _Parsed] = []
     for raw in raws:
         if raw != STDIO and os.path.isdir(raw):
-            inside = list(_walk(Path(raw)))
-            if not inside:
-                raise _Fatal(f"error: {raw}: no .json or .jsonl files in this folder")
+            failures: list[OSError] = []
+            inside = list(_walk(Path(raw), failures.append))
             found.extend(inside)
+            found.extend(_unlisted(error, raw) for error in failures)
+            if not inside and not failures:
+                found.append(_not_read(raw, _NO_CONVERSATIONS, what="folder"))
         elif raw == STDIO or os.path.lexists(raw):
             found.append(raw)
         else:
-            raise _Fatal(f"error: {raw}: no such file or folder")
-    unique: dict[str, str] = {}
-    for name in found:
-        unique.setdefault(name if name == STDIO else os.path.realpath(name), name)
+            found.append(_not_read(raw, "no such file or folder"))
+    unique: dict[str, str | _Parsed] = {}
+    for item in found:
+        name = item.name if isinstance(item, _Parsed) else item
+        unique.setdefault(name if name == STDIO else os.path.realpath(name), item)
     return list(unique.values())
 
 
-def _walk(folder: Path) -> Iterator[str]:
-    """Regular conversation files and logs under ``folder``, sorted; hidden ones and special files skipped."""
-    for root, folders, files in os.walk(folder):
+_NO_CONVERSATIONS = "no .json, .jsonl or .ndjson files in this folder"
+
+
+def _not_read(name: str, reason: str, *, what: str = "file") -> _Parsed:
+    """The report of an input that could not be read: one error, its format by its extension."""
+    return _Parsed(name, _kind_by_name(name), errors=[Problem("", reason)], what=what)
+
+
+def _unlisted(error: OSError, raw: str) -> _Parsed:
+    """The report of a folder that ``os.walk`` could not list."""
+    name = os.fsdecode(error.filename) if error.filename is not None else raw
+    return _not_read(name, f"cannot list this folder: {error.strerror or error}", what="folder")
+
+
+def _walk(folder: Path, failed: Callable[[OSError], None]) -> Iterator[str]:
+    """Regular conversation files and logs under ``folder``, sorted; hidden ones and special files
+    skipped; a folder that cannot be listed is passed to ``failed``."""
+    for root, folders, files in os.walk(folder, onerror=failed):
         folders[:] = sorted(name for name in folders if not name.startswith("."))
         for name in sorted(files):
             path = os.path.join(root, name)
@@ -880,17 +963,16 @@ def _is_regular(path: str) -> bool:
 
 def _validate(args: argparse.Namespace) -> int:
     files = [raw for raw in args.paths if not is_store_url(raw)]
-    names = _collect(files) if files else []
+    entries: list[str | _Parsed] = [*_stored_reports(args.paths, strict=args.strict)]
+    entries += _collect(files) if files else []
     progress = _Progress(sys.stderr)
     as_text = args.format == "text"
-    reports: list[_Parsed] = _stored_reports(args.paths, strict=args.strict)
-    for report in reports if as_text else ():  # stored conversations: their problems too
-        _print_problems(report)
+    reports: list[_Parsed] = []
     try:
-        for done, name in enumerate(names):
-            if len(names) > _PROGRESS_MIN_FILES:
-                progress.show(done, len(names), name)
-            report = _check_one(name, progress, strict=args.strict)
+        for done, entry in enumerate(entries):
+            if len(entries) > _PROGRESS_MIN_FILES:
+                progress.show(done, len(entries), entry.name if isinstance(entry, _Parsed) else entry)
+            report = entry if isinstance(entry, _Parsed) else _check_one(entry, progress, strict=args.strict)
             reports.append(report)
             if as_text and (report.errors or report.warnings or report.omitted or report.omitted_warnings):
                 progress.clear()
@@ -901,7 +983,7 @@ def _validate(args: argparse.Namespace) -> int:
         if not args.quiet:
             _out(_validate_summary(reports))
     else:
-        print(json.dumps(_validate_json(reports, strict=args.strict), indent=2, ensure_ascii=False))
+        print(_json_report(_validate_json(reports, strict=args.strict)))
     return EXIT_OK if all(report.valid for report in reports) else EXIT_INVALID
 
 
@@ -916,7 +998,8 @@ def _stored_reports(raws: Sequence[str], *, strict: bool) -> list[_Parsed]:
         except OrionMessagesError as error:
             raise _Fatal(f"error: {_printable(str(error))}") from None
         stored = [
-            _Parsed(label, "json", messages or [], errors=e, warnings=w) for label, messages, e, w in found
+            _Parsed(label, "json", messages or [], errors=e, warnings=w, what="stored conversation")
+            for label, messages, e, w in found
         ]
         problems = _warning_problems(caught)
         if len(stored) == 1:
@@ -933,7 +1016,7 @@ def _check_one(name: str, progress: _Progress, *, strict: bool) -> _Parsed:
     try:
         return _parse(_read(name, progress), strict=strict, progress=progress)
     except _Unreadable as unreadable:  # one invalid file, not the end of the run
-        return _Parsed(name, _kind_by_name(name) or "json", errors=[Problem("", unreadable.reason)])
+        return _not_read(name, unreadable.reason)
 
 
 def _print_problems(report: _Parsed) -> None:
@@ -956,10 +1039,17 @@ def _validate_summary(reports: Sequence[_Parsed]) -> str:
     errors = sum(len(report.errors) + report.omitted for report in reports)
     warned = sum(len(report.warnings) for report in reports)
     counted = _plural(messages, "message") + (f" and {_plural(events, 'event')}" if events else "")
-    head = f"checked {_plural(len(reports), 'file')} ({counted} in the valid ones)"
+    whats = Counter(report.what for report in reports)
+    checked = _and([_plural(count, what) for what, count in whats.items()]) or "0 files"
+    head = f"checked {checked} ({counted} in the valid ones)"
     verdict = f"{invalid:,} invalid ({_plural(errors, 'error')})" if invalid else "all valid"
     tail = f", {_plural(warned, 'warning')}" if warned else ""
     return f"{head}: {verdict}{tail}"
+
+
+def _and(parts: Sequence[str]) -> str:
+    """``a``, ``a and b``, ``a, b and c``."""
+    return " and ".join([", ".join(parts[:-1]), parts[-1]]) if len(parts) > 1 else "".join(parts)
 
 
 def _problem_json(problem: Problem) -> dict[str, Any]:
@@ -1038,9 +1128,10 @@ def _summary(path: str, messages: Sequence[Message]) -> dict[str, Any]:
 
 def _stats(args: argparse.Namespace) -> int:
     name, _, messages = _messages(args.path)
-    summary = _summary(name, messages)
+    with _collector_paused():  # turns and token counts of a long log: no cycles to collect
+        summary = _summary(name, messages)
     if args.format == "json":
-        print(json.dumps(summary, indent=2, ensure_ascii=False))
+        print(_json_report(summary))
         return EXIT_OK
     rows: list[tuple[str, str]] = [("messages", f"{summary['messages']:,}")]
     rows += [(f"  {role}", f"{count:,}") for role, count in summary["roles"].items()]
@@ -1087,8 +1178,12 @@ def _prune(args: argparse.Namespace) -> int:
         ("--system-prompt", args.system_prompt),
         ("--tools", args.tools),
     )
+    _template_usage(args)
+    to_store = args.output is not None and is_store_url(args.output)
+    if to_store and args.to is not None:
+        args.parser.error("--to is for a file or -: a store URL holds messages, not a file format")
     name, kind, messages = _messages(args.path)
-    target_kind = _output_kind(args, default=kind) if args.output else None
+    target_kind = _output_kind(args, default=kind) if args.output and not to_store else None
     config = ContextConfig(
         max_context_tokens=args.max_context_tokens,
         max_response_tokens=args.max_response_tokens,
@@ -1098,17 +1193,31 @@ def _prune(args: argparse.Namespace) -> int:
         result = prune(messages, config, **_template_options(args))
     except ContextOverflowError as error:
         if args.format == "json":
-            print(json.dumps(_refusal_json(name, error), indent=2, ensure_ascii=False))
+            print(_json_report(_refusal_json(name, error)))
             return EXIT_INVALID
         raise _Fatal(f"error: cannot prune {name}: {error}") from None
-    if args.output and target_kind is not None:
+    if to_store:
+        _store_messages(args.output, result.messages)
+    elif args.output and target_kind is not None:
         _write(args.output, result.messages, target_kind, pretty=False)
-    plan = result.plan
-    report = {
+    shown = masked_url(args.output) if to_store else args.output  # a password is never printed
+    report = _plan_json(name, shown, len(messages), result.plan)
+    to_stdout = args.output == STDIO
+    if args.format == "json":
+        print(_json_report(report), file=sys.stderr if to_stdout else sys.stdout)
+    else:
+        emit = _err_plain if to_stdout else _out
+        _print_plan(report, verbose=args.verbose, reserved=args.reserved_tokens, emit=emit)
+    return EXIT_OK
+
+
+def _plan_json(name: str, output: str | None, messages: int, plan: PrunePlan) -> dict[str, Any]:
+    """``prune``'s report of a plan: ``output`` is where the pruned conversation went, as shown."""
+    return {
         "path": name,
         "refused": False,
-        "output": args.output,
-        "messages": len(messages),
+        "output": output,
+        "messages": messages,
         "turns": len(plan.kept) + len(plan.dropped),
         "budget": plan.budget,
         "preamble": _span_json(plan.preamble),
@@ -1122,13 +1231,6 @@ def _prune(args: argparse.Namespace) -> int:
         "kept_tokens": plan.kept_tokens,
         "dropped_tokens": plan.dropped_tokens,
     }
-    to_stdout = args.output == STDIO
-    if args.format == "json":
-        print(json.dumps(report, indent=2, ensure_ascii=False), file=sys.stderr if to_stdout else sys.stdout)
-    else:
-        emit = _err_plain if to_stdout else _out
-        _print_plan(report, verbose=args.verbose, reserved=args.reserved_tokens, emit=emit)
-    return EXIT_OK
 
 
 def _stdin_once(*inputs: tuple[str, str | None]) -> None:
@@ -1203,20 +1305,29 @@ def _print_plan(report: dict[str, Any], *, verbose: bool, reserved: int, emit: C
         emit("(a plan only: pass -o OUT to write the pruned conversation, --verbose for every turn)")
 
 
+def _template_usage(args: argparse.Namespace) -> None:
+    """Refuse, before anything is read, template options that would be ignored: a usage error."""
+    wanted = [args.system_prompt, args.tools, args.counter, args.template_file]
+    if args.template is None and any(option is not None for option in wanted):
+        raise _Fatal(
+            "error: --system-prompt, --tools, --counter and --template-file need --template",
+            code=EXIT_USAGE,
+        )
+    if args.template_file is not None and args.template != "auto":
+        raise _Fatal(
+            f"error: --template-file is read only by --template auto, which detects the template "
+            f"from it; --template {_printable(args.template)} names the template itself",
+            code=EXIT_USAGE,
+        )
+
+
 def _template_options(args: argparse.Namespace) -> dict[str, Any]:
     """``prune``'s template, system prompt, tools and text counter from the command line."""
-    wanted = [args.system_prompt, args.tools, args.counter, args.template_file]
     if args.template is None:
-        if any(option is not None for option in wanted):
-            raise _Fatal(
-                "error: --system-prompt, --tools, --counter and --template-file need --template",
-                code=EXIT_USAGE,
-            )
         return {}
     try:
         if args.template == "auto":
-            jinja = _option_text("--template-file", args.template_file) if args.template_file else None
-            template = detect_template(jinja)
+            template = _detected_template(args.template_file)
         else:
             template = get_template(args.template)
         options: dict[str, Any] = {"template": template, "counter": _text_counter(args.counter)}
@@ -1224,9 +1335,20 @@ def _template_options(args: argparse.Namespace) -> dict[str, Any]:
             options["system_prompt"] = _option_text("--system-prompt", args.system_prompt)
         if args.tools is not None:
             options["tools"] = _read_tools(args.tools)
-    except (OrionMessagesError, ImportError, ValueError, TypeError, OSError) as error:
+    except (OrionMessagesError, ImportError, ValueError, TypeError) as error:
         raise _Fatal(f"error: {error}", code=EXIT_USAGE) from None
+    except OSError as error:  # its reason, never "[Errno 2] ..."
+        raise _Fatal(f"error: {error.filename or ''}: {error.strerror or error}", code=EXIT_USAGE) from None
     return options
+
+
+def _detected_template(name: str | None) -> ChatTemplate:
+    """``--template auto``: the template orion-core detects from ``--template-file``; without
+    one, ChatML, as orion-core picks for a model without a chat template, said on stderr."""
+    if name is None:
+        _err("note: --template auto without --template-file: no chat template to detect from, so chatml, as orion-core uses for a model without one")  # fmt: skip
+        return detect_template(None)
+    return detect_template(_option_text("--template-file", name))
 
 
 # A tools file: a JSON array of orion-core's ToolSchema, read as its serde reads one.
@@ -1375,6 +1497,10 @@ def _output_kind(args: argparse.Namespace, *, default: Kind | None = None) -> Li
     """The format to write ``args.output`` in: ``--to``, else its extension, else ``default`` for ``-``."""
     parser: argparse.ArgumentParser = args.parser
     if args.to is not None:
+        named = _kind_by_name(args.output) if args.output != STDIO else None
+        if named in ("json", "jsonl") and named != args.to:
+            # The file would not read back as its name says (load() of a log fails, and so on).
+            parser.error(f"--to {args.to} contradicts the extension of {_printable(args.output)}: rename it, or leave --to out")  # fmt: skip
         return "jsonl" if args.to == "jsonl" else "json"
     if args.output == STDIO:
         if default is None or default == "events":
@@ -1387,11 +1513,13 @@ def _output_kind(args: argparse.Namespace, *, default: Kind | None = None) -> Li
 
 
 def _convert(args: argparse.Namespace) -> int:
+    parser: argparse.ArgumentParser = args.parser
+    if (ignored := _cli_convert.inapplicable_option(args)) is not None:
+        parser.error(ignored)
     if _cli_convert.wants_conversion(args):
         return _cli_convert.run(
             args, read_orion=_read_messages, write_orion=_write_messages, read_document=_read_document
         )
-    parser: argparse.ArgumentParser = args.parser
     from_store = is_store_url(args.input)
     if args.input != STDIO and not from_store and os.path.isdir(args.input):
         raise _Fatal(f"error: {args.input}: {_FOLDER}")  # as stats says it, not "no extension"

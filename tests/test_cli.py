@@ -8,6 +8,7 @@ from the JSON Schema standard.
 
 from __future__ import annotations
 
+import errno
 import io
 import json
 import os
@@ -338,7 +339,6 @@ def test_progress_bar_only_on_a_terminal_for_many_files(
 @pytest.mark.parametrize(
     "argv",
     [
-        ["validate", "no/such/file.json"],
         ["stats", "no/such/file.json"],
         ["prune", "missing.json", "--max-context-tokens", "10", "--max-response-tokens", "1"],
         ["convert", "missing.json", "out.jsonl"],
@@ -353,11 +353,15 @@ def test_missing_file_is_one_line_exit_1(argv: list[str], tmp_path: Path, capsys
     assert "no such file" in captured.err
 
 
-def test_folder_without_conversations_is_one_line(tmp_path: Path, capsys: CaptureFixture) -> None:
+def test_folder_without_conversations_is_one_invalid_entry(tmp_path: Path, capsys: CaptureFixture) -> None:
     (tmp_path / "readme.txt").write_text("hi", encoding="utf-8")
     assert main(["validate", str(tmp_path)]) == 1
-    err = capsys.readouterr().err
-    assert _lines(err) == [f"orion-messages: error: {tmp_path}: no .json or .jsonl files in this folder"]
+    captured = capsys.readouterr()
+    assert captured.err == ""
+    assert _lines(captured.out) == [
+        f"{tmp_path}: no .json, .jsonl or .ndjson files in this folder",
+        "checked 1 folder (0 messages in the valid ones): 1 invalid (1 error)",
+    ]
 
 
 @pytest.mark.parametrize("command", ["stats", "convert"])
@@ -1533,3 +1537,289 @@ def test_two_inputs_naming_dash_are_one_usage_line(
         f"orion-messages: error: {named} name - (standard input), which can be read only once"
     ]
     assert sys.stdin.read() == json.dumps(HI)  # refused before anything was read
+
+
+# --- Several paths: each one that cannot be read is an invalid entry; the others are checked ---
+
+
+def test_validate_checks_the_rest_after_a_missing_path_or_an_empty_folder(
+    tmp_path: Path, capsys: CaptureFixture
+) -> None:
+    ok = _write(tmp_path / "ok.json", HI)
+    missing = tmp_path / "missing.json"
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    cut = tmp_path / "cut.json"
+    cut.write_text('[{"id": "msg-1"', encoding="utf-8")  # cut short: malformed, on line 1
+    argv = [str(ok), str(missing), str(empty), str(cut)]
+    assert main(["validate", *argv]) == 1
+    captured = capsys.readouterr()
+    assert captured.err == ""
+    out = _lines(captured.out)
+    assert out[:2] == [
+        f"{missing}: no such file or folder",
+        f"{empty}: no .json, .jsonl or .ndjson files in this folder",
+    ]
+    assert out[2].startswith(f"{cut}:1:")
+    assert out[3:] == ["checked 3 files and 1 folder (1 message in the valid ones): 3 invalid (3 errors)"]
+
+    assert main(["validate", "--format", "json", *argv]) == 1
+    report = json.loads(capsys.readouterr().out)  # stdout is one JSON report, as for any invalid file
+    assert [(item["path"], item["format"], item["valid"]) for item in report["files"]] == [
+        (str(ok), "json", True),
+        (str(missing), "json", False),  # the format its extension names
+        (str(empty), None, False),  # a folder names none
+        (str(cut), "json", False),
+    ]
+    assert report["files"][1]["errors"] == [
+        {"location": "", "message": "no such file or folder", "line": None, "column": None}
+    ]
+    assert report["counts"] == {"files": 4, "valid": 1, "invalid": 3, "errors": 3, "warnings": 0}
+
+
+def test_validate_reports_a_file_it_cannot_open_and_a_folder_it_cannot_list(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: CaptureFixture
+) -> None:
+    # Tests may run as root, where permissions do not stop reading: the refusals are simulated.
+    ok = _write(tmp_path / "ok.json", HI)
+    locked = _write(tmp_path / "locked.json", HI)
+    closed = tmp_path / "closed"
+    closed.mkdir()
+    real_open, real_walk = os.open, os.walk
+
+    def refusing_open(path: Any, flags: int, *args: Any) -> int:
+        if os.fspath(path) == str(locked):
+            raise PermissionError(errno.EACCES, "Permission denied", str(locked))
+        return real_open(path, flags, *args)
+
+    def refusing_walk(top: Any, onerror: Any = None) -> Any:
+        if os.fspath(top) == str(closed):
+            onerror(PermissionError(errno.EACCES, "Permission denied", str(closed)))
+            return
+        yield from real_walk(top, onerror=onerror)
+
+    monkeypatch.setattr(os, "open", refusing_open)
+    monkeypatch.setattr(os, "walk", refusing_walk)
+    assert main(["validate", str(locked), str(closed), str(ok)]) == 1
+    assert _lines(capsys.readouterr().out) == [
+        f"{locked}: cannot read it: Permission denied",
+        f"{closed}: cannot list this folder: Permission denied",
+        "checked 2 files and 1 folder (1 message in the valid ones): 2 invalid (2 errors)",
+    ]
+
+
+def test_validate_usage_errors_stay_exit_2(hand: Path, capsys: CaptureFixture) -> None:
+    assert main(["validate", "--frobnicate", str(hand), "missing.json"]) == 2
+    assert capsys.readouterr().out == ""
+
+
+# --- Empty standard input is an empty document, refused as an empty .json file is ---
+
+
+@pytest.mark.parametrize("command", ["validate", "stats"])
+def test_empty_standard_input_is_refused(
+    command: str, monkeypatch: pytest.MonkeyPatch, capsys: CaptureFixture
+) -> None:
+    _stdin(monkeypatch, b"")  # as `cat missing 2>/dev/null | orion-messages validate -` gives it
+    assert main([command, "-"]) == 1
+    captured = capsys.readouterr()
+    if command == "validate":
+        assert _lines(captured.out)[0] == "<stdin>:1:1: malformed JSON: the document is empty"
+    else:
+        assert captured.out == ""
+        assert _lines(captured.err) == [
+            "orion-messages: error: <stdin>:1:1: malformed JSON: the document is empty"
+        ]
+
+
+def test_blank_standard_input_is_refused_as_a_blank_json_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: CaptureFixture
+) -> None:
+    blank = tmp_path / "blank.json"
+    blank.write_bytes(b" \n\n")
+    assert main(["validate", "-q", str(blank)]) == 1
+    from_file = capsys.readouterr().out
+    _stdin(monkeypatch, b" \n\n")
+    assert main(["validate", "-q", "-"]) == 1
+    assert capsys.readouterr().out == from_file.replace(str(blank), "<stdin>")
+    assert from_file.startswith(f"{blank}:3:1: malformed JSON: ")
+
+
+def test_an_empty_log_file_is_still_a_valid_empty_log(tmp_path: Path, capsys: CaptureFixture) -> None:
+    (tmp_path / "empty.jsonl").write_bytes(b"")  # append_jsonl's log before its first message
+    assert main(["validate", str(tmp_path / "empty.jsonl")]) == 0
+    assert _lines(capsys.readouterr().out) == ["checked 1 file (0 messages in the valid ones): all valid"]
+
+
+# --- --template-file is read only by --template auto ---
+
+
+@pytest.mark.parametrize("template_file", ["llama.jinja", "missing.jinja"])
+def test_template_file_without_template_auto_is_one_usage_line(
+    template_file: str, tmp_path: Path, capsys: CaptureFixture
+) -> None:
+    conversation = _write(tmp_path / "hi.json", HI)
+    (tmp_path / "llama.jinja").write_text("<|start_header_id|>{{ m }}<|eot_id|>", encoding="utf-8")
+    assert main(_templated(conversation, "--template-file", str(tmp_path / template_file))) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert _lines(captured.err) == [
+        "orion-messages: error: --template-file is read only by --template auto, which detects the "
+        "template from it; --template chatml names the template itself"
+    ]
+
+
+def test_template_auto_without_a_file_says_it_falls_back_to_chatml(
+    tmp_path: Path, capsys: CaptureFixture
+) -> None:
+    conversation = _write(tmp_path / "hand.json", HAND)
+    argv = ["prune", str(conversation), "--max-context-tokens", "60", "--max-response-tokens", "0"]
+    assert main([*argv, "--template", "chatml", "--format", "json"]) == 0
+    chatml = capsys.readouterr()
+    assert main([*argv, "--template", "auto", "--format", "json"]) == 0
+    auto = capsys.readouterr()
+    assert auto.out == chatml.out  # the same plan
+    assert chatml.err == ""
+    assert _lines(auto.err) == [
+        "orion-messages: note: --template auto without --template-file: no chat template to detect "
+        "from, so chatml, as orion-core uses for a model without one"
+    ]
+
+
+# --- Repeated keys in a log: every one still found, the scanner run only where one may be ---
+
+
+def test_repeated_keys_in_a_log_are_found_past_colons_and_escapes(
+    tmp_path: Path, capsys: CaptureFixture
+) -> None:
+    log = tmp_path / "dup.jsonl"
+    log.write_text(
+        '{"id":"m1","role":"user","role":"user","content":"a: b \\u003a c","timestamp":1}\n'
+        '{"id":"m2","role":"user","content":"x:y","timestamp":2}\n'
+        '{"id":"m3","role":"user","content":"x:y:z","content":"w","timestamp":3}\n'
+        '{"id":"m4","role":"assistant","content":"","timestamp":4,'
+        '"tool_calls":[{"id":"c1","name":"a","name":"b","arguments":{"k":1,"k":2}}]}\n'
+        '{"id":"m5","role":"assistant","content":"","timestamp":5,'
+        '"tool_calls":[{"id":"c2","name":"a","arguments":{"k:":1,"k:":2}}]}\n'
+        '{"id":"m6","role":"user","content":"big","timestamp":6,"x":123456789012345678901234567890,"id":"m7"}\n',
+        encoding="utf-8",
+    )
+    assert main(["validate", "-q", str(log)]) == 1
+    assert _lines(capsys.readouterr().out) == [
+        f'{log}:1: duplicate key "role" in one object',  # beside an escaped colon
+        f'{log}:3: duplicate key "content" in one object',  # the value left out holds colons
+        f'{log}:4: tool_calls[0]: duplicate key "name" in one object',  # not arguments' "k"
+        f'{log}:6: duplicate key "id" in one object',  # beside an integer orjson cannot read
+    ]
+
+
+def _json_text(value: Any, *, escape_colons: bool) -> str:
+    """``value`` as JSON, objects given as lists of pairs so that keys may repeat."""
+    if isinstance(value, tuple):
+        return "{" + ",".join(f"{_json_text(k, escape_colons=escape_colons)}:{_json_text(v, escape_colons=escape_colons)}" for k, v in value) + "}"  # fmt: skip
+    if isinstance(value, list):
+        return "[" + ",".join(_json_text(item, escape_colons=escape_colons) for item in value) + "]"
+    text = json.dumps(value, ensure_ascii=False)
+    return text.replace(":", "\\u003a") if escape_colons and isinstance(value, str) else text
+
+
+_KEYS = st.sampled_from(["id", "role", "content", "a", ":", "a:b", "", "é"])
+_VALUES = st.recursive(
+    st.none() | st.integers() | st.text(alphabet=':"\\ab{}é\u2028', max_size=6),
+    lambda children: (
+        st.lists(children, max_size=3).map(list) | st.lists(st.tuples(_KEYS, children), max_size=4).map(tuple)
+    ),
+    max_leaves=12,
+)
+
+
+@given(pairs=st.lists(st.tuples(_KEYS, _VALUES), max_size=6), escape_colons=st.booleans())
+def test_the_repeated_key_filter_never_skips_a_record_the_scanner_would_flag(
+    pairs: list[tuple[str, Any]], escape_colons: bool
+) -> None:
+    from orion_messages._json_rules import duplicate_key_paths
+    from orion_messages.cli import _may_repeat_keys
+
+    record = _json_text(tuple(pairs), escape_colons=escape_colons).encode()
+    if duplicate_key_paths(record):
+        assert _may_repeat_keys(record)
+    elif b"\\u003" not in record:  # and it lets every other record through without the scanner
+        assert not _may_repeat_keys(record)
+
+
+# --- JSON reports escape what a terminal would act on; converted data stays orion-core's bytes ---
+
+
+def test_json_reports_escape_del_c1_and_line_separators(tmp_path: Path, capsys: CaptureFixture) -> None:
+    odd = "x\x7f\x85\u2028\u202e"
+    bad = tmp_path / f"{odd}.json"
+    bad.write_text("[", encoding="utf-8")
+    good = _write(tmp_path / f"{odd}-ok.json", HI)
+    for argv, path in (
+        (["validate", "--format", "json", str(bad)], ["files", 0, "path"]),
+        (["stats", "--format", "json", str(good)], ["path"]),
+        (["prune", "--format", "json", str(good)], ["path"]),
+    ):
+        main(argv)
+        out = capsys.readouterr().out
+        assert not set(out) & set(odd[1:]), argv
+        assert "x\\u007f\\u0085\\u2028\\u202e" in out
+        value: Any = json.loads(out)  # the same data
+        for step in path:
+            value = value[step]
+        assert value == str(bad if argv[0] == "validate" else good)
+
+
+def test_json_report_escapes_as_text_output_does() -> None:
+    from orion_messages._cli_text import json_report
+
+    text = json_report({"k": "café 😀 \U000e0001 \x9b \n"})
+    assert text == '{\n  "k": "café 😀 \\udb40\\udc01 \\u009b \\n"\n}'
+
+
+def test_converted_data_keeps_orion_cores_bytes(tmp_path: Path, capsys: CaptureFixture) -> None:
+    source = tmp_path / "odd.json"
+    source.write_bytes('[{"id":"a\x7f\x85\u2028","role":"user","content":"hi","timestamp":1}]'.encode())
+    assert main(["convert", str(source), "-", "--to", "jsonl"]) == 0
+    assert capsys.readouterr().out == '{"id":"a\x7f\x85\u2028","role":"user","content":"hi","timestamp":1}\n'
+
+
+# --- Stores: conversations counted as such, prune writes to one, no "[Errno 2]" ---
+
+
+def test_validate_counts_stored_conversations(tmp_path: Path, capsys: CaptureFixture) -> None:
+    hi = _write(tmp_path / "hi.json", HI)
+    store = f"sqlite:///{tmp_path / 'chats.db'}"
+    for name in ("a", "b"):
+        assert main(["convert", str(hi), f"{store}?conversation={name}"]) == 0
+    capsys.readouterr()
+    assert main(["validate", store]) == 0
+    assert _lines(capsys.readouterr().out) == [
+        "checked 2 stored conversations (2 messages in the valid ones): all valid"
+    ]
+    assert main(["validate", store, str(hi)]) == 0
+    assert _lines(capsys.readouterr().out) == [
+        "checked 2 stored conversations and 1 file (3 messages in the valid ones): all valid"
+    ]
+
+
+def test_prune_writes_to_a_store_url(hand: Path, tmp_path: Path, capsys: CaptureFixture) -> None:
+    target = f"sqlite:///{tmp_path / 'chats.db'}?conversation=p"
+    argv = ["prune", str(hand), "--max-context-tokens", "60", "--max-response-tokens", "0"]
+    assert main([*argv, "-o", target, "--to", "json"]) == 2  # no file format for a store
+    assert "--to is for a file or -" in capsys.readouterr().err
+    assert main([*argv, "-o", str(tmp_path / "pruned.json")]) == 0
+    assert main([*argv, "-o", target]) == 0
+    assert _lines(capsys.readouterr().out)[-1] == f"wrote 6 messages to {target}"
+    assert main(["convert", target, str(tmp_path / "back.json")]) == 0
+    assert (tmp_path / "back.json").read_bytes() == (tmp_path / "pruned.json").read_bytes()
+
+
+def test_a_missing_folder_for_a_new_store_is_said_without_errno(
+    hand: Path, tmp_path: Path, capsys: CaptureFixture
+) -> None:
+    target = f"sqlite:///{tmp_path / 'nodir' / 'x.db'}?conversation=c"
+    assert main(["convert", str(hand), target]) == 1
+    assert _lines(capsys.readouterr().err) == [
+        f"orion-messages: error: {target}: no such folder for the store's database"
+    ]

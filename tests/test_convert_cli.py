@@ -294,3 +294,40 @@ def test_from_strict_refuses_request_parameters_unless_accepted(
     ]
     accepted = "model,max_tokens,tools,system"
     assert main(["convert", str(source), str(out), "--from", "openai", "--strict", "--accept", accepted]) == 0
+
+
+# Options that would be ignored are usage errors (exit 2), as prune's --tools without --template.
+IGNORED_OPTIONS = [
+    (["--to", "jsonl", "--system-prompt", "Be brief."], "--system-prompt applies only to --to orion-backend"),
+    (["--to", "openai", "--arguments", "string"], "--arguments applies only to --to chat-template"),
+    (["--to", "anthropic", "--no-metadata"], "--no-metadata applies only to --to chat-template"),
+    (["--to", "orion-backend", "--orphans", "drop"], "--orphans applies only to --to openai, anthropic or"),
+    (["--to", "openai", "--timestamp", "5"], "--timestamp applies only to --from openai, anthropic or"),
+    (["--to", "jsonl", "--strict"], "--strict applies only to a conversion to or from another format"),
+    (["--to", "openai", "--accept", "id"], "--accept applies only to --strict"),
+]
+
+
+@pytest.mark.parametrize(("options", "said"), IGNORED_OPTIONS)
+def test_an_option_that_would_be_ignored_is_a_usage_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], options: list[str], said: str
+) -> None:
+    out = tmp_path / "out.json"
+    assert main(["convert", str(GOLDENS / "tool-loop.orion.json"), str(out), *options]) == 2
+    assert said in capsys.readouterr().err
+    assert not out.exists()
+
+
+def test_to_contradicting_the_extension_is_a_usage_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A log named .json would not load as a conversation file, nor an array named .jsonl as a log.
+    source = str(GOLDENS / "tool-loop.orion.json")
+    for name, to in (("out.json", "jsonl"), ("out.jsonl", "json")):
+        assert main(["convert", source, str(tmp_path / name), "--to", to]) == 2
+        assert f"--to {to} contradicts the extension of" in capsys.readouterr().err
+        assert not (tmp_path / name).exists()
+    assert (
+        main(["convert", source, str(tmp_path / "out.txt"), "--to", "jsonl"]) == 0
+    )  # no claim to contradict
+    assert main(["convert", source, str(tmp_path / "agrees.jsonl"), "--to", "jsonl"]) == 0

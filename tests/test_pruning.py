@@ -689,6 +689,6 @@ def test_a_repeated_call_id_appended_later_is_tied_too() -> None:
 
 
 def test_messages_must_be_a_list_the_plan_can_index() -> None:
-    with pytest.raises(TypeError, match="plan_prune takes a list of messages .*, got a list_iterator"):
+    with pytest.raises(TypeError, match=r"plan_prune takes a list of messages .*, got a list_iterator"):
         plan_prune(iter(build("U1 A1")), config(100))  # type: ignore[arg-type]
     assert plan_prune(tuple(build("U1 A1")), config(100)).kept == [range(0, 2)]

@@ -54,7 +54,7 @@ def test_validate_checks_every_conversation_of_a_store(
         assert main(["convert", str(GOLDEN), with_conversation(store_url, name)]) == 0
     capsys.readouterr()
     assert main(["validate", store_url]) == 0
-    assert "checked 2 files" in capsys.readouterr().out
+    assert "checked 2 stored conversations" in capsys.readouterr().out
     raw_sql(
         store_url, "UPDATE orion_messages SET data = ? WHERE conversation_id = 'b' AND position = 1", ("{}",)
     )
