@@ -7,7 +7,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from .errors import Problem
+from .errors import Problem, printable
 
 __all__ = ["MAX_PROBLEMS_ON_STDERR", "json_report", "one_line", "printable", "problem_line", "problem_lines"]
 
@@ -15,13 +15,6 @@ MAX_PROBLEMS_ON_STDERR = 20
 """How many problems a fatal error lists on stderr; the rest are counted on one more line."""
 
 _ONE_LINE_MAX = 160
-
-
-def printable(text: str) -> str:
-    """``text`` with every character a terminal would act on escaped as ``repr`` does (``\\x1b``, ``\\n``)."""
-    if text.isprintable():
-        return text
-    return "".join(char if char.isprintable() else repr(char)[1:-1] for char in text)
 
 
 def json_report(value: Any) -> str:

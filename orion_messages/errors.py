@@ -41,13 +41,17 @@ MAX_REPORTED_PROBLEMS = 100
 """How many problems a ``FormatError`` holds; the rest are only counted (``omitted``)."""
 
 
+def printable(text: str) -> str:
+    """``text`` with every character a terminal would act on escaped as ``repr`` does (``\\x1b``, ``\\n``)."""
+    if text.isprintable():
+        return text
+    return "".join(char if char.isprintable() else repr(char)[1:-1] for char in text)
+
+
 def quoted(value: object) -> str:
-    """``value`` in double quotes for a message, with every character a terminal would act on
-    escaped as ``repr`` escapes it (``"a\\x1b[31m"``): ids and keys come from the data."""
-    text = str(value)
-    if not text.isprintable():
-        text = "".join(char if char.isprintable() else repr(char)[1:-1] for char in text)
-    return f'"{text}"'
+    """``value`` in double quotes for a message, escaped by ``printable`` (``"a\\x1b[31m"``):
+    ids and keys come from the data."""
+    return f'"{printable(str(value))}"'
 
 
 def kind_of(value: object) -> str:
