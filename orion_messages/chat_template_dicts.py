@@ -235,7 +235,8 @@ def from_chat_template(
     """Read chat-template dicts (Hugging Face, Ollama) back into a conversation.
 
     Arguments may be a JSON value or JSON text (decoded with ``loads``' rules; text that is not
-    valid JSON is kept as a string and reported). A ``tool`` message without ``tool_call_id``
+    valid JSON is kept as a string, reported unless the ``"orion"`` metadata is there, which
+    says the string is the value that was exported). A ``tool`` message without ``tool_call_id``
     answers the oldest unanswered call (reported). The ``"orion"`` key, where present, restores
     ids, timestamps and everything else ``to_chat_template`` kept. A message without it gets a
     new id ``msg-N``, N counting on after the highest ``msg-N`` among the restored ids (as
@@ -261,11 +262,12 @@ def from_chat_template(
         losses: list[tuple[str, str]] = []
         standard = _standard(entry, losses)
         overlay = entry.get(METADATA_KEY)
-        overlay = overlay if isinstance(overlay, Mapping) else {}
-        restored = set(_paths(overlay, standard))
-        for field, why in losses:
-            if field.replace(".function.", ".") not in restored:  # else the metadata has the exact value
+        if not isinstance(overlay, Mapping):
+            # With the metadata, text kept as a string is what was exported (to_chat_template puts
+            # in it every value that reads back differently): only without it is that a loss.
+            for field, why in losses:
                 report.lose(index, field, why)
+            overlay = {}
         _pair_result(report, index, standard, unanswered)
         data = _restore(standard, overlay)
         if "id" not in data:

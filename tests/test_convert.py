@@ -1125,3 +1125,27 @@ def test_a_missing_key_is_said_missing_not_null(
     with pytest.raises(ConversionError) as caught:
         convert(given, timestamp=0)
     assert str(caught.value) == expected
+
+
+def test_a_string_argument_round_trips_through_chat_template_dicts_strictly() -> None:
+    # Object mode carries a string argument as a string; with the "orion" metadata that string is
+    # the value exported, so reading it back loses nothing and strict mode accepts it.
+    messages = [
+        Message.user("msg-1", "weather?", timestamp=1),
+        Message.assistant(
+            "msg-2",
+            "",
+            tool_calls=[ToolCall(id="c1", name="search", arguments="weather in Paris")],
+            timestamp=2,
+        ),
+    ]
+    exported = to_chat_template(messages)
+    assert exported.lossless
+    back = from_chat_template(exported.value, strict=True)
+    assert back.losses == ()
+    assert back.value == messages
+    # Without the metadata the same text may have been meant as JSON: kept, and reported.
+    bare = from_chat_template(to_chat_template(messages, metadata=False).value)
+    assert [(loss.index, loss.field) for loss in bare.losses if "arguments" in loss.field] == [
+        (1, "tool_calls[0].function.arguments")
+    ]
