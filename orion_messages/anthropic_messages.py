@@ -492,7 +492,10 @@ def _assistant_blocks(
         kind = block.get("type")
         if kind == "text":
             _unknown_keys(report, index, block, _TEXT_KEYS, f"content[{number}].")
-            texts.append(reader.string(block, "text", where) or "")
+            text = reader.string(block, "text", where) or ""
+            if calls and text:  # orion-core keeps a message's text apart from its calls, text first
+                report.lose(index, f"content[{number}]", "text after a tool_use block: the order is not kept")
+            texts.append(text)
         elif kind == "tool_use":
             _unknown_keys(report, index, block, _USE_KEYS, f"content[{number}].")
             call_id = reader.string(block, "id", where)

@@ -1149,3 +1149,20 @@ def test_a_string_argument_round_trips_through_chat_template_dicts_strictly() ->
     assert [(loss.index, loss.field) for loss in bare.losses if "arguments" in loss.field] == [
         (1, "tool_calls[0].function.arguments")
     ]
+
+
+def test_from_anthropic_reports_text_after_a_tool_use_block() -> None:
+    # An orion-core message holds its text, then its calls: the block order is lost, and said.
+    turn = {
+        "role": "assistant",
+        "content": [
+            {"type": "tool_use", "id": "t1", "name": "search", "input": {}},
+            {"type": "text", "text": "looking"},
+        ],
+    }
+    result = from_anthropic([{"role": "user", "content": "q"}, turn])
+    assert [(loss.index, loss.field) for loss in result.losses] == [(1, "content[1]")]
+    assert result.value[1].content == "looking"
+    assert [call.id for call in result.value[1].tool_calls] == ["t1"]
+    in_order = {"role": "assistant", "content": [turn["content"][1], turn["content"][0]]}
+    assert from_anthropic([{"role": "user", "content": "q"}, in_order]).losses == ()
