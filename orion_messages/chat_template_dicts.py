@@ -320,6 +320,10 @@ def _pair_result(
         unanswered.remove(match)
     if result["tool_name"] is None:
         result["tool_name"] = match[1] if match is not None else ""
+        if match is None:
+            report.lose(
+                index, "name", "missing, and no earlier call has this id to name the tool: left empty"
+            )
 
 
 def _checked_entry(reader: _Input, report: _Report, index: int, item: Any) -> Mapping[str, Any] | None:

@@ -1166,3 +1166,15 @@ def test_from_anthropic_reports_text_after_a_tool_use_block() -> None:
     assert [call.id for call in result.value[1].tool_calls] == ["t1"]
     in_order = {"role": "assistant", "content": [turn["content"][1], turn["content"][0]]}
     assert from_anthropic([{"role": "user", "content": "q"}, in_order]).losses == ()
+
+
+def test_from_chat_template_reports_a_tool_name_it_cannot_find() -> None:
+    # A tool message without "name" takes its call's; with no call of that id it stays empty, said.
+    result = from_chat_template([{"role": "tool", "tool_call_id": "zz", "content": "r"}], timestamp=0)
+    assert result.value[0].tool_result is not None
+    assert result.value[0].tool_result.tool_name == ""
+    assert [(loss.index, loss.field) for loss in result.losses] == [(0, "name")]
+    named = from_chat_template(
+        [{"role": "tool", "tool_call_id": "zz", "name": "f", "content": "r"}], timestamp=0
+    )
+    assert named.losses == ()
