@@ -86,7 +86,12 @@ class _SerdeJsonModel(BaseModel):
 
     @classmethod
     def model_validate_json(cls, json_data: str | bytes | bytearray, **options: Any) -> Self:
-        """pydantic's ``model_validate_json``, with serde_json's reading of ``-0``."""
+        """pydantic's ``model_validate_json``, with serde_json's reading of ``-0``.
+
+        An unknown key whose value cannot be written back (``1e400``, a lone surrogate escape) is
+        refused here with pydantic's ``ValidationError``; ``loads_message`` and the other readers
+        load such a document as orion-core does, leaving the key out with an ``UnknownKeyWarning``.
+        """
         given = bytes(json_data) if isinstance(json_data, bytearray) else json_data
         fixed = minus_zero_as_float(given)
         try:
