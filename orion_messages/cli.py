@@ -716,19 +716,25 @@ def _load_conversation(data: bytes, parsed: _Parsed, *, strict: bool) -> None:
         return
     except FormatError as error:
         if strict:
-            parsed.add(error.problems, omitted=error.omitted)
+            parsed.add(_with_repeated_keys(error.problems, data), omitted=error.omitted)
             return
         problems = error.problems
     # Not strict: parse leniently to tell semantic problems (warnings) from the rest (errors).
     try:
         parsed.messages = loads(data)
     except FormatError as error:
-        parsed.add(error.problems, omitted=error.omitted)
+        parsed.add(_with_repeated_keys(error.problems, data), omitted=error.omitted)
         return
     semantic = find_problems(parsed.messages)
     known = set(semantic)
     parsed.add([problem for problem in problems if problem not in known])
     parsed.add(semantic, error=False)
+
+
+def _with_repeated_keys(problems: list[Problem], data: bytes) -> list[Problem]:
+    """``problems`` and the keys repeated in one object, which a failed load stops before: every
+    problem is listed. A malformed document has none to add (the scan reads only valid JSON)."""
+    return [*problems, *(problem for problem in duplicate_key_problems(data) if problem not in problems)]
 
 
 _Record = tuple[int, bytes, int]

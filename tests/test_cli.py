@@ -1823,3 +1823,20 @@ def test_a_missing_folder_for_a_new_store_is_said_without_errno(
     assert _lines(capsys.readouterr().err) == [
         f"orion-messages: error: {target}: no such folder for the store's database"
     ]
+
+
+def test_validate_lists_a_repeated_key_beside_another_problem(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The load stops at the wrong role; the repeated key in [1] is a problem all the same.
+    path = tmp_path / "both.json"
+    path.write_text(
+        '[{"id":"a","role":"Us","content":"x","timestamp":1},'
+        '{"id":"b","role":"user","content":"y","timestamp":2,"token_count":1,"token_count":2}]'
+    )
+    for options in ([], ["--strict"]):
+        assert main(["validate", *options, str(path)]) == 1
+        out = capsys.readouterr().out
+        assert f"{path}: [0].role: expected a role" in out
+        assert f'{path}: [1]: duplicate key "token_count" in one object' in out
+        assert "(2 errors)" in out
