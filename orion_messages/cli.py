@@ -824,9 +824,10 @@ def _parse_records(
 
 
 def _parse_record(record: bytes, number: int, parsed: _Parsed) -> None:
+    event_type: str | None = None  # an event's type says which keys it knows
     try:
         if parsed.kind == "events":
-            parse_event(record)
+            event_type = parse_event(record).type
             parsed.events += 1
         else:
             parsed.messages.append(loads_message(record))
@@ -834,12 +835,16 @@ def _parse_record(record: bytes, number: int, parsed: _Parsed) -> None:
         parsed.add(error.at_line(number).problems)
         return
     if _may_repeat_keys(record):
-        parsed.add(_duplicate_keys(record, number, events=parsed.kind == "events"))
+        parsed.add(_duplicate_keys(record, number, event_type))
 
 
-def _duplicate_keys(record: bytes, line: int, *, events: bool) -> list[Problem]:
-    """Known keys repeated in one object of one record, placed on its line (the codec's scanner)."""
-    problems = duplicate_event_key_problems(record) if events else duplicate_key_problems(record)
+def _duplicate_keys(record: bytes, line: int, event_type: str | None) -> list[Problem]:
+    """Known keys repeated in one object of one record (a message, or an event of ``event_type``),
+    placed on its line (the codec's scanner)."""
+    if event_type is None:
+        problems = duplicate_key_problems(record)
+    else:
+        problems = duplicate_event_key_problems(record, event_type)
     return FormatError(problems).at_line(line).problems if problems else []
 
 

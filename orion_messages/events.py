@@ -17,6 +17,7 @@ import inspect
 import os
 import warnings
 from collections.abc import Iterable, Iterator
+from functools import partial
 from pathlib import Path
 from typing import Annotated, Any, Literal, get_args
 
@@ -281,22 +282,28 @@ _EVENT_CLASSES: tuple[type[_Event], ...] = get_args(get_args(AgentEvent)[0])
 EVENT_TYPES: tuple[str, ...] = tuple(event.model_fields["type"].default for event in _EVENT_CLASSES)
 """Every event ``type`` tag, in orion-core's declaration order (read from the event classes)."""
 
-# The keys any event knows: a repeated one is serde's "duplicate field" (over all variants, so a
-# key repeated in a variant that does not know it is refused too; no event of orion-core's has one).
-_EVENT_FIELDS = frozenset().union(*(event.model_fields for event in _EVENT_CLASSES))
+# The keys each event type knows: a repeated one is serde's "duplicate field"; a key the type does
+# not know is skipped unread by serde, repeated or not.
+_FIELDS_BY_TYPE = {
+    event.model_fields["type"].default: frozenset(event.model_fields) for event in _EVENT_CLASSES
+}
 _RESULT_FIELDS = frozenset(ToolResult.model_fields)
 
 
-def duplicate_event_key_problems(line: bytes | str) -> list[Problem]:
-    """A problem for every known key repeated in one object of an event (what ``strict`` adds)."""
-    return duplicate_key_problems(line, _event_fields)
+def duplicate_event_key_problems(line: bytes | str, event_type: str) -> list[Problem]:
+    """A problem for every known key repeated in one object of an event of type ``event_type``
+    (what ``strict`` adds; the line has been read as that event)."""
+    fields = _FIELDS_BY_TYPE[event_type]
+    return duplicate_key_problems(line, partial(_event_fields, fields))
 
 
-def _event_fields(path: tuple[int | str, ...]) -> frozenset[str] | None:
-    """The known keys of the object at ``path`` in an event (``StructFields``)."""
+def _event_fields(fields: frozenset[str], path: tuple[int | str, ...]) -> frozenset[str] | None:
+    """The known keys of the object at ``path`` in an event whose own keys are ``fields`` (``StructFields``)."""
     if not path:
-        return _EVENT_FIELDS
+        return fields
     head, rest = path[0], path[1:]
+    if head not in fields:
+        return None  # an unknown key's value: skipped unread
     if head == "message":
         return message_fields(rest)
     if head == "messages" and rest and isinstance(rest[0], int):
@@ -329,7 +336,7 @@ def parse_event(line: bytes | bytearray | memoryview | str, *, strict: bool = Fa
         line = bytes(line)
     event = validate_json(_EVENT, line, _event_problems, read_whole=True)  # serde buffers a tagged enum
     if strict:
-        problems = duplicate_event_key_problems(line)
+        problems = duplicate_event_key_problems(line, event.type)
         if isinstance(event, AgentEndEvent):
             problems.extend(
                 Problem(f"messages{p.location}", p.message) for p in find_problems(event.messages)

@@ -596,3 +596,24 @@ def test_an_event_written_as_an_array_is_refused_saying_serde_reads_it() -> None
     # serde reads ["warning","hi"] as a warning event; orion-core never writes that form.
     with pytest.raises(FormatError, match="an event written as an array, which serde reads, is refused"):
         parse_event('["warning","hi"]')
+
+
+# Measured with orion-core's AgentEvent (serde_json): a key the event's type does not have is
+# skipped unread, repeated or not, so strict reading refuses only a repeat of the type's own keys.
+@pytest.mark.parametrize(
+    ("line", "refused"),
+    [
+        ('{"type":"agent_start","message":"w","message":"v"}', False),
+        ('{"type":"warning","message":"w","args":1,"args":2}', False),
+        ('{"type":"turn_start","result":{"a":1,"a":2},"result":{}}', False),
+        ('{"type":"warning","message":"w","message":"v"}', True),
+        ('{"type":"tool_exec_end","tool_call_id":"c","tool_name":"t","result":{"tool_call_id":"c",'
+         '"tool_name":"t","content":"","is_error":false,"content":"x"},"duration_ms":1}', True),
+    ],
+)  # fmt: skip
+def test_strict_refuses_a_repeat_only_of_a_key_the_event_type_has(line: str, refused: bool) -> None:
+    if refused:
+        with pytest.raises(FormatError, match="duplicate key"):
+            parse_event(line, strict=True)
+    else:
+        parse_event(line, strict=True)
