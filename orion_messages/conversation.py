@@ -135,6 +135,10 @@ class Conversation:
 
     ``messages`` is a read-only view; change the conversation through ``append``, ``extend``,
     ``set_pinned``, ``resolve`` and ``replace_messages``. Messages themselves are immutable.
+
+    Not thread-safe, like a ``list`` being changed: a conversation changed by one thread while
+    another reads or plans it can keep a wrong cached plan. Share one between threads under a
+    lock of your own.
     """
 
     def __init__(self, messages: Iterable[Message] = ()) -> None:

@@ -144,7 +144,11 @@ def save(path: PathLike, messages: Iterable[Message], *, indent: int | None = No
         NotARegularFileError: ``path`` names a FIFO, a device or a folder.
         OSError: the file cannot be written; the previous file is left whole.
     """
-    _replace_atomically(path, dumps(messages, indent=indent))  # dumps fails before the disk changes
+    try:
+        data = dumps(messages, indent=indent)  # fails before the disk changes
+    except FormatError as error:
+        raise error.with_source(os.fspath(path)) from None
+    _replace_atomically(path, data)
 
 
 def _record(index: int, message: Message) -> bytes:
@@ -160,7 +164,9 @@ def _record(index: int, message: Message) -> bytes:
 def save_jsonl(path: PathLike, messages: Iterable[Message]) -> None:
     """Write a whole JSON Lines log atomically: one message a line, as ``append_jsonl`` writes them.
 
-    For rewriting a log (converting, pruning, compacting); the same guarantees as ``save``.
+    For rewriting a log (converting, pruning, compacting); the same guarantees as ``save``. It
+    does not take the log's append lock: appends other processes make while the log is read and
+    rewritten go to the old file and are lost, so rewrite a log only while nobody appends to it.
 
     Raises:
         TypeError: an item is not a ``Message``; the file is left untouched.
@@ -168,7 +174,10 @@ def save_jsonl(path: PathLike, messages: Iterable[Message]) -> None:
         NotARegularFileError: ``path`` names a FIFO, a device or a folder.
         OSError: the file cannot be written; the previous file is left whole.
     """
-    data = b"".join(_record(index, message) for index, message in enumerate(messages))
+    try:
+        data = b"".join(_record(index, message) for index, message in enumerate(messages))
+    except FormatError as error:
+        raise error.with_source(os.fspath(path)) from None
     _replace_atomically(path, data)
 
 
@@ -508,9 +517,12 @@ def _prepare_for_append(fd: int, path: PathLike) -> tuple[int, bytes]:
     size = os.fstat(fd).st_size
     if size == 0:
         return 0, b""
-    first = os.pread(fd, 4096, 0).lstrip(b" \t\r\n")[:1]
+    head = os.pread(fd, 4096, 0)
+    first = head.lstrip(b" \t\r\n")[:1]
     if first != b"{":
         found = "only whitespace" if not first else f"{first.decode('latin-1')!r}"
+        if head.startswith(b"\xef\xbb\xbf"):
+            found = "a byte order mark, which JSON does not allow"
         hint = ", as a conversation saved by save() does" if first == b"[" else ""
         _refuse(path, f"it starts with {found}{hint}, not with a message object")
     if os.pread(fd, 1, size - 1) == b"\n":
@@ -520,16 +532,27 @@ def _prepare_for_append(fd: int, path: PathLike) -> tuple[int, bytes]:
     tail = os.pread(fd, size - start, start)
     if _is_whole_record(tail):
         return size, b"\n"  # a whole record that lost only its newline
+    if _is_blank(tail):  # blanks after the last newline: they stay, on a line of their own
+        _require_message_line(fd, path, start)
+        return size, b"\n"
     if not _may_be_torn(tail):
-        _refuse(
-            path, f"its last line is neither a message nor the start of one (line {_line_number(fd, start)})"
-        )
+        _refuse(path, f"{_not_a_record(tail)} (line {_line_number(fd, start)})")
     if start > 0:
         _require_message_line(fd, path, start)
     warning = TornLineWarning(os.fspath(path), None, start, size - start, repaired=True)
     warnings.warn(warning, stacklevel=3)
     os.ftruncate(fd, start)
     return start, b""
+
+
+def _not_a_record(tail: bytes) -> str:
+    """Why an unterminated last line that is no torn record makes the file no log."""
+    try:
+        loads_message(tail)
+    except FormatError as error:
+        if is_one_json_object(tail):
+            return f"its last line is a JSON object but not a message ({error.problems[0]})"
+    return "its last line is neither a message nor the start of one"
 
 
 def _require_message_line(fd: int, path: PathLike, end: int) -> None:
@@ -566,8 +589,10 @@ def _last_line_start(fd: int, end: int) -> int:
 
 
 def _may_be_torn(line: bytes) -> bool:
-    """Whether an unterminated last line may be a record cut short by a crash: it starts as one."""
-    return line.lstrip(_BLANK).startswith(b"{")
+    """Whether an unterminated last line may be a record cut short by a crash: it starts as one
+    and is not a whole JSON object (no part of a record is one; a whole object that is not a
+    valid message is corrupt data, which is never cut off)."""
+    return line.lstrip(_BLANK).startswith(b"{") and not is_one_json_object(line)
 
 
 def _line_number(fd: int, offset: int) -> int:

@@ -28,6 +28,7 @@ from orion_messages import (
     FormatError,
     Message,
     NotALogError,
+    Role,
     ToolCall,
     append_jsonl,
     dumps_message,
@@ -1021,3 +1022,54 @@ def test_a_log_read_as_a_conversation_file_says_which_reader_it_needs(tmp_path: 
     path.write_text('["msg-1","user","hi",1]\n')
     with pytest.raises(FormatError, match="struct written as an array"):
         read_jsonl(path)
+
+
+def test_an_unterminated_whole_object_that_is_no_message_is_never_cut_off(tmp_path: Path) -> None:
+    # No part of a record is a whole JSON object, so this line was not torn by a crash: it is
+    # data (a newer writer's role), and neither an append nor a repair may delete it.
+    path = tmp_path / "log.jsonl"
+    first = dumps_message(Message.user("msg-1", "a", timestamp=1)) + b"\n"
+    data = first + b'{"id":"msg-2","role":"developer","content":"keep me","timestamp":2}'
+    path.write_bytes(data)
+    with pytest.raises(NotALogError, match=r"its last line is a JSON object but not a message .*\(line 2\)"):
+        append_jsonl(path, Message.user("msg-3", "c", timestamp=3))
+    assert path.read_bytes() == data
+    with pytest.raises(FormatError) as caught:
+        read_jsonl(path, repair=True)
+    assert [problem.line for problem in caught.value.problems] == [2]
+    assert path.read_bytes() == data
+
+
+@pytest.mark.parametrize("tail", [b"  ", b"\t", b"\r"])
+def test_blanks_after_the_last_newline_do_not_stop_an_append(tmp_path: Path, tail: bytes) -> None:
+    path = tmp_path / "log.jsonl"
+    first = dumps_message(Message.user("msg-1", "a", timestamp=1)) + b"\n"
+    path.write_bytes(first + tail)
+    append_jsonl(path, Message.user("msg-2", "b", timestamp=2))
+    assert (
+        path.read_bytes()
+        == first + tail + b"\n" + dumps_message(Message.user("msg-2", "b", timestamp=2)) + b"\n"
+    )
+    assert [m.id for m in read_jsonl(path)] == ["msg-1", "msg-2"]
+
+
+def test_append_to_a_file_with_a_byte_order_mark_says_so(tmp_path: Path) -> None:
+    path = tmp_path / "log.jsonl"
+    data = b"\xef\xbb\xbf" + dumps_message(Message.user("msg-1", "a", timestamp=1)) + b"\n"
+    path.write_bytes(data)
+    with pytest.raises(NotALogError, match="it starts with a byte order mark, which JSON does not allow"):
+        append_jsonl(path, Message.user("msg-2", "b", timestamp=2))
+    assert path.read_bytes() == data
+
+
+@pytest.mark.parametrize("writer", [save, save_jsonl])
+def test_a_message_that_cannot_be_saved_is_named_with_the_file(
+    tmp_path: Path, writer: Callable[..., None]
+) -> None:
+    path = tmp_path / "chat.json"
+    unwritable = Message.model_construct(id="m", role=Role.USER, content="x", timestamp=float("nan"))  # type: ignore[arg-type]
+    with pytest.raises(FormatError) as caught:
+        writer(path, [Message.user("msg-1", "a", timestamp=1), unwritable])
+    assert caught.value.source == str(path)
+    assert str(caught.value).startswith(f"{path}: [1]")
+    assert not path.exists()
