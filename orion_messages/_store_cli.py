@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from urllib.parse import unquote
+from urllib.parse import quote, unquote
 
 from .checks import find_problems
 from .errors import FormatError, OrionMessagesError, Problem, StoreError
@@ -108,6 +108,14 @@ def write_target(raw: str, messages: Sequence[Message]) -> bool:
     return True
 
 
+def _label(display: str, conversation: str) -> str:
+    """The URL that names ``conversation`` in the store ``display`` names: its other parameters
+    kept (``options`` may pick the schema), the id percent-encoded so the label reads back."""
+    base, _, query = display.partition("?")
+    kept = [part for part in query.split("&") if part and not part.startswith("conversation=")]
+    return f"{base}?{'&'.join([*kept, 'conversation=' + quote(conversation, safe='')])}"
+
+
 def validate_source(raw: str, *, strict: bool) -> list[Report] | None:
     """Check the conversation a store URL names, or every conversation in the store.
 
@@ -124,7 +132,7 @@ def validate_source(raw: str, *, strict: bool) -> list[Report] | None:
     with _opened(url, raw, create=False) as store:
         names = [url.conversation] if url.conversation is not None else [c.id for c in store.conversations()]
         for name in names:
-            label = f"{url.display.split('?', 1)[0]}?conversation={name}"
+            label = _label(url.display, name)
             try:
                 messages = store.load(name)
             except FormatError as error:

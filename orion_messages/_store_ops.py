@@ -16,6 +16,7 @@ from contextlib import suppress
 from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar
 
+from ._json_rules import VALUE_DEPTH_MAX, first_deeper_than
 from ._store_sql import Dialect, Statements, statements
 from .conversation import Conversation
 from .errors import (
@@ -224,8 +225,13 @@ def _metadata_text(metadata: Any) -> str | None:
     try:
         text = json.dumps(metadata, ensure_ascii=False, allow_nan=False)
         text.encode("utf-8")
+    except RecursionError:
+        text = None
     except (TypeError, ValueError) as error:  # UnicodeEncodeError (a lone surrogate) is a ValueError
         raise ArgumentTypeError(f"metadata must be a JSON value: {error}") from None
+    # What is stored must read back: Python's reader recurses deeper than its writer.
+    if text is None or first_deeper_than(text, VALUE_DEPTH_MAX) is not None:
+        raise ArgumentValueError(f"metadata may nest at most {VALUE_DEPTH_MAX} levels")
     return text
 
 
@@ -352,7 +358,7 @@ def load(conversation_id: str, last: int | None, since: str | None) -> Operation
                 raise MessageNotFound(conversation_id, since)
             rows = yield s["after"], (conversation_id, found), "all"
             if last is not None:
-                rows = rows[len(rows) - last :] if last else []
+                rows = rows[max(0, len(rows) - last) :] if last else []
         elif last is not None:
             rows = (yield s["last"], (conversation_id, last), "all")[::-1]
         else:

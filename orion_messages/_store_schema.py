@@ -84,7 +84,9 @@ def upgrade(
             raise StoreError(
                 f"{where}: the store's version table is empty; it was not made by orion-messages"
             )
-        found = int(row[0])
+        if type(row[0]) is not int:  # a table of the name that orion-messages did not write
+            raise StoreError(f"{where}: the store's version is {row[0]!r}, not a number; it was not made by orion-messages")  # fmt: skip
+        found = row[0]
     elif not create:
         raise StoreError(
             f"{where}: no orion-messages store in this database (no orion_store_version table); "

@@ -11,6 +11,7 @@ byte-identical messages. See docs/store.md.
 from __future__ import annotations
 
 import asyncio
+import re
 import uuid
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
@@ -106,18 +107,23 @@ def masked_url(url: str) -> str:
     """``url`` with its passwords (``user:pw@``, ``?password=``) shown as ``***``, for messages."""
     masked = url
     for secret in filter(None, url_passwords(url)):  # a value equal to it elsewhere is masked too
-        masked = masked.replace(f":{secret}@", ":***@", 1).replace(f"={secret}", "=***")
+        masked = masked.replace(f":{secret}@", ":***@", 1)
+        masked = re.sub(f"=({re.escape(secret)})(?=[&#]|$)", "=***", masked)  # whole values only
     return masked
 
 
 def url_passwords(url: str) -> list[str]:
     """The passwords a store URL holds, as written: the authority's ``user:pw@``, then the
-    value of each ``password`` parameter."""
+    value of each ``password`` parameter.
+
+    The user information ends at the first ``@`` before any ``/``, as libpq reads it, so a
+    password may hold a ``?`` (``postgresql://me:pa?ss@db/chats``).
+    """
     _, _, rest = url.partition(":")
-    head, _, query = rest.partition("?")
-    authority = head[2:].partition("/")[0] if head.startswith("//") else ""
-    userinfo, at, _ = authority.rpartition("@")
+    after = rest[2:] if rest.startswith("//") else ""
+    userinfo, at, _ = after.partition("/")[0].partition("@")
     found = [userinfo.partition(":")[2]] if at and ":" in userinfo else []
+    query = (after[len(userinfo) + 1 :] if at else rest).partition("?")[2]
     for segment in query.split("&") if query else ():
         key, equals, value = segment.partition("=")
         if equals and unquote(key).strip().lower() == "password":

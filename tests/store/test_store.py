@@ -211,6 +211,9 @@ def test_append_extend_and_windows(store_url: str) -> None:
         assert store.load("c", last=100) == messages
         assert store.load("c", since="m6") == messages[7:]
         assert store.load("c", since="m2", last=2) == messages[-2:]
+        after = len(messages) - 3  # the messages after m2 (m0, m1, m2 come first)
+        for last in (after, after + 1, 2 * after - 1, 2 * after, 100):  # "the last `last` of those"
+            assert store.load("c", since="m2", last=last) == messages[3:]
         assert store.load("c", since="m9") == []
         with pytest.raises(MessageNotFound):
             store.load("c", since="missing")

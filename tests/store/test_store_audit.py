@@ -24,7 +24,7 @@ from orion_messages import (
     dumps_message,
 )
 from orion_messages.cli import main
-from orion_messages.store import ConversationStore, open_async_store, open_store, parse_store_url
+from orion_messages.store import ConversationStore, masked_url, open_async_store, open_store, parse_store_url
 
 from ..conftest import FIXTURES
 from .test_store import raw_sql
@@ -64,6 +64,15 @@ def test_passwords_are_masked_in_both_forms() -> None:
     assert parsed.display == "postgresql://me:***@db.example/chats?password=***&conversation=c1"
     assert "s3cret" in parsed.database
     assert "hunter2" in parsed.database
+
+
+def test_a_password_holding_a_question_mark_is_masked_and_other_values_are_whole() -> None:
+    # libpq reads the user information up to the first "@" before any "/": "pa?ss" is the password.
+    assert masked_url("postgresql://me:pa?ss@db/chats") == "postgresql://me:***@db/chats"
+    # Only a whole value equal to the password is masked, not one that starts like it.
+    assert masked_url("postgresql://me:abc@db/x?application_name=abcd") == (
+        "postgresql://me:***@db/x?application_name=abcd"
+    )
 
 
 def test_where_masks_a_password_parameter(postgres_url: str) -> None:

@@ -9,7 +9,7 @@ import pytest
 
 from orion_messages import load
 from orion_messages.cli import main
-from orion_messages.store import open_store
+from orion_messages.store import masked_url, open_store
 
 from ..conftest import FIXTURES
 from .test_store import raw_sql
@@ -84,3 +84,16 @@ def test_store_url_problems_are_clear_errors(
     open_store(f"sqlite:///{database}").close()
     assert main([part.format(db=database) for part in argv]) == 1
     assert expected in capsys.readouterr().err
+
+
+def test_validate_labels_each_conversation_with_a_url_that_reads_it_back(
+    store_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # An id with "&" is percent-encoded in the label, and the URL's other parameters stay.
+    assert main(["convert", str(GOLDEN), with_conversation(store_url, "x%26y")]) == 0  # the id x&y
+    capsys.readouterr()
+    assert main(["validate", "--format", "json", store_url]) == 0
+    (label,) = [entry["path"] for entry in json.loads(capsys.readouterr().out)["files"]]
+    assert label.endswith("conversation=x%26y")
+    assert label.split("?", 1)[0] == masked_url(store_url).split("?", 1)[0]
+    assert main(["stats", label]) == 0

@@ -115,12 +115,31 @@ def test_the_async_set_pinned_takes_only_a_bool(store_url: str) -> None:
         asyncio.run(run())
 
 
+def _nested(levels: int) -> list[object]:
+    """An array nested ``levels`` deep (``[]`` is one level)."""
+    value: list[object] = []
+    for _ in range(levels - 1):
+        value = [value]
+    return value
+
+
 @pytest.mark.parametrize(
     ("call", "error", "text"),
     [
         (lambda s: s.create(5), ArgumentTypeError, "a conversation id is a non-empty str, got 5"),
         (lambda s: s.create(""), ArgumentTypeError, "a conversation id is a non-empty str, got ''"),
         (lambda s: s.create("c2", metadata={1.5}), ArgumentTypeError, "metadata must be a JSON value"),
+        # Stored, it could not be read back (Python's reader recurses deeper than its writer).
+        (
+            lambda s: s.create("c2", metadata=_nested(121)),
+            ArgumentValueError,
+            "metadata may nest at most 120",
+        ),
+        (
+            lambda s: s.create("c2", metadata=_nested(5000)),
+            ArgumentValueError,
+            "metadata may nest at most 120",
+        ),
         (lambda s: s.append("c1", "hello"), ArgumentTypeError, "expected a Message, got str"),
         (lambda s: s.extend("c1", [None]), ArgumentTypeError, "expected a Message, got NoneType"),
         (lambda s: s.replace_messages("c1", [1]), ArgumentTypeError, "expected a Message, got int"),

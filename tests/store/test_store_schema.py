@@ -147,6 +147,15 @@ def test_an_empty_version_table_is_refused(store_url: str) -> None:
         open_store(store_url)
 
 
+def test_a_version_that_is_no_number_is_refused(tmp_path: Path) -> None:
+    # SQLite keeps what it is given in an INTEGER column; a table of that name from elsewhere.
+    url = f"sqlite:///{tmp_path / 'chats.db'}"
+    open_store(url).close()
+    raw_sql(url, "UPDATE orion_store_version SET version = 'abc'")
+    with pytest.raises(StoreError, match="the store's version is 'abc', not a number"):
+        open_store(url)
+
+
 def test_processes_creating_one_store_at_once_do_not_clash(store_url: str) -> None:
     errors: list[BaseException] = []
 
