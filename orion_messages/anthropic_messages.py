@@ -26,7 +26,7 @@ from .conversions import (
     _remember_calls,
     _Report,
 )
-from .errors import ConversionError, Problem
+from .errors import ConversionError, Problem, quoted
 from .models import Message, Role, ToolCall
 
 __all__ = ["from_anthropic", "to_anthropic"]
@@ -255,8 +255,8 @@ class _UniqueIds:
             pair = renamed.get(problem.location)
             if pair is not None:
                 old, new = pair
-                shown = f'"{old}" (sent as "{new}": {_UNIQUE})'
-                problem = Problem(problem.location, problem.message.replace(f'"{new}"', shown, 1))
+                renaming = f"its id in the conversation is {quoted(old)}, sent as {quoted(new)}: {_UNIQUE}"
+                problem = Problem(problem.location, f"{problem.message} ({renaming})")
             problems.append(problem)
         return ConversionError(problems)
 

@@ -890,7 +890,8 @@ def test_to_anthropic_same_id_twice_in_one_message_with_one_result_is_an_orphan(
     with pytest.raises(ConversionError) as caught:
         to_anthropic(history)
     assert [str(p) for p in caught.value.problems] == [
-        '[1].tool_calls[1]: tool call "c1" (sent as "c1-2": Anthropic requires unique tool_use ids) has no result'
+        '[1].tool_calls[1]: tool call "c1-2" has no result (its id in the conversation is "c1", '
+        'sent as "c1-2": Anthropic requires unique tool_use ids)'
     ]
     dropped = to_anthropic(history, orphans="drop")
     assert dropped.value["messages"][1] == {
