@@ -7,7 +7,8 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from .errors import Problem, printable
+from ._text import printable
+from .errors import Problem
 
 __all__ = ["MAX_PROBLEMS_ON_STDERR", "json_report", "one_line", "printable", "problem_line", "problem_lines"]
 

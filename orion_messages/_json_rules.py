@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 from pydantic import GetCoreSchemaHandler
 from pydantic_core import core_schema
 
-from .errors import kind_of
+from ._text import kind_of
 
 __all__ = [
     "INT_DIGITS_MAX",

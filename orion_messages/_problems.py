@@ -11,7 +11,8 @@ from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
 from ._json_rules import UNKNOWN_VALUE_ERROR, value_problem
-from .errors import FormatError, Problem, kind_of
+from ._text import kind_of
+from .errors import FormatError, Problem
 from .models import Message, Role
 
 _JSON_POSITION = re.compile(

@@ -18,6 +18,7 @@ from typing import Any, Generic, Protocol, TypeVar
 
 from ._json_rules import VALUE_DEPTH_MAX, first_deeper_than
 from ._store_sql import Dialect, Statements, statements
+from ._text import kind_of, quoted
 from .conversation import Conversation
 from .errors import (
     ArgumentTypeError,
@@ -29,8 +30,6 @@ from .errors import (
     PendingResultNotFound,
     ResultAlreadyResolved,
     StoreError,
-    kind_of,
-    quoted,
 )
 from .models import Message, now_ms
 from .pruning import ContextConfig, PrunePlan, TokenCounter, estimate_tokens, plan_prune

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from ._conversion_input import _Builder, _Input, _unknown_keys
+from ._text import quoted
 from .conversions import (
     _CALLING_ROLES,
     ConversionResult,
@@ -26,7 +27,7 @@ from .conversions import (
     _remember_calls,
     _Report,
 )
-from .errors import ConversionError, Problem, quoted
+from .errors import ConversionError, Problem
 from .models import Message, Role, ToolCall
 
 __all__ = ["from_anthropic", "to_anthropic"]

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .errors import Problem, quoted
+from ._text import quoted
+from .errors import Problem
 from .models import Message, Role
 
 __all__ = ["find_problems"]

@@ -17,9 +17,10 @@ from typing import Any, overload
 
 from . import storage
 from ._encoded import _EncodedFile
+from ._text import kind_of
 from .checks import find_problems
 from .counting import MessageCounter
-from .errors import ArgumentTypeError, PendingResultNotFound, Problem, ResultAlreadyResolved, kind_of
+from .errors import ArgumentTypeError, PendingResultNotFound, Problem, ResultAlreadyResolved
 from .ids import message_number
 from .models import Message
 from .planning import ContextConfig, PrunePlan, _context_config, _Counting, _counting, _plan, _PlanCache

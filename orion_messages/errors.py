@@ -12,6 +12,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 
+from ._text import quoted
+
 __all__ = [
     "ArgumentTypeError",
     "ArgumentValueError",
@@ -39,25 +41,6 @@ __all__ = [
 
 MAX_REPORTED_PROBLEMS = 100
 """How many problems a ``FormatError`` holds; the rest are only counted (``omitted``)."""
-
-
-def printable(text: str) -> str:
-    """``text`` with every character a terminal would act on escaped as ``repr`` does (``\\x1b``, ``\\n``)."""
-    if text.isprintable():
-        return text
-    return "".join(char if char.isprintable() else repr(char)[1:-1] for char in text)
-
-
-def quoted(value: object) -> str:
-    """``value`` in double quotes for a message, escaped by ``printable`` (``"a\\x1b[31m"``):
-    ids and keys come from the data."""
-    return f'"{printable(str(value))}"'
-
-
-def kind_of(value: object) -> str:
-    """The type of ``value`` with its article, for a message: ``an int``, ``a dict``."""
-    name = type(value).__name__
-    return f"an {name}" if name[:1].lower() in "aeiou" else f"a {name}"
 
 
 class OrionMessagesError(Exception):

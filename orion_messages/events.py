@@ -26,8 +26,9 @@ from pydantic_core import ErrorDetails
 
 from ._json_rules import JSON_VALUE
 from ._problems import describe, integer_ranges, location, problem_from
+from ._text import kind_of
 from .checks import find_problems
-from .errors import ArgumentTypeError, FormatError, Problem, kind_of
+from .errors import ArgumentTypeError, FormatError, Problem
 from .models import U32_MAX, Message, Role, ToolResult, _WireModel
 from .wire import dump_json, duplicate_key_problems, message_fields, validate_json
 

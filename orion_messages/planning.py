@@ -27,8 +27,9 @@ from itertools import accumulate, compress, pairwise
 from operator import not_, sub
 
 from ._layout import _Columns, _Layout, _read_columns
+from ._text import kind_of
 from .counting import MessageCounter, TokenCounter, _require_message_counter, default_counts, message_counts
-from .errors import ArgumentTypeError, ArgumentValueError, ContextOverflowError, kind_of
+from .errors import ArgumentTypeError, ArgumentValueError, ContextOverflowError
 from .models import Message
 from .templates import ChatTemplate, ToolSchema, get_template
 from .text_counters import TextCounter, callable_counter, estimate_text_tokens

@@ -20,6 +20,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import BinaryIO, NamedTuple, Union
 
+from ._text import kind_of
 from ._unknown_values import Origin
 from .checks import find_problems
 from .errors import (
@@ -29,7 +30,6 @@ from .errors import (
     NotARegularFileError,
     Problem,
     TornLineWarning,
-    kind_of,
 )
 from .models import Message
 from .wire import (

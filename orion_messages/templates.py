@@ -19,8 +19,9 @@ from pydantic import ConfigDict
 
 from ._json_rules import JSON_VALUE
 from ._pretty_json import pretty_json
+from ._text import kind_of, quoted
 from ._whitespace import UNICODE_WHITESPACE
-from .errors import ArgumentTypeError, UnknownTemplateError, kind_of, quoted
+from .errors import ArgumentTypeError, UnknownTemplateError
 from .models import Message, Role, _SerdeJsonModel
 
 __all__ = [

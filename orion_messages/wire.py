@@ -30,9 +30,10 @@ from ._json_rules import (
     value_problem,
 )
 from ._problems import location, problem_from, problems_from
+from ._text import kind_of, quoted
 from ._unknown_values import Origin, is_malformed, is_too_deep, json_invalid, without_unwritable_unknown_keys
 from .checks import find_problems
-from .errors import ArgumentTypeError, FormatError, Problem, kind_of, quoted
+from .errors import ArgumentTypeError, FormatError, Problem
 from .models import Message, ToolCall, ToolResult, _WireModel
 
 __all__ = ["FloatStyle", "dumps", "dumps_message", "loads", "loads_message"]

@@ -19,7 +19,8 @@ PACKAGE = Path(__file__).resolve().parent.parent / "orion_messages"
 # subpackage (``store/``) takes the layer of its name. A new module fails the tests below until
 # it is placed here.
 LAYERS: list[tuple[str, ...]] = [
-    ("errors", "_version"),  # every error and warning class; the version string
+    ("_text", "_version"),  # text shown from the data (escaped, quoted); the version string
+    ("errors",),  # every error and warning class
     ("_json_rules", "models"),  # JSON value rules and the message models
     ("_problems",),  # validation errors turned into located problems
     ("_unknown_values",),  # loading past unknown values that cannot be kept (the codec's error path)
