@@ -21,7 +21,7 @@ from ._text import kind_of
 from .checks import find_problems
 from .counting import MessageCounter
 from .errors import ArgumentTypeError, PendingResultNotFound, Problem, ResultAlreadyResolved
-from .ids import message_number
+from .ids import COUNTER_MAX, message_number
 from .models import Message
 from .planning import ContextConfig, PrunePlan, _context_config, _Counting, _counting, _plan, _PlanCache
 from .pruning import PruneResult, Summarizer, _prune
@@ -267,6 +267,12 @@ class Conversation:
         Tool calls of a message take ids ``tool_call_id(message_id, k)``: ``msg-2-call-1``...
         """
         self._last_counter += 1
+        if self._last_counter > COUNTER_MAX:
+            # Past orion-core's u64 counter an id is no counter (a reload does not count it), so
+            # skip those already given: the rare case pays for a look at every id.
+            taken = {message.id for message in self._messages}
+            while f"msg-{self._last_counter}" in taken:
+                self._last_counter += 1
         return f"msg-{self._last_counter}"
 
     def pending(self) -> list[Message]:

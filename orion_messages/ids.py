@@ -12,8 +12,8 @@ __all__ = ["message_number", "tool_call_id"]
 _COUNTER_ID = re.compile(r"msg-\+?([0-9]+)")
 """``msg-`` and what Rust's ``str::parse::<u64>()`` reads: an optional ``+`` and ASCII digits."""
 
-_U64_MAX = 2**64 - 1
-"""The largest N orion-core's counter (a ``u64``) reads."""
+COUNTER_MAX = 2**64 - 1
+"""The largest N orion-core's message counter (a ``u64``) reads in ``msg-N``."""
 
 
 def message_number(message_id: str) -> int | None:
@@ -30,10 +30,10 @@ def message_number(message_id: str) -> int | None:
     if match is None:
         return None
     digits = match[1].lstrip("0")
-    if len(digits) > len(str(_U64_MAX)):  # read no further: int() of a huge string is slow
+    if len(digits) > len(str(COUNTER_MAX)):  # read no further: int() of a huge string is slow
         return None
     value = int(digits or "0")
-    return value if value <= _U64_MAX else None
+    return value if value <= COUNTER_MAX else None
 
 
 def last_counter(message_ids: Iterable[str]) -> int:

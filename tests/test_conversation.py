@@ -665,3 +665,15 @@ def test_an_id_that_is_not_a_string_is_refused_as_the_store_refuses_it() -> None
         conversation.set_pinned(5, True)  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="tool_call_id must be a str, got an int 5"):
         conversation.resolve(5, "x")  # type: ignore[arg-type]
+
+
+def test_next_id_past_orion_cores_counter_never_repeats_an_id_after_a_reload() -> None:
+    # orion-core's counter is a u64: msg-18446744073709551616 is no counter, so a reload does not
+    # count it; the id must still not be handed out again.
+    top = Message.user("msg-18446744073709551615", "x", timestamp=1)
+    conversation = Conversation([top])
+    given = conversation.next_id()
+    assert given == "msg-18446744073709551616"
+    conversation.append(Message.user(given, "y", timestamp=2))
+    reloaded = Conversation(list(conversation))
+    assert reloaded.next_id() == "msg-18446744073709551617"
