@@ -19,6 +19,7 @@ from typing import Any, Generic, Protocol, TypeVar
 from ._json_rules import VALUE_DEPTH_MAX, first_deeper_than
 from ._store_sql import Dialect, Statements, statements
 from ._text import kind_of, quoted
+from ._unknown_values import Origin
 from .conversation import Conversation
 from .errors import (
     ArgumentTypeError,
@@ -33,7 +34,7 @@ from .errors import (
 )
 from .models import Message, now_ms
 from .pruning import ContextConfig, PrunePlan, TokenCounter, estimate_tokens, plan_prune
-from .wire import dumps_message, is_one_json_object, loads, loads_message
+from .wire import dumps_message, is_one_json_object, load_conversation, load_message
 
 __all__ = [
     "ConversationInfo",
@@ -168,20 +169,23 @@ def decode(conversation_id: str, rows: Sequence[Sequence[Any]]) -> list[Message]
     # Safe because each row is first checked to hold exactly one JSON object, so no row can
     # close or open another's (as storage's JSON Lines).
     texts = [row[1] for row in rows]  # UTF-8 bytes as the dialects read them (str also works)
+    where = f"conversation {quoted(conversation_id)}"  # names it in warnings and errors
     if all(map(is_one_json_object, texts)):
         with suppress(FormatError):
             if isinstance(texts[0], bytes):
-                messages = loads(b"[" + b",".join(texts) + b"]")
+                joined: bytes | str = b"[" + b",".join(texts) + b"]"
             else:
-                messages = loads("[" + ",".join(texts) + "]")
+                joined = "[" + ",".join(texts) + "]"
+            messages = load_conversation(joined, origin=Origin(where))
             if len(messages) == len(rows):
                 return messages
     out: list[Message] = []
     for position, data in rows:
+        at = f"{where}, position {position}"
         try:
-            out.append(loads_message(data))
+            out.append(load_message(data, origin=Origin(at)))
         except FormatError as error:
-            raise error.with_source(f"conversation {quoted(conversation_id)}, position {position}") from None
+            raise error.with_source(at) from None
     return out
 
 

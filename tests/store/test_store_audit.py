@@ -21,6 +21,7 @@ from orion_messages import (
     FormatError,
     Message,
     StoreError,
+    UnknownKeyWarning,
     dumps_message,
 )
 from orion_messages.cli import main
@@ -326,3 +327,26 @@ def test_a_conversation_id_or_title_with_u0000_is_refused_on_every_database(stor
     with pytest.raises(ArgumentValueError, match="cannot hold U\\+0000"):
         store.load("c\x001")
     assert [info.id for info in store.conversations()] == ["c1"]
+
+
+def test_a_stored_unknown_key_left_out_is_named_with_its_conversation(sqlite_url: str) -> None:
+    # A row written behind the store's back with a value no double holds: loaded as orion-core
+    # loads it, the key left out, and the warning says which conversation (and row) held it.
+    message = Message.user("m1", "hi", timestamp=1)
+    with open_store(sqlite_url) as store:
+        store.create("c")
+        store.extend("c", [message, Message.user("m2", "again", timestamp=2)])
+    row = dumps_message(message).decode()[:-1] + ',"x":1e400}'
+    raw_sql(
+        sqlite_url, "UPDATE orion_messages SET data = ? WHERE conversation_id = 'c' AND position = 0", (row,)
+    )
+    with open_store(sqlite_url) as store:
+        with pytest.warns(UnknownKeyWarning) as caught:
+            assert store.load("c")[0] == message
+        assert [str(w.message).split(": unknown key")[0] for w in caught] == ['conversation "c": [0]']
+        raw_sql(
+            sqlite_url, "UPDATE orion_messages SET data = '{' WHERE conversation_id = 'c' AND position = 1"
+        )
+        with pytest.warns(UnknownKeyWarning) as caught, pytest.raises(FormatError, match="position 1"):
+            store.load("c")  # read row by row: the first row's warning names its position
+        assert [str(w.message).split(": unknown key")[0] for w in caught] == ['conversation "c", position 0']
