@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import sys
 from collections import Counter
@@ -196,6 +197,9 @@ def _options(args: argparse.Namespace) -> dict[str, Any]:
 def _export(args: argparse.Namespace, messages: list[Message]) -> ConversionResult[Any]:
     options = _options(args)
     if args.to == "orion-backend":
+        if args.system_prompt and os.path.isfile(args.system_prompt):  # prune's --system-prompt reads a file
+            _err(f'note: --system-prompt is the prompt itself here, and "{args.system_prompt}" is sent as it is, '
+                 "although a file has that name (prune's --system-prompt names a file)")  # fmt: skip
         return to_orion_backend(messages, system_prompt=args.system_prompt or "", **options)
     if args.to == "chat-template":
         return to_chat_template(

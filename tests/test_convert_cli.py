@@ -331,3 +331,26 @@ def test_to_contradicting_the_extension_is_a_usage_error(
         main(["convert", source, str(tmp_path / "out.txt"), "--to", "jsonl"]) == 0
     )  # no claim to contradict
     assert main(["convert", source, str(tmp_path / "agrees.jsonl"), "--to", "jsonl"]) == 0
+
+
+def test_a_system_prompt_that_names_a_file_is_sent_as_text_with_a_note(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # convert's --system-prompt is the text (prune's names a file): the name is what is sent,
+    # and the command says so, since the user likely meant the file.
+    monkeypatch.chdir(tmp_path)
+    Path("prompt.txt").write_text("Be brief.", encoding="utf-8")
+    source = str(GOLDENS / "tool-loop.orion.json")
+    assert (
+        main(["convert", source, "out.json", "--to", "orion-backend", "--system-prompt", "prompt.txt"]) == 0
+    )
+    sent = json.loads(Path("out.json").read_text(encoding="utf-8"))
+    assert sent[0] == {"role": "system", "content": "prompt.txt"}
+    assert (
+        '--system-prompt is the prompt itself here, and "prompt.txt" is sent as it is'
+        in capsys.readouterr().err
+    )
+    assert (
+        main(["convert", source, "out2.json", "--to", "orion-backend", "--system-prompt", "Be brief."]) == 0
+    )
+    assert "note:" not in capsys.readouterr().err
