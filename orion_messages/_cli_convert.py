@@ -108,6 +108,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def wants_conversion(args: argparse.Namespace) -> bool:
+    """True when ``--to`` or ``--from`` names another format than orion-core's own."""
+    return bool(args.to in FOREIGN or args.from_format != ORION)
+
+
 _FOREIGN_TARGETS = "--to openai, anthropic or chat-template"
 
 # Each conversion option: its attribute, whether it applies to the command, and where it does.
@@ -122,7 +127,7 @@ _APPLIES: tuple[tuple[str, str, Callable[[argparse.Namespace], bool], str], ...]
         lambda a: a.from_format != ORION,
         "--from openai, anthropic or chat-template",
     ),
-    ("--strict", "strict", lambda a: wants_conversion(a), "a conversion to or from another format"),
+    ("--strict", "strict", wants_conversion, "a conversion to or from another format"),
     ("--accept", "accept", lambda a: a.strict, "--strict"),
 )
 
@@ -137,11 +142,6 @@ def inapplicable_option(args: argparse.Namespace) -> str | None:
         if getattr(args, name) not in (None, False, "") and not applies(args):
             return f"{option} applies only to {where}"
     return None
-
-
-def wants_conversion(args: argparse.Namespace) -> bool:
-    """True when ``--to`` or ``--from`` names another format than orion-core's own."""
-    return bool(args.to in FOREIGN or args.from_format != ORION)
 
 
 def run(

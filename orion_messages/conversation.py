@@ -24,7 +24,7 @@ from .errors import ArgumentTypeError, PendingResultNotFound, Problem, ResultAlr
 from .ids import COUNTER_MAX, message_number
 from .models import Message
 from .planning import ContextConfig, PrunePlan, _context_config, _Counting, _counting, _plan, _PlanCache
-from .pruning import PruneResult, Summarizer, _prune
+from .pruning import PruneResult, Summarizer, _prior_summary, _prune
 from .templates import ChatTemplate, ToolSchema
 from .text_counters import TextCounter
 from .turns import TurnLayout, split_turns
@@ -386,7 +386,7 @@ class Conversation:
             # With a template the preamble is not sent (as orion-core) but stays in the history, up
             # to an earlier summary folded from it: from there on, ``result.messages`` holds it.
             preamble = [] if result.plan.preamble_kept else self._messages[: result.plan.preamble.stop]
-            folded = {id(message) for message in result.dropped}
-            cut = next((i for i, message in enumerate(preamble) if id(message) in folded), len(preamble))
+            prior = _prior_summary(self._messages)
+            cut = prior if prior is not None and prior < len(preamble) else len(preamble)
             self.replace_messages([*preamble[:cut], *result.messages])
         return result
