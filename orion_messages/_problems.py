@@ -11,7 +11,7 @@ from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
 from ._json_rules import UNKNOWN_VALUE_ERROR, value_problem
-from ._text import kind_of
+from ._text import kind_of, location
 from .errors import FormatError, Problem
 from .models import Message, Role
 
@@ -53,17 +53,6 @@ _RANGES = integer_ranges(Message)
 
 _ROLE_NAMES = [f'"{role.value}"' for role in Role]
 _ROLES = ", ".join(_ROLE_NAMES[:-1]) + " or " + _ROLE_NAMES[-1]
-
-
-def location(loc: tuple[int | str, ...]) -> str:
-    """``(3, 'tool_result', 'is_error')`` -> ``[3].tool_result.is_error``."""
-    parts: list[str] = []
-    for item in loc:
-        if isinstance(item, int):
-            parts.append(f"[{item}]")
-        else:
-            parts.append(f".{item}" if parts else item)
-    return "".join(parts)
 
 
 def describe(value: Any) -> str:

@@ -1,8 +1,8 @@
-"""Text shown from the data, in messages and on a terminal (private): escaped, quoted, named."""
+"""Text shown from the data, in messages and on a terminal (private): escaped, quoted, named, located."""
 
 from __future__ import annotations
 
-__all__ = ["kind_of", "printable", "quoted"]
+__all__ = ["kind_of", "location", "printable", "quoted"]
 
 
 def kind_of(value: object) -> str:
@@ -22,3 +22,14 @@ def quoted(value: object) -> str:
     """``value`` in double quotes for a message, escaped by ``printable`` (``"a\\x1b[31m"``):
     ids and keys come from the data."""
     return f'"{printable(str(value))}"'
+
+
+def location(loc: tuple[int | str, ...]) -> str:
+    """``(3, 'tool_result', 'is_error')`` -> ``[3].tool_result.is_error``."""
+    parts: list[str] = []
+    for item in loc:
+        if isinstance(item, int):
+            parts.append(f"[{item}]")
+        else:
+            parts.append(f".{item}" if parts else item)
+    return "".join(parts)

@@ -31,7 +31,8 @@ from ._json_rules import (
     unreadable_spans,
     value_problem,
 )
-from ._problems import location, problem_from
+from ._problems import problem_from
+from ._text import location
 from .errors import FormatError, Problem, UnknownKeyWarning
 
 __all__ = ["Origin", "is_malformed", "is_too_deep", "json_invalid", "without_unwritable_unknown_keys"]

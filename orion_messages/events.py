@@ -25,8 +25,8 @@ from pydantic import ConfigDict, Field, TypeAdapter, ValidationError
 from pydantic_core import ErrorDetails
 
 from ._json_rules import JSON_VALUE
-from ._problems import describe, integer_ranges, location, problem_from
-from ._text import kind_of
+from ._problems import describe, integer_ranges, problem_from
+from ._text import kind_of, location
 from .checks import find_problems
 from .errors import ArgumentTypeError, FormatError, Problem
 from .models import U32_MAX, Message, Role, ToolResult, _WireModel

@@ -11,7 +11,8 @@ from __future__ import annotations
 import operator
 import time
 import warnings
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from datetime import datetime, timedelta, timezone
 from enum import Enum
 from functools import partial
@@ -22,7 +23,8 @@ from pydantic_core import core_schema
 from typing_extensions import Self
 
 from ._json_rules import JSON_VALUE, UNKNOWN_VALUE, minus_zero_as_float, value_problem
-from .errors import ArgumentValueError
+from ._text import kind_of, location
+from .errors import ArgumentTypeError, ArgumentValueError
 
 __all__ = ["Message", "Role", "ToolCall", "ToolResult", "now_ms"]
 
@@ -321,7 +323,7 @@ class Message(_WireModel):
         timestamp: int | None = None,
     ) -> Message:
         """An assistant message (orion-core's ``Message::assistant``), optionally calling tools."""
-        return cls._make(id, Role.ASSISTANT, content, timestamp, tool_calls=tuple(tool_calls))
+        return cls._make(id, Role.ASSISTANT, content, timestamp, tool_calls=tool_calls)
 
     @classmethod
     def tool_result_message(
@@ -339,9 +341,10 @@ class Message(_WireModel):
         The text is stored twice, at the top and in the result, as orion-core does. A
         placeholder for a result still to come is ``pending_result``.
         """
-        result = ToolResult(
-            tool_call_id=tool_call_id, tool_name=tool_name, content=content, is_error=is_error
-        )
+        with _arguments_of("Message.tool_result_message"):
+            result = ToolResult(
+                tool_call_id=tool_call_id, tool_name=tool_name, content=content, is_error=is_error
+            )
         return cls._make(id, Role.TOOL_RESULT, content, timestamp, tool_result=result)
 
     @classmethod
@@ -380,9 +383,10 @@ class Message(_WireModel):
 
         Fill it in later with ``Conversation.resolve(tool_call_id, content)``.
         """
-        result = ToolResult(
-            tool_call_id=tool_call_id, tool_name=tool_name, content=content, is_error=False, pending=True
-        )
+        with _arguments_of("Message.pending_result"):
+            result = ToolResult(
+                tool_call_id=tool_call_id, tool_name=tool_name, content=content, is_error=False, pending=True
+            )
         return cls._make(id, Role.TOOL_RESULT, content, timestamp, tool_result=result)
 
     @classmethod
@@ -394,13 +398,14 @@ class Message(_WireModel):
         timestamp: int | None,
         **fields: Any,
     ) -> Message:
-        return cls(
-            id=id,
-            role=role,
-            content=content,
-            timestamp=now_ms() if timestamp is None else timestamp,
-            **fields,
-        )
+        with _arguments_of(f"Message.{_CONSTRUCTORS[role]}"):
+            return cls(
+                id=id,
+                role=role,
+                content=content,
+                timestamp=now_ms() if timestamp is None else timestamp,
+                **fields,
+            )
 
     def pin(self) -> Message:
         """A copy of this message with ``pinned`` set (orion-core's ``.pinned()`` builder)."""
@@ -412,13 +417,46 @@ class Message(_WireModel):
 
     def with_token_count(self, token_count: int | None) -> Message:
         """A copy of this message with ``token_count`` set (validated as an unsigned 32-bit integer)."""
-        if token_count is not None and not (
-            isinstance(token_count, int) and not isinstance(token_count, bool) and 0 <= token_count <= U32_MAX
-        ):
-            raise ArgumentValueError(
-                f"token_count must be an integer from 0 to {U32_MAX}, got {token_count!r}"
-            )
+        if token_count is not None and (type(token_count) is bool or not isinstance(token_count, int)):
+            raise ArgumentTypeError(f"token_count must be an int or None, got {kind_of(token_count)}")
+        if token_count is not None and not 0 <= token_count <= U32_MAX:
+            raise ArgumentValueError(f"token_count must be an integer from 0 to {U32_MAX}, got {token_count!r}")
         return self.model_copy(update={"token_count": token_count})
+
+
+# The named constructor that builds each role's message, for its errors (``Message.user: ...``).
+_CONSTRUCTORS = {
+    Role.SYSTEM: "system",
+    Role.USER: "user",
+    Role.ASSISTANT: "assistant",
+    Role.TOOL_RESULT: "tool_result_message",
+}
+
+
+@contextmanager
+def _arguments_of(constructor: str) -> Iterator[None]:
+    """Raise a named constructor's bad arguments as the library's own errors, not pydantic's.
+
+    ``ArgumentTypeError`` when any argument has the wrong type, else ``ArgumentValueError``;
+    each problem is named by its argument (``tool_calls[0].name``). pydantic's
+    ``ValidationError`` stays the ``__cause__``.
+    """
+    try:
+        yield
+    except ValidationError as error:
+        details = error.errors(include_url=False)
+        wrong_type = any(detail["type"].endswith("_type") for detail in details)
+        said = "; ".join(f"{location(detail['loc'])}: {_argument_problem(detail)}" for detail in details)
+        raised = ArgumentTypeError if wrong_type else ArgumentValueError
+        raise raised(f"{constructor}: {said}") from error
+
+
+def _argument_problem(detail: Any) -> str:
+    """pydantic's wording of one problem, with the value when a number, else only its type
+    (text from the caller may be long or hold control codes)."""
+    given = detail["input"]
+    shown = repr(given) if given is None or type(given) in (bool, int) else kind_of(given)
+    return f"{detail['msg'][:1].lower()}{detail['msg'][1:]}, got {shown}"
 
 
 # Deprecated for one release: ``Message.tool_result(...)`` on the class builds a message (with a

@@ -29,8 +29,8 @@ from ._json_rules import (
     unreadable_spans,
     value_problem,
 )
-from ._problems import location, problem_from, problems_from
-from ._text import kind_of, quoted
+from ._problems import problem_from, problems_from
+from ._text import kind_of, location, quoted
 from ._unknown_values import Origin, is_malformed, is_too_deep, json_invalid, without_unwritable_unknown_keys
 from .checks import find_problems
 from .errors import ArgumentTypeError, FormatError, Problem

@@ -3,12 +3,25 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
+from typing import Any
 
 import pytest
 from pydantic import ValidationError
 
-from orion_messages import Conversation, Message, Role, ToolCall, ToolResult, dumps_message, loads_message
+from orion_messages import (
+    ArgumentTypeError,
+    ArgumentValueError,
+    Conversation,
+    Message,
+    OrionMessagesError,
+    Role,
+    ToolCall,
+    ToolResult,
+    dumps_message,
+    loads_message,
+)
 from orion_messages.models import now_ms
 
 
@@ -149,9 +162,46 @@ def test_with_token_count_validates_the_u32_range() -> None:
     assert message.with_token_count(0).token_count == 0
     assert message.with_token_count(2**32 - 1).token_count == 2**32 - 1
     assert message.with_token_count(7).with_token_count(None).token_count is None
-    for bad in (-1, 2**32, True, 1.0, "5"):
-        with pytest.raises(ValueError, match="token_count"):
-            message.with_token_count(bad)  # type: ignore[arg-type]
+    for out_of_range in (-1, 2**32):
+        with pytest.raises(ArgumentValueError, match="token_count must be an integer from 0 to 4294967295"):
+            message.with_token_count(out_of_range)
+    for wrong_type in (True, 1.0, "5"):
+        with pytest.raises(ArgumentTypeError, match="token_count must be an int or None"):
+            message.with_token_count(wrong_type)  # type: ignore[arg-type]
+
+
+def _wrong(value: object) -> Any:
+    """A value of a type the signature refuses, passed on purpose."""
+    return value
+
+
+@pytest.mark.parametrize(
+    ("build", "error", "text"),
+    [
+        (lambda: Message.user(_wrong(5), "hi"), ArgumentTypeError, "Message.user: id: input should be a valid string, got 5"),
+        (lambda: Message.system("m", _wrong(None)), ArgumentTypeError, "Message.system: content: input should be a valid string, got None"),
+        (lambda: Message.user("m", "x", timestamp=_wrong("now")), ArgumentTypeError, "Message.user: timestamp: input should be a valid integer, got a str"),
+        (lambda: Message.user("m", "x", timestamp=2**63), ArgumentValueError, "Message.user: timestamp: input should be less than or equal to 9223372036854775807, got 9223372036854775808"),
+        (lambda: Message.assistant("m", "x", _wrong(5)), ArgumentTypeError, "Message.assistant: tool_calls: input should be a valid tuple, got 5"),
+        (lambda: Message.assistant("m", "x", _wrong([{"id": "c", "name": 7, "arguments": {}}])), ArgumentTypeError, "Message.assistant: tool_calls[0].name: input should be a valid string, got 7"),
+        (lambda: Message.tool_result_message("m", "c", "n", "x", is_error=_wrong("no")), ArgumentTypeError, "Message.tool_result_message: is_error: input should be a valid boolean, got a str"),
+        (lambda: Message.pending_result("m", "c", _wrong(None)), ArgumentTypeError, "Message.pending_result: tool_name: input should be a valid string, got None"),
+    ],
+)  # fmt: skip
+def test_constructors_raise_the_library_s_argument_errors(
+    build: Callable[[], Message], error: type[OrionMessagesError], text: str
+) -> None:
+    with pytest.raises(error) as raised:
+        build()
+    assert str(raised.value) == text
+    assert isinstance(raised.value.__cause__, ValidationError)  # pydantic's details stay at hand
+
+
+def test_pydantic_s_own_entry_points_keep_pydantic_s_error() -> None:
+    with pytest.raises(ValidationError):
+        Message(id=5, role="user", content="x", timestamp=1)
+    with pytest.raises(ValidationError):
+        Message.user("m", "x").model_copy(update={"content": 5})
 
 
 @pytest.mark.parametrize(
