@@ -420,7 +420,9 @@ class Message(_WireModel):
         if token_count is not None and (type(token_count) is bool or not isinstance(token_count, int)):
             raise ArgumentTypeError(f"token_count must be an int or None, got {kind_of(token_count)}")
         if token_count is not None and not 0 <= token_count <= U32_MAX:
-            raise ArgumentValueError(f"token_count must be an integer from 0 to {U32_MAX}, got {token_count!r}")
+            raise ArgumentValueError(
+                f"token_count must be an integer from 0 to {U32_MAX}, got {token_count!r}"
+            )
         return self.model_copy(update={"token_count": token_count})
 
 
