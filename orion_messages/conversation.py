@@ -15,6 +15,8 @@ from pathlib import Path
 from types import MethodType
 from typing import Any, overload
 
+from typing_extensions import deprecated
+
 from . import storage
 from ._encoded import _EncodedFile
 from ._text import kind_of
@@ -322,6 +324,7 @@ class Conversation:
 
     # --- deprecated twins of the free functions ----------------------------------------------
 
+    @deprecated("Conversation.turns() is deprecated; use split_turns(conversation.messages)", category=None)
     def turns(self) -> TurnLayout:
         """Deprecated: use ``split_turns(conversation.messages)``."""
         warnings.warn(
@@ -331,6 +334,7 @@ class Conversation:
         )
         return split_turns(self._messages)
 
+    @deprecated("Conversation.check() is deprecated; use find_problems(conversation.messages)", category=None)
     def check(self) -> list[Problem]:
         """Deprecated: use ``find_problems(conversation.messages)``."""
         warnings.warn(

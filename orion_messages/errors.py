@@ -161,15 +161,15 @@ class ContextOverflowError(OrionMessagesError, ValueError):
     ) -> None:
         self.reason: OverflowReason = reason
         """Which refusal: ``"overhead"``, ``"latest"`` or ``"pinned"``."""
-        self.tokens = tokens
+        self.tokens: int = tokens
         """The tokens in the text: the fixed overhead, the latest turn, or every pinned turn together."""
-        self.available = available
+        self.available: int = available
         """``max(0, max_context_tokens - max_response_tokens)``, as in the text."""
-        self.fixed_tokens = fixed_tokens
+        self.fixed_tokens: int = fixed_tokens
         """The fixed overhead (system block and assistant prefix, or ``reserved_tokens`` and the preamble)."""
-        self.budget = available - fixed_tokens if budget is None else budget
+        self.budget: int = available - fixed_tokens if budget is None else budget
         """The room the refused part had: what was left when it was tried."""
-        self.turn = turn
+        self.turn: range | None = turn
         """The message range of the turn at fault (the latest turn, or the pinned turn that did not fit)."""
         if reason == "overhead":
             text = f"System prompt and tools ({tokens} tokens) exceed available context budget ({available} tokens)"

@@ -16,13 +16,14 @@ from __future__ import annotations
 import inspect
 import os
 import warnings
-from collections.abc import Iterable, Iterator
+from collections.abc import Generator, Iterable
 from functools import partial
 from pathlib import Path
-from typing import Annotated, Any, Literal, get_args
+from typing import Annotated, Any, ClassVar, Literal, get_args
 
 from pydantic import ConfigDict, Field, TypeAdapter, ValidationError
 from pydantic_core import ErrorDetails
+from typing_extensions import deprecated
 
 from ._json_rules import JSON_VALUE
 from ._problems import describe, integer_ranges, problem_from
@@ -66,7 +67,7 @@ _U32 = Annotated[int, Field(ge=0, le=U32_MAX)]
 class _Event(_WireModel):
     """What every event shares: strict typing, immutability, unknown keys kept (and checked to be JSON)."""
 
-    model_config = ConfigDict(
+    model_config: ClassVar[ConfigDict] = ConfigDict(
         strict=True,
         frozen=True,
         extra="allow",
@@ -362,12 +363,13 @@ def dump_event(event: AgentEvent) -> bytes:
     return dump_json(_EVENT, event)
 
 
-def iter_events(path: str | os.PathLike[str], *, strict: bool = False) -> Iterator[AgentEvent]:
+def iter_events(path: str | os.PathLike[str], *, strict: bool = False) -> Generator[AgentEvent, None, None]:
     """Read a JSON Lines stream of agent events, one event a line, lazily.
 
     Blank lines are skipped. Every other line must be a whole event: a bad line (a torn last
     line included) raises ``FormatError`` naming the file and the line. ``strict`` is
-    ``parse_event``'s, for every line.
+    ``parse_event``'s, for every line. The file is open while the generator runs: to stop
+    early, ``close()`` it (or use ``contextlib.closing``), which closes the file at once.
 
     Raises:
         FormatError: with the file, the line number and every problem on that line.
@@ -413,6 +415,9 @@ def messages_from_events(events: Iterable[AgentEvent]) -> list[Message]:
     return messages
 
 
+@deprecated(
+    "record_events is deprecated: use messages_from_events", category=None
+)  # for type checkers; warns below
 def record_events(events: Iterable[AgentEvent]) -> list[Message]:
     """Deprecated alias of ``messages_from_events`` (its name said the opposite of what it does)."""
     warnings.warn("record_events is deprecated: use messages_from_events", DeprecationWarning, stacklevel=2)

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol, cast, overload
 
 from pydantic import BaseModel, ConfigDict, Field, GetCoreSchemaHandler, ValidationError
 from pydantic_core import core_schema
-from typing_extensions import Self
+from typing_extensions import Self, deprecated
 
 from ._json_rules import JSON_VALUE, UNKNOWN_VALUE, minus_zero_as_float, value_problem
 from ._text import kind_of, location
@@ -113,7 +113,7 @@ class _WireModel(_SerdeJsonModel):
     offers (``model_dump_json``, ``model_dump``, the writers) gives the wire form.
     """
 
-    model_config = _WIRE_CONFIG
+    model_config: ClassVar[ConfigDict] = _WIRE_CONFIG
     __pydantic_extra__: dict[str, UNKNOWN_VALUE] = Field(init=False)
 
     values_unchecked: ClassVar[bool] = False
@@ -228,6 +228,7 @@ if TYPE_CHECKING:
         def __set__(self, obj: Message, value: ToolResult | None) -> None: ...
 
     class _ToolResultConstructor(Protocol):
+        @deprecated("Message.tool_result(...) is deprecated: use Message.tool_result_message(...)")
         def __call__(
             self,
             id: str,
@@ -407,15 +408,15 @@ class Message(_WireModel):
                 **fields,
             )
 
-    def pin(self) -> Message:
+    def pin(self) -> Self:
         """A copy of this message with ``pinned`` set (orion-core's ``.pinned()`` builder)."""
         return self if self.pinned else self.model_copy(update={"pinned": True})
 
-    def unpin(self) -> Message:
+    def unpin(self) -> Self:
         """A copy of this message with ``pinned`` cleared."""
         return self.model_copy(update={"pinned": False}) if self.pinned else self
 
-    def with_token_count(self, token_count: int | None) -> Message:
+    def with_token_count(self, token_count: int | None) -> Self:
         """A copy of this message with ``token_count`` set (validated as an unsigned 32-bit integer)."""
         if token_count is not None and (type(token_count) is bool or not isinstance(token_count, int)):
             raise ArgumentTypeError(f"token_count must be an int or None, got {kind_of(token_count)}")

@@ -39,6 +39,7 @@ __all__ = [
     "PrunePlan",
     "PruneResult",
     "PruneStrategy",
+    "Summarizer",
     "TokenCounter",
     "estimate_tokens",
     "is_summary",

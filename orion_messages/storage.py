@@ -14,7 +14,7 @@ import re
 import secrets
 import stat
 import warnings
-from collections.abc import Iterable, Iterator
+from collections.abc import Generator, Iterable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import replace
 from pathlib import Path
@@ -723,14 +723,16 @@ def _check_strictly(records: list[tuple[int, bytes]], messages: list[Message], s
         raise FormatError(problems, source=source)
 
 
-def iter_jsonl(path: PathLike) -> Iterator[Message]:
+def iter_jsonl(path: PathLike) -> Generator[Message, None, None]:
     """Yield the messages of a JSON Lines log one at a time, reading the file as it goes.
 
     The lazy twin of ``read_jsonl``: memory stays that of one line, whatever the log's size.
     The same rules: blank lines are skipped, a corrupt line raises ``FormatError`` naming its
     line (after the messages before it were yielded), a torn last line is skipped with a
-    ``TornLineWarning``. The file is opened when iteration starts. It does not repair, and it
-    has no ``strict`` (duplicate ids need the whole log): use ``read_jsonl`` for those.
+    ``TornLineWarning``. The file is opened when iteration starts and closed when it ends;
+    to stop early, ``close()`` the generator (or use ``contextlib.closing``), which closes the
+    file at once. It does not repair, and it has no ``strict`` (duplicate ids need the whole
+    log): use ``read_jsonl`` for those.
 
     Raises:
         FormatError: naming the file and the line.

@@ -14,6 +14,7 @@ import difflib
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from types import MappingProxyType
+from typing import ClassVar
 
 from pydantic import ConfigDict
 
@@ -40,7 +41,9 @@ class ToolSchema(_SerdeJsonModel):
     Keys other than the three fields are ignored, as serde ignores them.
     """
 
-    model_config = ConfigDict(strict=True, frozen=True, extra="ignore", use_attribute_docstrings=True)
+    model_config: ClassVar[ConfigDict] = ConfigDict(
+        strict=True, frozen=True, extra="ignore", use_attribute_docstrings=True
+    )
 
     name: str
     """The tool's name, as the model must write it in a tool call."""

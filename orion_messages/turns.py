@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import compress, repeat
 from operator import eq, itemgetter
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .models import Message, Role
 
@@ -51,12 +51,14 @@ def split_turns(messages: Sequence[Message]) -> TurnLayout:
     return TurnLayout(range(first), _turn_ranges(starts, len(messages)))
 
 
-def __getattr__(name: str) -> Any:
-    if name == "Turns":
-        warnings.warn(
-            "orion_messages.turns.Turns is deprecated; use TurnLayout (same class)",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return TurnLayout
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+if not TYPE_CHECKING:  # only at run time: type checkers report the old name, and any typo, as missing
+
+    def __getattr__(name: str) -> Any:
+        if name == "Turns":
+            warnings.warn(
+                "orion_messages.turns.Turns is deprecated; use TurnLayout (same class)",
+                DeprecationWarning,
+                stacklevel=2,
+            )
+            return TurnLayout
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

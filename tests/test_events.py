@@ -6,6 +6,8 @@ spelling (compact, ``type`` first, fields in the page's order, floats with a fra
 
 from __future__ import annotations
 
+import os
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -318,6 +320,20 @@ def test_iter_events_reads_the_stream_in_order() -> None:
         "context_budget",
     ]
     assert events[-1].type == "agent_end"
+
+
+def _open_files() -> set[str]:
+    """The files this process holds open, by the links in /proc/self/fd."""
+    fds = Path("/proc/self/fd")
+    return {os.readlink(fds / fd) for fd in os.listdir(fds) if (fds / fd).exists()}
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="needs /proc (Linux)")
+def test_iter_events_closes_its_file_when_closed_early() -> None:
+    with closing(iter_events(STREAM)) as events:  # a Generator: closing() and .close() type-check
+        assert next(events).type == "agent_start"
+        assert str(STREAM.resolve()) in _open_files()
+    assert str(STREAM.resolve()) not in _open_files()
 
 
 def test_iter_events_skips_blank_lines_and_reads_crlf(tmp_path: Path) -> None:

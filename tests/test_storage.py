@@ -868,6 +868,22 @@ def test_a_save_in_another_pid_namespace_keeps_its_temporary_file(tmp_path: Path
 # --- iter_jsonl: the lazy twin --------------------------------------------------------------------
 
 
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="needs /proc (Linux)")
+def test_iter_jsonl_closes_its_file_when_closed_early(tmp_path: Path) -> None:
+    log = tmp_path / "log.jsonl"
+    save_jsonl(log, [Message.user("msg-1", "a", timestamp=1), Message.user("msg-2", "b", timestamp=2)])
+    fds = Path("/proc/self/fd")
+
+    def open_files() -> set[str]:
+        return {os.readlink(fds / fd) for fd in os.listdir(fds) if (fds / fd).exists()}
+
+    messages = iter_jsonl(log)
+    assert next(messages).id == "msg-1"
+    assert str(log) in open_files()
+    messages.close()  # a Generator, so this type-checks
+    assert str(log) not in open_files()
+
+
 def test_iter_jsonl_holds_one_line_at_a_time(tmp_path: Path) -> None:
     # A 67 MB log: the peak of Python allocations while iterating stays a small fraction of it.
     log = tmp_path / "big.jsonl"
