@@ -13,18 +13,19 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
 from types import MethodType
-from typing import Any, overload
+from typing import Any, cast, overload
 
 from typing_extensions import deprecated
 
 from . import storage
 from ._encoded import _EncodedFile
+from ._message_index import MessageIndex
 from ._text import kind_of
 from .checks import find_problems
 from .counting import MessageCounter
 from .errors import ArgumentTypeError, PendingResultNotFound, Problem, ResultAlreadyResolved
 from .ids import COUNTER_MAX, message_number
-from .models import Message
+from .models import Message, ToolResult
 from .planning import ContextConfig, PrunePlan, _context_config, _Counting, _counting, _plan, _PlanCache
 from .pruning import PruneResult, Summarizer, _prior_summary, _prune
 from .templates import ChatTemplate, ToolSchema
@@ -149,6 +150,7 @@ class Conversation:
         self._last_counter = 0
         self._plans = _PlanCache()
         self._encoded = _EncodedFile()  # the bytes of the last save, extended by the next one
+        self._index: MessageIndex | None = None  # built on the first lookup by id or tool call
         self.extend(messages)
 
     @property
@@ -221,6 +223,8 @@ class Conversation:
     def append(self, message: Message) -> None:
         """Add one message at the end."""
         _require_message(message)
+        if self._index is not None:
+            self._index.added(len(self._messages), message)
         self._messages.append(message)
         self._count(message)
 
@@ -240,10 +244,18 @@ class Conversation:
         self._messages = []
         self._plans.reset()
         self._encoded = _EncodedFile()
+        self._index = None
         self.extend(new)
+
+    def _lookup(self) -> MessageIndex:
+        """The index of positions, built now if this is the first lookup (loading builds none)."""
+        if self._index is None:
+            self._index = MessageIndex(self._messages)
+        return self._index
 
     def _replace_at(self, index: int, message: Message) -> None:
         old, self._messages[index] = self._messages[index], message
+        self._lookup().replaced(index, old, message)
         self._plans.changed(index, old, message)
         self._encoded.replaced(index)
 
@@ -257,11 +269,12 @@ class Conversation:
             raise ArgumentTypeError(f"id must be a str, got {kind_of(id)} {id!r}")
         if not isinstance(pinned, bool):
             raise ArgumentTypeError(f"pinned must be a bool, got {kind_of(pinned)} {pinned!r}")
-        for index, message in enumerate(self._messages):
-            if message.id == id:
-                self._replace_at(index, message.pin() if pinned else message.unpin())
-                return True
-        return False
+        index = self._lookup().first_with_id(id)
+        if index is None:
+            return False
+        message = self._messages[index]
+        self._replace_at(index, message.pin() if pinned else message.unpin())
+        return True
 
     def next_id(self) -> str:
         """A fresh ``msg-N`` id, past every ``msg-N`` in the conversation and every id given before.
@@ -279,7 +292,7 @@ class Conversation:
 
     def pending(self) -> list[Message]:
         """The tool-result placeholders whose results are still to come, in order."""
-        return [message for message in self._messages if message.is_pending]
+        return [self._messages[index] for index in self._lookup().pending()]
 
     def resolve(self, tool_call_id: str, content: str, *, is_error: bool = False) -> Message:
         """Fill in a pending tool result: same id, same position, ``pending`` false.
@@ -300,22 +313,18 @@ class Conversation:
             raise ArgumentTypeError(f"content must be a str, got {kind_of(content)}")
         if not isinstance(is_error, bool):
             raise ArgumentTypeError(f"is_error must be a bool, got {type(is_error).__name__}")
-        resolved_at: int | None = None
-        for index, message in enumerate(self._messages):
-            result = message.tool_result
-            if result is None or result.tool_call_id != tool_call_id:
-                continue
-            if result.pending:
-                new_result = result.model_copy(
-                    update={"content": content, "is_error": is_error, "pending": False}
-                )
-                resolved = message.model_copy(update={"content": content, "tool_result": new_result})
-                self._replace_at(index, resolved)
-                return resolved
-            resolved_at = index
-        if resolved_at is not None:
-            raise ResultAlreadyResolved(tool_call_id, index=resolved_at)
-        raise PendingResultNotFound(tool_call_id)
+        index = self._lookup().first_pending(tool_call_id)
+        if index is None:
+            resolved_at = self._lookup().last_result(tool_call_id)
+            if resolved_at is not None:
+                raise ResultAlreadyResolved(tool_call_id, index=resolved_at)
+            raise PendingResultNotFound(tool_call_id)
+        message = self._messages[index]
+        result = cast(ToolResult, message.tool_result)  # a pending result's message holds one
+        new_result = result.model_copy(update={"content": content, "is_error": is_error, "pending": False})
+        resolved = message.model_copy(update={"content": content, "tool_result": new_result})
+        self._replace_at(index, resolved)
+        return resolved
 
     def _count(self, message: Message) -> None:
         counter = message_number(message.id)

@@ -13,16 +13,11 @@ import importlib
 import inspect
 import os
 import typing
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeAlias
+from collections.abc import Callable, Sized
+from typing import Any, Literal, Protocol, TypeAlias
 
 from .errors import ArgumentTypeError, ArgumentValueError, MissingExtraError
 from .models import Message
-
-if TYPE_CHECKING:
-    import sentencepiece
-    import tiktoken
-    import tokenizers
 
 __all__ = [
     "TextCounter",
@@ -117,6 +112,41 @@ def callable_counter(function: Callable[[str], int]) -> TextCounter:
     return function
 
 
+# What each adapter uses of a tokenizer object it is given, as structural types: the adapters'
+# signatures are then fully known without the optional packages installed (naming their classes
+# left the parameter types unknown to a type checker where they are not), and the real objects
+# match them: tokenizers.Tokenizer, tiktoken.Encoding, sentencepiece.SentencePieceProcessor.
+# Private: a caller passes the library's own object, which it names by the library's class.
+
+
+class _HuggingFaceTokenizer(Protocol):
+    """A Hugging Face ``tokenizers.Tokenizer``: ``huggingface_counter`` copies it by its JSON."""
+
+    def to_str(self) -> str:
+        """The tokenizer serialized as ``tokenizer.json`` text."""
+        ...
+
+
+class _TiktokenEncoding(Protocol):
+    """A ``tiktoken.Encoding``: ``tiktoken_counter`` counts what its encode methods return."""
+
+    def encode(self, text: str, /, *, allowed_special: Literal["all"]) -> Sized:
+        """The tokens of ``text``, special-token text counting as that token."""
+        ...
+
+    def encode_ordinary(self, text: str, /) -> Sized:
+        """The tokens of ``text``, all of it ordinary text."""
+        ...
+
+
+class _SentencePieceModel(Protocol):
+    """A ``sentencepiece.SentencePieceProcessor``: ``sentencepiece_counter`` counts ``encode(text)``."""
+
+    def encode(self, text: str, /) -> Sized:
+        """The pieces (ids) of ``text``, without BOS/EOS."""
+        ...
+
+
 def _import(module: str, feature: str, package: str, extra: str) -> Any:
     try:
         return importlib.import_module(module)
@@ -125,7 +155,7 @@ def _import(module: str, feature: str, package: str, extra: str) -> Any:
 
 
 def huggingface_counter(
-    tokenizer: str | os.PathLike[str] | tokenizers.Tokenizer, *, add_special_tokens: bool = False
+    tokenizer: str | os.PathLike[str] | _HuggingFaceTokenizer, *, add_special_tokens: bool = False
 ) -> TextCounter:
     """A counter from a Hugging Face ``tokenizers`` tokenizer or a ``tokenizer.json`` file.
 
@@ -149,7 +179,7 @@ def huggingface_counter(
     return count
 
 
-def tiktoken_counter(encoding: str | tiktoken.Encoding, *, special_tokens: bool = True) -> TextCounter:
+def tiktoken_counter(encoding: str | _TiktokenEncoding, *, special_tokens: bool = True) -> TextCounter:
     """A counter from a ``tiktoken`` encoding (an ``Encoding`` or its name, such as ``"cl100k_base"``).
 
     With ``special_tokens`` (the default), text spelling one of the encoding's special tokens
@@ -171,7 +201,7 @@ def tiktoken_counter(encoding: str | tiktoken.Encoding, *, special_tokens: bool 
 
 
 def sentencepiece_counter(
-    model: str | os.PathLike[str] | sentencepiece.SentencePieceProcessor,
+    model: str | os.PathLike[str] | _SentencePieceModel,
 ) -> TextCounter:
     """A counter from a SentencePiece model (a ``.model`` file or a loaded processor).
 

@@ -30,7 +30,11 @@ LAYERS: list[tuple[str, ...]] = [
     ("counting", "_layout", "ids"),  # message counting, the planning columns, tool-call ids
     ("planning",),  # orion-core's plan
     ("pruning",),  # applying a plan, summaries
-    ("storage", "_encoded"),  # files: atomic saves, JSON Lines logs, bytes kept for a save again
+    (
+        "storage",
+        "_encoded",
+        "_message_index",
+    ),  # files: atomic saves, JSON Lines logs, bytes kept for a save again; positions by id
     ("conversation",),  # Conversation on top of the layers below
     (  # events, schemas, conversions, the store
         "events",

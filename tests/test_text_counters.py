@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import importlib.resources
+import re
+import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -174,3 +176,85 @@ def test_a_missing_extra_names_what_to_install(
     assert isinstance(caught.value, ImportError)
     assert f'pip install "orion-messages[{extra}]"' in str(caught.value)
     assert caught.value.extra == extra
+
+
+# --- The adapters' signatures: fully typed without the extras, matched by the real objects ---
+
+_OPTIONAL = ("tokenizers", "tiktoken", "sentencepiece")
+
+_HINTS_WITHOUT_EXTRAS = """
+import sys, typing
+for name in {optional!r}:
+    sys.modules[name] = None  # a default install: ``import name`` raises ImportError
+from orion_messages import huggingface_counter, sentencepiece_counter, tiktoken_counter
+
+def leaves(hint):
+    yield hint
+    for part in (typing.get_origin(hint), *typing.get_args(hint)):
+        if part is not None:
+            yield from leaves(part)
+
+for adapter in (huggingface_counter, tiktoken_counter, sentencepiece_counter):
+    for hint in typing.get_type_hints(adapter).values():
+        for leaf in leaves(hint):
+            print(adapter.__name__, getattr(leaf, "__module__", "?"), leaf)
+"""
+
+
+def test_the_adapters_signatures_name_nothing_from_the_extras() -> None:
+    # A type checker sees an optional package's class as unknown where the package is not
+    # installed (pyright strict: "partially unknown"; mypy: Any), so the signatures must not use them.
+    script = _HINTS_WITHOUT_EXTRAS.format(optional=_OPTIONAL)
+    result = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert result.returncode == 0, result.stderr  # get_type_hints resolves every annotation
+    rows = [line.split(" ", 2) for line in result.stdout.splitlines()]
+    assert {row[0] for row in rows} == {"huggingface_counter", "tiktoken_counter", "sentencepiece_counter"}
+    from_extras = [row for row in rows if row[1].split(".")[0] in _OPTIONAL]
+    assert not from_extras
+
+
+_MYPY_SNIPPET = """
+from pathlib import Path
+
+import sentencepiece
+import tiktoken
+import tokenizers
+
+from orion_messages import huggingface_counter, sentencepiece_counter, tiktoken_counter
+
+hf = tokenizers.Tokenizer.from_file("tokenizer.json")
+enc = tiktoken.get_encoding("cl100k_base")
+sp = sentencepiece.SentencePieceProcessor()
+
+huggingface_counter(hf)
+huggingface_counter(Path("tokenizer.json"), add_special_tokens=True)
+tiktoken_counter(enc)
+tiktoken_counter("cl100k_base", special_tokens=False)
+sentencepiece_counter(sp)
+sentencepiece_counter("tokenizer.model")
+
+huggingface_counter(enc)  # wrong
+huggingface_counter(sp)  # wrong
+tiktoken_counter(hf)  # wrong
+tiktoken_counter(sp)  # wrong
+tiktoken_counter(Path("cl100k_base"))  # wrong
+sentencepiece_counter(b"tokenizer.model")  # wrong
+sentencepiece_counter(3)  # wrong
+"""
+
+
+def test_the_real_tokenizers_match_the_adapters_parameter_types(tmp_path: Path) -> None:
+    api = pytest.importorskip("mypy.api", reason='needs mypy: pip install -e ".[dev]"')
+    for package in _OPTIONAL:
+        pytest.importorskip(package, reason=f'needs {package}: pip install -e ".[test-tokenizers]"')
+    snippet = tmp_path / "snippet.py"
+    snippet.write_text(_MYPY_SNIPPET, encoding="utf-8")
+    lines = _MYPY_SNIPPET.splitlines()
+    wrong = {number for number, line in enumerate(lines, 1) if line.endswith("# wrong")}
+    # No config file (the project's would add its own settings): strict, as a user's strict run.
+    arguments = ["--config-file=", "--strict", "--python-version=3.10", f"--cache-dir={tmp_path / 'cache'}"]
+    stdout, stderr, _ = api.run([*arguments, str(snippet)])
+    reported = {int(m) for m in re.findall(r"^.*snippet\.py:(\d+): error:", stdout, re.MULTILINE)}
+    assert reported == wrong, stdout + stderr

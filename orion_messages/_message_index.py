@@ -1,0 +1,80 @@
+"""Where a conversation's messages are, by id and by tool call (private).
+
+``Conversation.set_pinned``, ``resolve`` and ``pending`` are called once per agent step; a
+look through every message there makes a session quadratic. This index answers them from
+positions kept as messages are added or replaced.
+"""
+
+from __future__ import annotations
+
+from bisect import insort
+from collections.abc import Sequence
+from operator import attrgetter
+
+from .models import Message, ToolResult
+
+__all__ = ["MessageIndex"]
+
+_ID = attrgetter("id")
+_TOOL_RESULT = attrgetter("tool_result")
+
+
+class MessageIndex:
+    """Positions of messages: the first with each id, and the tool results of each tool call.
+
+    Built from the messages in one pass, then kept in step by ``added`` (at the end) and
+    ``replaced`` (same position, same id); a conversation whose messages are all replaced
+    builds a new one.
+    """
+
+    def __init__(self, messages: Sequence[Message]) -> None:
+        ids = list(map(_ID, messages))
+        # Later entries overwrite earlier ones, so walking backwards leaves each id's first position.
+        self._first_with_id: dict[str, int] = dict(
+            zip(reversed(ids), range(len(ids) - 1, -1, -1), strict=True)
+        )
+        self._last_result: dict[str, int] = {}  # tool_call_id -> the last result's position
+        self._pending: dict[str, list[int]] = {}  # tool_call_id -> pending results' positions, ascending
+        for position, result in enumerate(map(_TOOL_RESULT, messages)):
+            if result is not None:
+                self._add_result(position, result)
+
+    def added(self, position: int, message: Message) -> None:
+        """Record ``message``, appended at ``position``."""
+        self._first_with_id.setdefault(message.id, position)
+        result = message.tool_result
+        if result is not None:
+            self._add_result(position, result)
+
+    def _add_result(self, position: int, result: ToolResult) -> None:
+        self._last_result[result.tool_call_id] = position
+        if result.pending:
+            self._pending.setdefault(result.tool_call_id, []).append(position)
+
+    def replaced(self, position: int, old: Message, new: Message) -> None:
+        """Record that ``new`` took ``old``'s place (the same id: pinned, unpinned or resolved)."""
+        before, after = old.tool_result, new.tool_result
+        if before is not None and before.pending:
+            positions = self._pending[before.tool_call_id]
+            positions.remove(position)
+            if not positions:
+                del self._pending[before.tool_call_id]
+        if after is not None and after.pending:
+            insort(self._pending.setdefault(after.tool_call_id, []), position)
+
+    def first_with_id(self, id: str) -> int | None:
+        """The position of the first message with ``id``, or None."""
+        return self._first_with_id.get(id)
+
+    def first_pending(self, tool_call_id: str) -> int | None:
+        """The position of the first pending result of ``tool_call_id``, or None."""
+        positions = self._pending.get(tool_call_id)
+        return positions[0] if positions else None
+
+    def last_result(self, tool_call_id: str) -> int | None:
+        """The position of the last tool result of ``tool_call_id``, pending or not, or None."""
+        return self._last_result.get(tool_call_id)
+
+    def pending(self) -> list[int]:
+        """The positions of every pending result, ascending."""
+        return sorted(position for positions in self._pending.values() for position in positions)
