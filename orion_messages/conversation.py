@@ -134,9 +134,11 @@ def _by_identity(counting: _Counting) -> _Counting:
     return replace(counting, key=_SameObjects(counting.key))
 
 
-class Conversation:
+class Conversation(Sequence[Message]):
     """A validated list of messages with orion-core's agent operations.
 
+    A read-only ``Sequence`` of its messages (``len``, indexing, slices as lists, ``in``), so
+    it goes wherever a sequence of messages does (``plan_prune``, ``find_problems``, ``dumps``).
     ``messages`` is a read-only view; change the conversation through ``append``, ``extend``,
     ``set_pinned``, ``resolve`` and ``replace_messages``. Messages themselves are immutable.
 
@@ -164,7 +166,11 @@ class Conversation:
     def __iter__(self) -> Iterator[Message]:
         return iter(self._messages)
 
-    def __getitem__(self, index: int) -> Message:
+    @overload
+    def __getitem__(self, index: int) -> Message: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[Message]: ...
+    def __getitem__(self, index: int | slice) -> Message | list[Message]:
         return self._messages[index]
 
     def __repr__(self) -> str:

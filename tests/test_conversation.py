@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections.abc
 import warnings
 from collections.abc import Callable
 from pathlib import Path
@@ -677,3 +678,15 @@ def test_next_id_past_orion_cores_counter_never_repeats_an_id_after_a_reload() -
     conversation.append(Message.user(given, "y", timestamp=2))
     reloaded = Conversation(list(conversation))
     assert reloaded.next_id() == "msg-18446744073709551617"
+
+
+def test_a_conversation_is_a_read_only_sequence_of_its_messages() -> None:
+    first, second = Message.user("msg-1", "a", timestamp=1), Message.assistant("msg-2", "b", timestamp=2)
+    conversation = Conversation([first, second])
+    assert isinstance(conversation, collections.abc.Sequence)
+    assert not isinstance(conversation, collections.abc.MutableSequence)
+    assert conversation[-1:] == [second]
+    assert conversation[::-1] == [second, first]
+    assert second in conversation
+    assert conversation.index(second) == 1
+    assert list(reversed(conversation)) == [second, first]

@@ -18,7 +18,7 @@ _USER_CODE = textwrap.dedent(
     """\
     from contextlib import closing
 
-    from orion_messages import Conversation, Message, iter_events, iter_jsonl
+    from orion_messages import ContextConfig, Conversation, Message, find_problems, iter_events, iter_jsonl, plan_prune
     from orion_messages.events import record_events  # expect: deprecated
     from orion_messages.turns import Turns  # expect: attr-defined
     from orion_messages.turns import split_turnz  # expect: attr-defined
@@ -33,6 +33,9 @@ _USER_CODE = textwrap.dedent(
     messages.close()
     with closing(iter_events("events.jsonl")) as events:
         first = next(events)
+    latest: list[Message] = conversation[-2:]
+    plan = plan_prune(conversation, ContextConfig())
+    problems = find_problems(conversation)
     """
 )
 
