@@ -10,6 +10,7 @@ copies only the new message, and a message replaced near the end rewrites only t
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from itertools import accumulate
 
 from .errors import FormatError
 from .models import Message
@@ -27,40 +28,59 @@ def _encoded(messages: Sequence[Message], index: int) -> bytes:
 
 
 class _EncodedFile:
-    """The encoded messages (``parts``), their offsets in ``buffer``, and the replaced indexes."""
+    """The buffer, the offset in it where each message's bytes start, and the replaced indexes.
 
-    __slots__ = ("buffer", "offsets", "parts", "stale")
+    Each message's bytes are kept once, in the buffer: they end at the comma before the next
+    one's offset (the last, at the buffer's end).
+    """
+
+    __slots__ = ("buffer", "offsets", "stale")
 
     def __init__(self) -> None:
-        self.parts: list[bytes] = []
         self.offsets: list[int] = []
         self.buffer = bytearray(b"[")
         self.stale: set[int] = set()
 
     def replaced(self, index: int) -> None:
         """Message ``index`` was replaced by another one."""
-        if index < len(self.parts):
+        if index < len(self.offsets):
             self.stale.add(index)
 
     def update(self, messages: Sequence[Message]) -> None:
-        """Bring the parts and the buffer up to ``messages`` (encoding only what is new or replaced)."""
+        """Bring the buffer up to ``messages`` (encoding only what is new or replaced)."""
         # Encode first: a message that cannot be written raises before anything here changes.
         again = {index: _encoded(messages, index) for index in self.stale}
-        new = [_encoded(messages, index) for index in range(len(self.parts), len(messages))]
-        low = min(self.stale, default=len(self.parts))
-        for index, part in again.items():
-            self.parts[index] = part
+        new = [_encoded(messages, index) for index in range(len(self.offsets), len(messages))]
         self.stale.clear()
-        if low < len(self.parts):
-            del self.buffer[self.offsets[low] - (1 if low else 0) :]
-            del self.offsets[low:]
-        self.parts += new
-        buffer, offsets = self.buffer, self.offsets
-        for index in range(low, len(self.parts)):
-            if index:
-                buffer += b","
-            offsets.append(len(buffer))
-            buffer += self.parts[index]
+        for index in sorted(again, reverse=True):  # from the end: earlier offsets stay valid
+            self._splice(index, again[index])
+        if new:
+            if self.offsets:
+                self.buffer += b","
+            # Each message starts one byte (the comma) after the end of the one before it.
+            sizes = map(len, new[:-1])
+            self.offsets += accumulate(sizes, lambda start, size: start + size + 1, initial=len(self.buffer))
+            self.buffer += b",".join(new)
+
+    def _splice(self, index: int, part: bytes) -> None:
+        """Put ``part`` in place of message ``index``'s bytes, moving the later offsets."""
+        offsets = self.offsets
+        start = offsets[index]
+        end = offsets[index + 1] - 1 if index + 1 < len(offsets) else len(self.buffer)
+        self.buffer[start:end] = part
+        shift = len(part) - (end - start)
+        if shift:
+            offsets[index + 1 :] = [offset + shift for offset in offsets[index + 1 :]]
+
+    def jsonl(self) -> bytearray:
+        """The messages' bytes as JSON Lines: one message a line, each ending in a newline."""
+        if not self.offsets:
+            return bytearray()
+        data = self.buffer[1:]
+        for offset in self.offsets[1:]:
+            data[offset - 2] = 0x0A  # the comma before the message (one byte less: no "[")
+        data += b"\n"
+        return data
 
     def write_compact(self, write: Callable[[bytearray], None]) -> None:
         """Call ``write`` with the whole compact file (the buffer with its closing bracket)."""

@@ -221,8 +221,7 @@ class Conversation(Sequence[Message]):
     def save_jsonl(self, path: str | os.PathLike[str]) -> None:
         """Write the whole conversation as a JSON Lines log atomically (``orion_messages.save_jsonl``)."""
         self._encoded.update(self._messages)
-        parts = self._encoded.parts
-        storage._replace_atomically(Path(path), b"\n".join(parts) + b"\n" if parts else b"")
+        storage._replace_atomically(Path(path), self._encoded.jsonl())  # type: ignore[arg-type]  # any bytes-like buffer
 
     # --- changes ------------------------------------------------------------------------------
 
