@@ -103,12 +103,18 @@ _TEMPLATES = {
     "ORDER BY position DESC LIMIT ?",
     "after": "SELECT position, {data} FROM orion_messages WHERE conversation_id = ? AND position > ? "
     "ORDER BY position",
+    # The lookups by id and tool call id sort their few matches by ``+position``. With a bare
+    # ``ORDER BY position`` SQLite's planner walks the primary key, already in that order, through
+    # the whole conversation (time grows with its length) instead of searching the id or tool call
+    # index; the unary plus (the same value, in PostgreSQL too) lets no index provide the order, so
+    # both databases search the index and sort what it finds: the first by position stays first.
+    # tests/store/test_store_plans.py checks both databases' plans.
     "position_of": "SELECT position FROM orion_messages WHERE conversation_id = ? AND id = ? "
-    "ORDER BY position LIMIT 1",
+    "ORDER BY +position LIMIT 1",
     "by_id": "SELECT position, {data} FROM orion_messages WHERE conversation_id = ? AND id = ? "
-    "ORDER BY position",
+    "ORDER BY +position",
     "by_tool_call": "SELECT position, {data} FROM orion_messages WHERE conversation_id = ? "
-    "AND tool_call_id = ? ORDER BY position",
+    "AND tool_call_id = ? ORDER BY +position",
     "rewrite": "UPDATE orion_messages SET data = {json_in}, pinned = ?, pending = ? "
     "WHERE conversation_id = ? AND position = ?",
     "token_sum": "SELECT COALESCE(SUM(token_count), 0) FROM orion_messages WHERE conversation_id = ?",
