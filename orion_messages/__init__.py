@@ -9,7 +9,13 @@ import warnings as _warnings
 from typing import TYPE_CHECKING
 
 from ._version import __version__
-from .anthropic_messages import from_anthropic, to_anthropic
+from .anthropic_messages import (
+    AnthropicMessage,
+    AnthropicRequest,
+    AnthropicTextBlock,
+    from_anthropic,
+    to_anthropic,
+)
 from .chat_template_dicts import (
     METADATA_KEY,
     ArgumentsMode,
@@ -77,7 +83,15 @@ from .events import (
 )
 from .ids import message_number, tool_call_id
 from .models import Message, Role, ToolCall, ToolResult, now_ms
-from .openai_chat import from_openai, to_openai
+from .openai_chat import (
+    OpenAIAssistantMessage,
+    OpenAIMessage,
+    OpenAISystemMessage,
+    OpenAIToolMessage,
+    OpenAIUserMessage,
+    from_openai,
+    to_openai,
+)
 from .orion_backend import (
     TOOL_RESULT_PREFIX,
     to_orion_backend,
@@ -123,6 +137,9 @@ __all__ = [
     "AgentEndEvent",
     "AgentEvent",
     "AgentStartEvent",
+    "AnthropicMessage",
+    "AnthropicRequest",
+    "AnthropicTextBlock",
     "ArgumentTypeError",
     "ArgumentValueError",
     "ArgumentsMode",
@@ -155,6 +172,11 @@ __all__ = [
     "MissingExtraError",
     "NotALogError",
     "NotARegularFileError",
+    "OpenAIAssistantMessage",
+    "OpenAIMessage",
+    "OpenAISystemMessage",
+    "OpenAIToolMessage",
+    "OpenAIUserMessage",
     "OrionMessagesError",
     "OrionMessagesWarning",
     "Orphan",

@@ -10,7 +10,9 @@ into one user turn as the API requires. Anthropic has no place for message ids, 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
+
+from typing_extensions import NotRequired, TypedDict
 
 from ._conversion_input import _Builder, _Input, _unknown_keys
 from ._text import quoted
@@ -30,10 +32,79 @@ from .conversions import (
 from .errors import ConversionError, Problem
 from .models import Message, Role, ToolCall
 
-__all__ = ["from_anthropic", "to_anthropic"]
+__all__ = ["AnthropicMessage", "AnthropicRequest", "AnthropicTextBlock", "from_anthropic", "to_anthropic"]
 
 _TARGET = "Anthropic Messages"
 _WRAPPED = "value"
+
+# The types below are what ``to_anthropic`` returns, written to be assignable to the Anthropic
+# SDK's request types (``anthropic`` is not needed at run time: a TypedDict is structural). Type
+# checkers compare two TypedDicts key by key: every key of the SDK's type must be here too,
+# required exactly where it is required there, and with an equivalent type (the items of a
+# TypedDict are mutable, so invariant). A message's ``role`` and ``content`` are ``Any``: no
+# narrower type equals the SDK's in every release. Its ``content`` is a union of block types that
+# grows from one release to the next, and its ``role`` was ``Literal["user", "assistant"]``
+# (0.38), then took ``"system"`` too, then (2.0) ``MessageParam`` became one type per role.
+
+
+class AnthropicTextBlock(TypedDict):
+    """A text block of the ``system`` parameter (the SDK's ``TextBlockParam``)."""
+
+    type: Literal["text"]
+    """Always ``"text"``."""
+    text: str
+    """One system message's text."""
+    cache_control: NotRequired[Any]
+    """A prompt-caching breakpoint: never written (declared because the SDK's type has the key)."""
+    citations: NotRequired[Any]
+    """Citations: never written (declared because the SDK's type has the key)."""
+
+
+class AnthropicMessage(TypedDict):
+    """One turn of ``to_anthropic``'s ``messages`` (the SDK's ``MessageParam``)."""
+
+    role: Any
+    """``"user"`` or ``"assistant"``; a user turn may hold tool results. Typed ``Any``: the SDK's
+    type of the role changed between releases (a literal of two roles, then three, then one type
+    per role)."""
+    content: Any
+    """A ``str`` (a user turn, or an assistant turn without tool calls), or a list of blocks:
+    ``{"type": "text", "text"}`` then ``{"type": "tool_use", "id", "name", "input"}`` for an
+    assistant turn with calls, ``{"type": "tool_result", "tool_use_id", "content"}`` (with
+    ``"is_error": True`` for an error) for a user turn of results. Typed ``Any``: the SDK's union
+    of block types grows from one release to the next."""
+
+
+class AnthropicRequest(TypedDict):
+    """The ``system`` and ``messages`` parameters ``to_anthropic`` returns.
+
+    ``client.messages.create(model=..., max_tokens=..., **request)`` takes them as they are, and
+    so does ``from_anthropic(**request)``; at run time the request is a plain ``dict``.
+    """
+
+    messages: list[AnthropicMessage]
+    """The turns, assignable to the SDK's ``Iterable[MessageParam]``."""
+    system: NotRequired[str | list[AnthropicTextBlock]]
+    """The system messages' text: a string for one, a list of text blocks for several; absent
+    when there are none."""
+
+
+class _ToolUseBlock(TypedDict):
+    """A ``tool_use`` block (private: a message's ``content`` is ``Any``)."""
+
+    type: Literal["tool_use"]
+    id: str
+    name: str
+    input: dict[str, Any]
+
+
+class _ToolResultBlock(TypedDict):
+    """A ``tool_result`` block (private: a message's ``content`` is ``Any``)."""
+
+    type: Literal["tool_result"]
+    tool_use_id: str
+    content: str
+    is_error: NotRequired[bool]
 
 
 def to_anthropic(
@@ -42,7 +113,7 @@ def to_anthropic(
     orphans: OrphanPolicy = "error",
     strict: bool = False,
     accept: Iterable[str] = (),
-) -> ConversionResult[dict[str, Any]]:
+) -> ConversionResult[AnthropicRequest]:
     """Convert a conversation to the ``system`` and ``messages`` parameters of Anthropic's Messages API.
 
     The value is ``{"system": ..., "messages": [...]}`` (``system`` only when there are system
@@ -77,14 +148,14 @@ def to_anthropic(
     return report.finish(_request(report, fixed, sources))
 
 
-def _request(report: _Report, fixed: list[Message], sources: list[int | None]) -> dict[str, Any]:
+def _request(report: _Report, fixed: list[Message], sources: list[int | None]) -> AnthropicRequest:
     """The ``system`` and ``messages`` parameters for the fixed messages (``sources``: their input
     positions, ``None`` for an added one)."""
     names: dict[str, str] = {}  # the calls sent so far
     system: list[str] = []
-    out: list[dict[str, Any]] = []
+    out: list[AnthropicMessage] = []
     problems: list[Problem] = []
-    grouping = False  # the last turn is a user turn of tool results
+    group: list[_ToolResultBlock] | None = None  # the blocks of the last turn while it is one of tool results
     for message, source in zip(fixed, sources, strict=True):
         if message.tool_calls:
             _remember_calls(names, message)
@@ -101,13 +172,13 @@ def _request(report: _Report, fixed: list[Message], sources: list[int | None]) -
                 )
                 continue
             block = _result_block(report, source, message, names)
-            if grouping:
-                out[-1]["content"].append(block)
+            if group is not None:
+                group.append(block)
             else:
-                out.append({"role": "user", "content": [block]})
-            grouping = True
+                group = [block]
+                out.append({"role": "user", "content": group})
             continue
-        grouping = False
+        group = None
         if _blank_turn(message):
             problems.append(Problem(f"[{source}].content", _BLANK_TURN.format(message.content)))
             continue
@@ -116,10 +187,9 @@ def _request(report: _Report, fixed: list[Message], sources: list[int | None]) -
         raise ConversionError(problems)
     if not system:
         return {"messages": out}
-    return {
-        "system": system[0] if len(system) == 1 else [{"type": "text", "text": s} for s in system],
-        "messages": out,
-    }
+    if len(system) == 1:
+        return {"system": system[0], "messages": out}
+    return {"system": [{"type": "text", "text": text} for text in system], "messages": out}
 
 
 _BLANK = "Anthropic refuses text of only whitespace"
@@ -273,20 +343,23 @@ def _note_late_system(report: _Report, source: int | None, *, started: bool) -> 
         )
 
 
-def _turn(report: _Report, source: int | None, message: Message) -> dict[str, Any]:
+def _turn(report: _Report, source: int | None, message: Message) -> AnthropicMessage:
     """A user turn, or an assistant turn with its text and tool_use blocks."""
-    if message.role is Role.USER or not message.tool_calls:
-        role = "user" if message.role is Role.USER else "assistant"
-        return {"role": role, "content": message.content}
+    if message.role is Role.USER:
+        return {"role": "user", "content": message.content}
+    if not message.tool_calls:
+        return {"role": "assistant", "content": message.content}
     text = message.content
     if _blank(text) and source is not None:
         report.lose(source, "content", f"only whitespace ({text!r}) beside tool calls: not sent ({_BLANK})")
-    blocks: list[dict[str, Any]] = [] if not text or _blank(text) else [{"type": "text", "text": text}]
+    blocks: list[AnthropicTextBlock | _ToolUseBlock] = (
+        [] if not text or _blank(text) else [{"type": "text", "text": text}]
+    )
     blocks.extend(_use_block(report, source, number, call) for number, call in enumerate(message.tool_calls))
     return {"role": "assistant", "content": blocks}
 
 
-def _use_block(report: _Report, source: int | None, number: int, call: ToolCall) -> dict[str, Any]:
+def _use_block(report: _Report, source: int | None, number: int, call: ToolCall) -> _ToolUseBlock:
     arguments = call.arguments
     if not isinstance(arguments, dict):
         if source is not None:
@@ -301,7 +374,7 @@ def _use_block(report: _Report, source: int | None, number: int, call: ToolCall)
 
 def _result_block(
     report: _Report, source: int | None, message: Message, names: dict[str, str]
-) -> dict[str, Any]:
+) -> _ToolResultBlock:
     result = message.tool_result
     assert result is not None  # checked by the caller
     if source is not None:
@@ -319,7 +392,7 @@ def _result_block(
             )
         if message.content != result.content:
             report.lose(source, "content", "differs from tool_result.content, which is the text sent")
-    block: dict[str, Any] = {
+    block: _ToolResultBlock = {
         "type": "tool_result",
         "tool_use_id": result.tool_call_id,
         "content": result.content,

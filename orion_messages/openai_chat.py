@@ -10,7 +10,9 @@ arguments as a JSON string written exactly as orion-core writes them, and result
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, Literal, TypeAlias
+
+from typing_extensions import NotRequired, TypedDict
 
 from ._arguments import decode_arguments, encode_arguments
 from ._conversion_input import _Builder, _Input, _unknown_keys
@@ -27,10 +29,94 @@ from .conversions import (
 from .errors import ConversionError, Problem
 from .models import Message, Role, ToolCall
 
-__all__ = ["from_openai", "to_openai"]
+__all__ = [
+    "OpenAIAssistantMessage",
+    "OpenAIMessage",
+    "OpenAISystemMessage",
+    "OpenAIToolMessage",
+    "OpenAIUserMessage",
+    "from_openai",
+    "to_openai",
+]
 
 _TARGET = "OpenAI Chat"
-_ROLES = {Role.SYSTEM: "system", Role.USER: "user", Role.ASSISTANT: "assistant", Role.TOOL_CALL: "assistant"}
+
+# The message types below are what ``to_openai`` returns, written to be assignable to the OpenAI
+# SDK's ``ChatCompletionMessageParam`` members (``openai`` is not needed at run time: a TypedDict is
+# structural). Type checkers compare two TypedDicts key by key: every key of the SDK's type must be
+# here too, required exactly where it is required there, and with an equivalent type (the items of
+# a TypedDict are mutable, so invariant). Keys the converter never writes are declared for that
+# alone; ``content`` and ``tool_calls``, whose SDK types are unions of part types that grow from
+# one SDK release to the next, are ``Any``: no narrower type equals them in every release.
+
+
+class OpenAISystemMessage(TypedDict):
+    """A ``system`` message of ``to_openai``'s output (the SDK's ``ChatCompletionSystemMessageParam``)."""
+
+    role: Literal["system"]
+    """Always ``"system"``."""
+    content: Any
+    """The system prompt's text, a ``str`` (typed ``Any``, as the SDK's text-or-parts union is)."""
+    name: NotRequired[str]
+    """A participant's name: never written (declared because the SDK's type has the key)."""
+
+
+class OpenAIUserMessage(TypedDict):
+    """A ``user`` message of ``to_openai``'s output (the SDK's ``ChatCompletionUserMessageParam``)."""
+
+    role: Literal["user"]
+    """Always ``"user"``."""
+    content: Any
+    """The user's text, a ``str`` (typed ``Any``, as the SDK's text-or-parts union is)."""
+    name: NotRequired[str]
+    """A participant's name: never written (declared because the SDK's type has the key)."""
+
+
+class OpenAIAssistantMessage(TypedDict):
+    """An ``assistant`` message of ``to_openai``'s output (the SDK's ``ChatCompletionAssistantMessageParam``).
+
+    ``assistant`` and ``tool_call`` messages both become one. Only ``role`` is required, as in
+    the SDK's type; ``to_openai`` always writes ``content``, and ``tool_calls`` when there are calls.
+    """
+
+    role: Literal["assistant"]
+    """Always ``"assistant"``."""
+    content: NotRequired[Any]
+    """The reply's text, a ``str``; ``None`` beside tool calls when the text is empty (the API's
+    spelling of "no text"). Always written."""
+    tool_calls: NotRequired[Any]
+    """A list of function tool calls, ``{"id", "type": "function", "function": {"name", "arguments"}}``
+    with the arguments as JSON text; written only when the message has calls. Typed ``Any``: the
+    SDK's type of the list changes between releases (custom tool calls joined it)."""
+    name: NotRequired[str]
+    """A participant's name: never written (declared because the SDK's type has the key)."""
+    refusal: NotRequired[str | None]
+    """The model's refusal: never written (declared because the SDK's type has the key)."""
+    audio: NotRequired[Any]
+    """An earlier audio response: never written (declared because the SDK's type has the key)."""
+    function_call: NotRequired[Any]
+    """The deprecated single function call: never written (declared because the SDK's type has the key)."""
+
+
+class OpenAIToolMessage(TypedDict):
+    """A ``tool`` message of ``to_openai``'s output, one per tool result (the SDK's ``ChatCompletionToolMessageParam``)."""
+
+    role: Literal["tool"]
+    """Always ``"tool"``."""
+    tool_call_id: str
+    """The id of the call this result answers."""
+    content: Any
+    """The result's text, a ``str`` (typed ``Any``, as the SDK's text-or-parts union is)."""
+
+
+OpenAIMessage: TypeAlias = (
+    OpenAISystemMessage | OpenAIUserMessage | OpenAIAssistantMessage | OpenAIToolMessage
+)
+"""One message of ``to_openai``'s output, told apart by ``role``.
+
+A ``list[OpenAIMessage]`` is assignable to the OpenAI SDK's ``Iterable[ChatCompletionMessageParam]``
+(``client.chat.completions.create(messages=...)``); at run time each one is a plain ``dict``.
+"""
 
 
 def to_openai(
@@ -39,7 +125,7 @@ def to_openai(
     orphans: OrphanPolicy = "error",
     strict: bool = False,
     accept: Iterable[str] = (),
-) -> ConversionResult[list[dict[str, Any]]]:
+) -> ConversionResult[list[OpenAIMessage]]:
     """Convert a conversation to OpenAI Chat Completions ``messages``.
 
     ``orphans`` decides what happens to a call without a result or a result without a call
@@ -58,26 +144,35 @@ def to_openai(
     fixed, sources, changes = _fix_orphans(messages, orphans)
     report.extend(changes)
     names: dict[str, str] = {}  # the calls sent so far
-    out: list[dict[str, Any]] = []
+    out: list[OpenAIMessage] = []
     problems: list[Problem] = []
     for message, source in zip(fixed, sources, strict=True):
         if message.tool_calls:
             _remember_calls(names, message)
         if source is not None:
             _metadata_losses(report, source, message, why=_TARGET)
-        if message.role is Role.TOOL_RESULT:
+        role = message.role
+        if role is Role.TOOL_RESULT:
             if message.tool_result is None:
                 problems.append(
                     Problem(f"[{source}].tool_result", "a tool_result message must carry a tool result")
                 )
                 continue
             out.append(_tool_message(report, source, message, names))
-            continue
-        entry: dict[str, Any] = {"role": _ROLES[message.role], "content": message.content}
-        if message.role in (Role.ASSISTANT, Role.TOOL_CALL) and message.tool_calls:
-            entry["content"] = message.content or None  # the API's own spelling of "no text"
-            entry["tool_calls"] = [_call(call) for call in message.tool_calls]
-        out.append(entry)
+        elif role is Role.USER:
+            out.append({"role": "user", "content": message.content})
+        elif role is Role.SYSTEM:
+            out.append({"role": "system", "content": message.content})
+        elif message.tool_calls:  # assistant or tool_call
+            out.append(
+                {
+                    "role": "assistant",
+                    "content": message.content or None,  # the API's own spelling of "no text"
+                    "tool_calls": [_call(call) for call in message.tool_calls],
+                }
+            )
+        else:
+            out.append({"role": "assistant", "content": message.content})
     if problems:
         raise ConversionError(problems)
     return report.finish(out)
@@ -93,7 +188,7 @@ def _call(call: ToolCall) -> dict[str, Any]:
 
 def _tool_message(
     report: _Report, source: int | None, message: Message, names: dict[str, str]
-) -> dict[str, Any]:
+) -> OpenAIToolMessage:
     result = message.tool_result
     assert result is not None  # checked by the caller
     if source is not None:

@@ -62,7 +62,12 @@ def test_to_openai_matches_the_golden(tool_loop: list[Message]) -> None:
 def test_openai_arguments_are_the_wire_writers_bytes(tool_loop: list[Message]) -> None:
     # The JSON text of each call's arguments is what orion-core writes for that value.
     calls = [call for message in tool_loop for call in message.tool_calls]
-    texts = [c["function"]["arguments"] for m in to_openai(tool_loop).value for c in m.get("tool_calls", [])]
+    texts = [
+        c["function"]["arguments"]
+        for m in to_openai(tool_loop).value
+        if m["role"] == "assistant"
+        for c in m.get("tool_calls", [])
+    ]
     for call, text in zip(calls, texts, strict=True):
         wire = dumps([Message.assistant("m", "", [call], timestamp=0)])
         assert f'"arguments":{text}}}'.encode() in wire
@@ -514,7 +519,9 @@ def test_openai_arguments_keep_numbers_and_order() -> None:
     assert list(arguments) == ["z", "a", "m", "e"]
     assert arguments["z"] == 2**64
     assert type(arguments["a"]) is float
-    assert to_openai(back.value, orphans="keep").value[0]["tool_calls"][0]["function"]["arguments"] == text
+    sent = to_openai(back.value, orphans="keep").value[0]
+    assert sent["role"] == "assistant"
+    assert sent["tool_calls"][0]["function"]["arguments"] == text
 
 
 def test_openai_arguments_read_minus_zero_as_serde_json_does() -> None:

@@ -12,6 +12,7 @@ transformers' ``apply_chat_template`` sets up its own (sandboxed, ``trim_blocks`
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pytest
@@ -50,11 +51,11 @@ def _materialized(value: Any) -> Any:
     return [_materialized(item) for item in value]
 
 
-def _check_openai(messages: list[dict[str, Any]]) -> None:
+def _check_openai(messages: Sequence[Mapping[str, Any]]) -> None:
     assert _materialized(OPENAI.validate_python(messages, strict=True)) == messages
 
 
-def _check_anthropic(request: dict[str, Any]) -> None:
+def _check_anthropic(request: Mapping[str, Any]) -> None:
     assert set(request) <= {"system", "messages"}
     assert _materialized(ANTHROPIC.validate_python(request["messages"], strict=True)) == request["messages"]
     if "system" in request:

@@ -9,6 +9,7 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from orion_messages import (
+    AnthropicRequest,
     ConversionError,
     ConversionResult,
     Loss,
@@ -89,7 +90,7 @@ def test_openai_round_trip_of_any_messages(history: list[Message]) -> None:
     _assert_only_reported(history, back.value, [*there.losses, *back.losses])
 
 
-def _to_anthropic(history: list[Message], **options: Any) -> ConversionResult[dict[str, Any]] | None:
+def _to_anthropic(history: list[Message], **options: Any) -> ConversionResult[AnthropicRequest] | None:
     """``to_anthropic``, or None when it refuses a turn of only whitespace, checked to be the one
     reason (Anthropic refuses such text, and leaving a user turn out would change the request)."""
     # A system message of only whitespace is left out (reported; tested in test_convert): the
