@@ -14,7 +14,8 @@ import threading
 from collections.abc import Callable, Generator, Iterable, Sequence
 from contextlib import suppress
 from dataclasses import dataclass
-from typing import Any, Generic, Protocol, TypeVar
+from enum import Enum
+from typing import Any, Generic, Literal, Protocol, TypeVar
 
 from ._json_rules import VALUE_DEPTH_MAX, first_deeper_than
 from ._store_sql import Dialect, Statements, statements
@@ -50,6 +51,15 @@ T = TypeVar("T")
 Steps = Generator[tuple[str, Any, str], Any, T]
 
 
+class _Unchanged(Enum):
+    """The default of ``update``'s arguments: the argument was not given, its value stays."""
+
+    UNCHANGED = "UNCHANGED"
+
+    def __repr__(self) -> str:
+        return "UNCHANGED"  # as help() shows the default
+
+
 @dataclass(frozen=True)
 class Operation(Generic[T]):
     """One store call: whether it writes, and its steps given the rendered statements."""
@@ -65,13 +75,13 @@ class ConversationInfo:
     id: str
     """The conversation id."""
     title: str | None
-    """The title given at creation, if any."""
+    """The title given at creation or by the latest ``update``, if any."""
     metadata: Any
-    """Free JSON metadata given at creation (None when none was given)."""
+    """Free JSON metadata given at creation or by the latest ``update`` (None when there is none)."""
     created: int
     """When it was created, in milliseconds since the Unix epoch."""
     updated: int
-    """When it last changed, in milliseconds since the Unix epoch."""
+    """When its messages, title or metadata last changed, in milliseconds since the Unix epoch."""
     message_count: int
     """How many messages it holds."""
 
@@ -260,6 +270,39 @@ def create(conversation_id: str, title: str | None, metadata: Any) -> Operation[
         if created == 0:
             raise ConversationExists(conversation_id)
         return ConversationInfo(conversation_id, title, stored, now, now, 0)
+
+    return Operation(True, steps)
+
+
+def update(
+    conversation_id: str,
+    title: str | Literal[_Unchanged.UNCHANGED] | None,
+    metadata: Any,
+) -> Operation[ConversationInfo]:
+    """Set the title, the metadata or both, with ``create``'s checks; the info as ``info`` reads it back.
+
+    An argument that is ``_Unchanged.UNCHANGED`` stays as it is. With neither given nothing is
+    written (``updated`` stays too): the info is read, and a missing conversation still raises.
+    """
+    checked_id(conversation_id)
+    if title is not None and title is not _Unchanged.UNCHANGED:
+        _plain_text("title", title)  # create's check
+    changes: list[tuple[str, Any]] = []
+    if title is not _Unchanged.UNCHANGED:
+        changes.append(("retitle", title))
+    if metadata is not _Unchanged.UNCHANGED:
+        changes.append(("set_metadata", _metadata_text(metadata)))
+    if not changes:
+        return info(conversation_id)
+
+    def steps(s: Statements) -> Steps[ConversationInfo]:
+        now = now_ms()
+        for name, value in changes:
+            changed = yield s[name], (value, now, conversation_id), "none"
+            if changed == 0:
+                raise ConversationNotFound(conversation_id)
+        row = yield s["info"], (conversation_id,), "one"
+        return _info(row)
 
     return Operation(True, steps)
 

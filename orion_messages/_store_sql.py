@@ -96,6 +96,8 @@ _TEMPLATES = {
     "recount": "UPDATE orion_conversations SET next_position = ?, message_count = ?, updated_ms = ? WHERE id = ?",
     "shrink": "UPDATE orion_conversations SET message_count = message_count - ?, updated_ms = ? WHERE id = ?",
     "touch": "UPDATE orion_conversations SET updated_ms = ? WHERE id = ?",
+    "retitle": "UPDATE orion_conversations SET title = ?, updated_ms = ? WHERE id = ?",
+    "set_metadata": "UPDATE orion_conversations SET metadata = {json_in}, updated_ms = ? WHERE id = ?",
     # messages
     "insert": f"INSERT INTO orion_messages ({_MESSAGE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, {{json_in}})",
     "all": "SELECT position, {data} FROM orion_messages WHERE conversation_id = ? ORDER BY position",

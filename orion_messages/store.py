@@ -22,7 +22,7 @@ from urllib.parse import parse_qsl, unquote
 
 from . import _store_ops as ops
 from . import _store_schema, _store_sqlite
-from ._store_ops import ConversationInfo, Operation, SyncBackend, closed_error
+from ._store_ops import ConversationInfo, Operation, SyncBackend, _Unchanged, closed_error
 from ._store_sql import Dialect
 from .errors import ArgumentTypeError, StoreError
 from .models import Message
@@ -231,6 +231,29 @@ class ConversationStore:
         """
         return self._backend.run(ops.create(_check_id(conversation_id), title, metadata))
 
+    def update(
+        self,
+        conversation_id: str,
+        *,
+        title: str | Literal[_Unchanged.UNCHANGED] | None = _Unchanged.UNCHANGED,
+        metadata: Any = _Unchanged.UNCHANGED,
+    ) -> ConversationInfo:
+        """Change the conversation's title, its metadata or both; the info as ``info(id)`` reads it back.
+
+        An argument left out stays as it is; ``title=None`` clears the title and
+        ``metadata=None`` the metadata. ``title`` is a str or None and ``metadata`` any JSON value,
+        checked and stored as ``create`` does (``metadata`` as JSON reads it back). A change sets
+        ``updated`` to now; with neither argument nothing is written and ``updated`` stays.
+
+        Raises:
+            ConversationNotFound: no conversation has the id.
+            ArgumentTypeError: ``title`` is not a str or None, or ``metadata`` is not JSON (a
+                ``TypeError``; raised before the database is touched, so nothing changes).
+            ArgumentValueError: ``metadata`` nests deeper than JSON reads back (120 levels), or
+                ``title`` holds U+0000 or a lone surrogate (a ``ValueError``; nothing changes).
+        """
+        return self._backend.run(ops.update(conversation_id, title, metadata))
+
     def info(self, conversation_id: str) -> ConversationInfo:
         """The conversation's id, title, metadata, times and message count."""
         return self._backend.run(ops.info(conversation_id))
@@ -411,6 +434,16 @@ class AsyncConversationStore:
     ) -> ConversationInfo:
         """See ``ConversationStore.create``."""
         return await self._backend.run(ops.create(_check_id(conversation_id), title, metadata))
+
+    async def update(
+        self,
+        conversation_id: str,
+        *,
+        title: str | Literal[_Unchanged.UNCHANGED] | None = _Unchanged.UNCHANGED,
+        metadata: Any = _Unchanged.UNCHANGED,
+    ) -> ConversationInfo:
+        """See ``ConversationStore.update``."""
+        return await self._backend.run(ops.update(conversation_id, title, metadata))
 
     async def info(self, conversation_id: str) -> ConversationInfo:
         """See ``ConversationStore.info``."""

@@ -188,6 +188,7 @@ def test_conversations_are_created_listed_described_and_deleted(store_url: str) 
         lambda s: s.prune("nope"),
         lambda s: s.count_tokens("nope"),
         lambda s: s.load_archived("nope"),
+        lambda s: s.update("nope", title="x"),
     ],
 )
 def test_every_call_on_a_missing_conversation_raises(sqlite_url: str, call: Any) -> None:
@@ -441,6 +442,9 @@ def _scenario() -> list[tuple[str, tuple[Any, ...], dict[str, Any]]]:
     return [
         ("create", ("c",), {"title": "t", "metadata": {"k": [1]}}),
         ("create", ("d",), {}),
+        ("update", ("c",), {"title": "renamed"}),
+        ("update", ("d",), {"title": "d", "metadata": [1, {"2": None}]}),
+        ("update", ("c",), {"metadata": None}),
         ("extend", ("c", [*chat(6), pending]), {}),
         ("append", ("c", Message.user("last", "bye", timestamp=9)), {}),
         ("set_pinned", ("c", "m2", True), {}),

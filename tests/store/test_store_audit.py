@@ -142,6 +142,7 @@ BAD_IDS: list[Any] = [123, None, ""]
 
 CALLS: list[tuple[str, Callable[[ConversationStore, Any], object]]] = [
     ("info", lambda s, i: s.info(i)),
+    ("update", lambda s, i: s.update(i, title="x")),
     ("delete", lambda s, i: s.delete(i)),
     ("append", lambda s, i: s.append(i, Message.user("m", "x", timestamp=1))),
     ("extend", lambda s, i: s.extend(i, [])),
