@@ -197,7 +197,7 @@ def _replace_atomically(path: PathLike, data: bytes) -> None:
         if isinstance(error, OSError):
             raise _named(error, target) from error
         raise
-    _sweep_leftovers(target)
+    _remove_leftovers(target, temporary)
     _sync_folder(target.parent)
 
 
@@ -214,7 +214,7 @@ def _write_temporary(target: Path, data: bytes, previous: os.stat_result | None)
     """Write ``data`` to a new temporary file beside ``target``, synced, and return it still open.
 
     The descriptor holds an exclusive ``flock`` on the file until the caller closes it: that lock,
-    not a process id, is what tells another save's sweep that the file is live.
+    not a process id, is what tells another save that the file is live, not a leftover.
     """
     try:
         written = _write_unnamed(target, data, previous) if _UNNAMED_FILES else None
@@ -282,11 +282,10 @@ def _write_unnamed(target: Path, data: bytes, previous: os.stat_result | None) -
     try:
         _lock(fd)  # nobody else can reach the file yet; the lock holds once it has a name
         _fill(fd, data, previous)
-        for _ in range(100):
-            name = _temporary_name(target)
+        for name in _temporary_names(target):
             try:
                 os.link(f"/proc/self/fd/{fd}", name)
-            except FileExistsError:  # pragma: no cover - 64 random bits collided
+            except FileExistsError:  # another save's file, live or left over
                 continue
             except OSError:  # some sandboxes refuse the link; use named files from now on
                 _UNNAMED_FILES = False
@@ -301,18 +300,17 @@ def _write_unnamed(target: Path, data: bytes, previous: os.stat_result | None) -
 
 def _write_named(target: Path, data: bytes, previous: os.stat_result | None) -> tuple[int, str]:
     """Write ``data`` to a new named temporary file beside ``target``, synced; remove it on error."""
-    for _ in range(100):
-        name = _temporary_name(target)
+    for name in _temporary_names(target):
         try:
             fd = os.open(
                 name,
                 os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_BINARY | _O_CLOEXEC,
                 _creation_mode(previous),
             )
-        except FileExistsError:  # pragma: no cover - 64 random bits collided
+        except FileExistsError:  # another save's file, live or left over
             continue
         try:
-            if not _lock_new(fd, name):  # a sweep took it between its creation and our lock
+            if not _lock_new(fd, name):  # another save took it for a leftover before our lock
                 os.close(fd)
                 continue
             _fill(fd, data, previous)
@@ -331,7 +329,8 @@ def _lock(fd: int) -> None:
 
 
 def _lock_new(fd: int, name: str) -> bool:
-    """Lock a just-created temporary file; False if a sweep got to it first (and removed it)."""
+    """Lock a just-created temporary file; False if another save's clean-up got to it first
+    (and removed it)."""
     if fcntl is None:  # pragma: no cover - Windows: no sweeping either
         return True
     try:
@@ -349,8 +348,13 @@ def _same_file(name: str, status: os.stat_result) -> bool:
     return (current.st_dev, current.st_ino) == (status.st_dev, status.st_ino)
 
 
-_TOKEN_LENGTH = 16  # hex digits: 64 random bits
+_TOKEN_LENGTH = 16  # hex digits: 64 random bits, or a slot number
 _NAME_MAX = 255  # bytes in one file name on the common file systems
+
+# A save's temporary file takes the first free of a few fixed names (slots); once done, a save
+# looks at those names only, so that it never lists the folder: a host keeping thousands of
+# conversations in one folder pays the same per save as one keeping a single file.
+_SLOTS = 8
 
 
 def _temporary_prefix(target: Path) -> str:
@@ -362,18 +366,53 @@ def _temporary_prefix(target: Path) -> str:
     return f".{name}."
 
 
-def _temporary_name(target: Path) -> str:
-    token = secrets.token_hex(_TOKEN_LENGTH // 2)
-    return os.path.join(target.parent, f"{_temporary_prefix(target)}{token}.tmp")
+def _slot_names(target: Path) -> list[str]:
+    """``.NAME.0000000000000000.tmp`` to ``.NAME.0000000000000007.tmp`` beside ``target``."""
+    prefix = os.path.join(target.parent, _temporary_prefix(target))
+    return [f"{prefix}{slot:0{_TOKEN_LENGTH}x}.tmp" for slot in range(_SLOTS)]
 
 
-def _sweep_leftovers(target: Path) -> None:
-    """Remove temporary files that a killed save of ``target`` left behind.
+def _temporary_names(target: Path) -> Iterator[str]:
+    """The names to try, in order, for a temporary file of ``target``.
+
+    The slots first. When every slot is taken, the abandoned ones (left by killed saves) are
+    removed and the slots tried again; only when live saves of the same file (or files this
+    process may not remove) hold them all come random names, and such a save lists the folder
+    once it is done (``_remove_leftovers``), since nobody looks for a random name by itself.
+    """
+    slots = _slot_names(target)
+    yield from slots
+    _remove_abandoned(slots)
+    yield from slots
+    prefix = os.path.join(target.parent, _temporary_prefix(target))
+    for _ in range(100):
+        yield f"{prefix}{secrets.token_hex(_TOKEN_LENGTH // 2)}.tmp"
+
+
+def _remove_leftovers(target: Path, temporary: str) -> None:
+    """Remove the temporary files that killed saves of ``target`` left behind.
 
     A live save holds an exclusive lock on its temporary file until it is renamed, so a file
     whose lock can be taken was abandoned. No process ids are compared: savers in other PID
-    namespaces (containers sharing a volume) keep their files.
+    namespaces (containers sharing a volume) keep their files. A save that had a slot looks at
+    the slots only, a constant cost; one that had to take a random name lists the folder.
     """
+    slots = _slot_names(target)
+    if temporary in slots:
+        _remove_abandoned(slots)
+    else:
+        _sweep_folder(target)
+
+
+def _remove_abandoned(names: list[str]) -> None:
+    if fcntl is None:  # pragma: no cover - Windows: cannot tell a live file from a leftover
+        return
+    for name in names:
+        _remove_if_abandoned(name)
+
+
+def _sweep_folder(target: Path) -> None:
+    """Remove every abandoned temporary file of ``target``, slot or random name: lists the folder."""
     if fcntl is None:  # pragma: no cover - Windows: cannot tell a live file from a leftover
         return
     prefix = _temporary_prefix(target)

@@ -19,8 +19,9 @@ import textwrap
 import time
 import warnings
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager, suppress
+from contextlib import ExitStack, contextmanager, suppress
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -80,6 +81,9 @@ def _leftovers(folder: Path, target: Path) -> list[str]:
     return sorted(p.name for p in folder.iterdir() if p != target)
 
 
+_COUNTED = 1_000_000_000 * 10**9  # an mtime (2001) the test gives a leftover it has counted
+
+
 @pytest.mark.parametrize("forced_named", [False, True], ids=["as-this-system-saves", "named-temporary"])
 def test_a_save_killed_at_random_moments_leaves_one_whole_version(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, forced_named: bool
@@ -125,12 +129,17 @@ def test_a_save_killed_at_random_moments_leaves_one_whole_version(
         assert load(target) == versions[index]
         # A killed save leaves at most its own temporary file, .conversation.json.<hex>.tmp; any
         # save that completes removes those of writers that are gone (their locks are free).
+        # Names come back (a save takes the first free of eight), so the files of earlier rounds
+        # are told apart by the modification time the test stamps on them, not by their names.
         now = set(_leftovers(tmp_path, target))
-        mine = now - litter
+        earlier = {name for name in now if (tmp_path / name).stat().st_mtime_ns == _COUNTED}
+        mine = now - earlier
         assert len(mine) <= 1, mine
         assert all(name.startswith(".conversation.json.") and name.endswith(".tmp") for name in now)
-        assert now - mine <= (set() if completed else litter), (now, litter, completed)
+        assert earlier <= (set() if completed else litter), (now, litter, completed)
         caught_mid_save += len(mine)
+        for name in mine:
+            os.utime(tmp_path / name, ns=(_COUNTED, _COUNTED))
         litter = now
     # The next save sweeps what killed saves left behind.
     save(target, versions[0])
@@ -138,6 +147,101 @@ def test_a_save_killed_at_random_moments_leaves_one_whole_version(
     assert len(seen) >= 2, "the writer never got a save through: kills came too early"
     if forced_named:  # a kill between creating and renaming the named file leaves it behind
         assert caught_mid_save > 0, "no kill landed in the middle of a save"
+
+
+def test_the_next_save_removes_what_killed_saves_left_without_listing_the_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # docs/reliability.md: a save killed mid-write leaves one .NAME.<slot>.tmp beside the target;
+    # the next save of that target removes it, looking for it by name: in a folder of thousands
+    # of files (one per conversation), a save does not list the folder.
+    target = tmp_path / "conversation.json"
+    for n in range(2000):
+        (tmp_path / f"conversation-{n}.json").write_bytes(b"[]")
+    versions = {tag: _conversation(tag, 30, 100) for tag in "ABCD"}
+    save(target, versions["A"])
+    for tag in "BC":  # two kills in a row: two leftovers
+        read_end, write_end = os.pipe()
+
+        def writer(tag: str = tag, write_end: int = write_end) -> None:
+            storage._UNNAMED_FILES = False  # named from the start, as on the machines tested
+
+            def stall(fd: int) -> None:  # the data is written; the kill lands before the rename
+                os.write(write_end, b"w")
+                time.sleep(60)
+
+            setattr(os, "fsync", stall)  # noqa: B010 - in the child only
+            save(target, versions[tag])
+
+        with _forked(writer) as pid:
+            os.close(write_end)
+            assert os.read(read_end, 1) == b"w", "the writer never reached its write"
+            _kill(pid)
+        os.close(read_end)
+    hidden = sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("."))
+    assert hidden == [f".conversation.json.{slot:016x}.tmp" for slot in (0, 1)]
+    assert load(target) == versions["A"]
+
+    listed: list[str] = []
+    real_scandir, real_listdir = os.scandir, os.listdir
+
+    def scandir(path: str = ".") -> Any:
+        listed.append(path)
+        return real_scandir(path)
+
+    def listdir(path: str = ".") -> list[str]:
+        listed.append(path)
+        return real_listdir(path)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(os, "scandir", scandir)
+        patch.setattr(os, "listdir", listdir)
+        save(target, versions["D"])
+    assert listed == []
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+    assert len(list(tmp_path.iterdir())) == 2001
+    assert load(target) == versions["D"]
+
+
+def test_concurrent_saves_killed_together_leave_one_whole_version_and_the_next_save_cleans_up(
+    tmp_path: Path,
+) -> None:
+    # Three processes save one file at once (their temporary files take three of the eight
+    # names, and each save's clean-up opens the names the others are creating) and are killed
+    # together: the file is one whole version, and the next save removes every leftover.
+    target = tmp_path / "conversation.json"
+    versions = [_conversation(tag, 60, 500) for tag in "ABC"]
+    images = [dumps(v) for v in versions]
+    save(target, versions[0])
+    rng = random.Random(20261203)
+
+    def writer(k: int, write_end: int) -> Callable[[], None]:
+        def run() -> None:
+            storage._UNNAMED_FILES = False  # named files: the ones that can be left over
+            while True:
+                save(target, versions[k])
+                os.write(write_end, b"s")
+
+        return run
+
+    for _ in range(10):
+        with ExitStack() as writers:
+            started: list[tuple[int, int]] = []
+            for k in range(len(versions)):
+                read_end, write_end = os.pipe()  # made after the previous fork: only its writer has it
+                writers.callback(os.close, read_end)
+                started.append((writers.enter_context(_forked(writer(k, write_end))), read_end))
+                os.close(write_end)
+            for _, read_end in started:  # a writer that failed closes its pipe: b""
+                assert os.read(read_end, 1) == b"s", "a writer never finished a save"
+            time.sleep(rng.uniform(0.0, 0.05))
+            for pid, _ in started:
+                _kill(pid)
+        assert target.read_bytes() in images, "the file is not one whole version"
+        assert len(_leftovers(tmp_path, target)) <= 3
+        save(target, versions[0])
+        assert _leftovers(tmp_path, target) == []
+        assert load(target) == versions[0]
 
 
 @pytest.mark.filterwarnings(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import errno
 import fcntl
 import os
+import re
 import signal
 import stat
 import subprocess
@@ -16,8 +17,9 @@ import time
 import tracemalloc
 import warnings
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -192,18 +194,116 @@ def test_a_save_killed_midway_leaves_the_previous_file_whole(tmp_path: Path) -> 
     assert os.listdir(tmp_path) == ["chat.json"], leftovers
 
 
+def _slot(folder: Path, name: str, slot: int) -> Path:
+    """One of the eight names a temporary file of ``folder / name`` takes (docs/reliability.md)."""
+    return folder / f".{name}.{slot:016x}.tmp"
+
+
+@contextmanager
+def _listings(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
+    """Record every folder listed (``os.scandir``, ``os.listdir``) inside the block."""
+    listed: list[str] = []
+    real_scandir, real_listdir = os.scandir, os.listdir
+
+    def scandir(path: str = ".") -> Any:
+        listed.append(os.fspath(path))
+        return real_scandir(path)
+
+    def listdir(path: str = ".") -> list[str]:
+        listed.append(os.fspath(path))
+        return real_listdir(path)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(os, "scandir", scandir)
+        patch.setattr(os, "listdir", listdir)
+        yield listed
+
+
 def test_save_removes_abandoned_temporaries_and_keeps_locked_ones(tmp_path: Path) -> None:
     # A live save holds an flock on its temporary file; one whose lock is free was abandoned.
     path = tmp_path / "chat.json"
-    abandoned = tmp_path / ".chat.json.0123456789abcdef.tmp"
-    live = tmp_path / ".chat.json.fedcba9876543210.tmp"
-    stranger = tmp_path / ".chat.json.notes.tmp"  # not named as ours
-    for file in (abandoned, live, stranger):
+    abandoned = [_slot(tmp_path, "chat.json", n) for n in (0, 2, 7)]
+    live = _slot(tmp_path, "chat.json", 1)
+    strangers = [
+        tmp_path / ".chat.json.notes.tmp",  # not named as ours
+        _slot(tmp_path, "other.json", 0),  # another file's: its own next save removes it
+        tmp_path / ".chat.json.0123456789abcdef.tmp",  # a random name: looked for by listing only
+    ]
+    for file in (*abandoned, live, *strangers):
         file.write_bytes(b"x")
     with open(live, "rb") as holder:
         fcntl.flock(holder.fileno(), fcntl.LOCK_EX)
         save(path, _chat(1))
-        assert sorted(os.listdir(tmp_path)) == sorted([stranger.name, live.name, "chat.json"])
+        assert sorted(os.listdir(tmp_path)) == sorted([live.name, *(f.name for f in strangers), "chat.json"])
+    assert load(path) == _chat(1)
+
+
+@pytest.mark.parametrize(
+    "saver",
+    [
+        lambda path, messages: save(path, messages),
+        lambda path, messages: save(path, messages, indent=2),
+        lambda path, messages: save_jsonl(path, messages),
+        lambda path, messages: om.Conversation(messages).save(path),
+        lambda path, messages: om.Conversation(messages).save_jsonl(path),
+    ],
+    ids=["save", "save-indented", "save_jsonl", "Conversation.save", "Conversation.save_jsonl"],
+)
+def test_a_save_never_lists_its_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, saver: Callable[[Path, list[Message]], None]
+) -> None:
+    # A host keeping one file per conversation has thousands of files in one folder: a save
+    # must cost the same there as beside no other file. It looks for its leftovers by name.
+    for count in (0, 3000):
+        folder = tmp_path / f"with-{count}-files"
+        folder.mkdir()
+        for n in range(count):
+            (folder / f"conversation-{n}.json").write_bytes(b"[]")
+        leftover = _slot(folder, "chat.json", 0)  # what a killed save leaves
+        leftover.write_bytes(b"partial")
+        with _listings(monkeypatch) as listed:
+            for n in (1, 2, 3):
+                saver(folder / "chat.json", _chat(n))
+        assert listed == [], (count, listed)
+        assert not leftover.exists()
+        assert len(os.listdir(folder)) == count + 1
+
+
+def test_a_save_that_finds_every_name_taken_by_live_saves_lists_the_folder_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Eight saves of one file at once hold all eight names: a ninth takes a random name and, as
+    # nobody looks for that name, lists the folder once done, removing abandoned random names.
+    path = tmp_path / "chat.json"
+    slots = [_slot(tmp_path, "chat.json", n) for n in range(8)]
+    random_leftover = tmp_path / ".chat.json.0123456789abcdef.tmp"  # a killed ninth save's
+    for file in (*slots, random_leftover):
+        file.write_bytes(b"x")
+    renamed: list[str] = []
+    real_replace = os.replace
+
+    def replace(source: str, target: Path) -> None:
+        renamed.append(os.path.basename(source))
+        real_replace(source, target)
+
+    monkeypatch.setattr(os, "replace", replace)
+    with ExitStack() as holders:
+        for file in slots:
+            fcntl.flock(holders.enter_context(open(file, "rb")).fileno(), fcntl.LOCK_EX)
+        with _listings(monkeypatch) as listed:
+            save(path, _chat(2))
+        assert listed == [str(tmp_path)]
+        (used,) = renamed
+        assert re.fullmatch(r"\.chat\.json\.[0-9a-f]{16}\.tmp", used), used
+        assert used not in {f.name for f in slots} | {random_leftover.name}
+        assert sorted(os.listdir(tmp_path)) == sorted(["chat.json", *(f.name for f in slots)])
+    # The eight are abandoned now: the next save frees them, by name, and takes the first.
+    with _listings(monkeypatch) as listed:
+        save(path, _chat(3))
+    assert listed == []
+    assert renamed[1] == slots[0].name
+    assert os.listdir(tmp_path) == ["chat.json"]
+    assert load(path) == _chat(3)
 
 
 def test_save_keeps_the_permissions_of_the_file_it_replaces(tmp_path: Path) -> None:
