@@ -3,13 +3,13 @@
 ``convert``, ``stats`` and ``validate`` call these where they would read or write a path; each
 returns None (or False) for a text that is not a store URL, so the caller goes on with files.
 A store URL names its conversation with ``?conversation=ID``; ``validate`` without one checks
-every conversation in the store.
+every conversation in the store, one at a time (``stored_conversations``, then ``check_stored``).
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Generator, Iterator, Sequence
 from contextlib import contextmanager
 from urllib.parse import quote, unquote
 
@@ -18,7 +18,7 @@ from .errors import FormatError, OrionMessagesError, Problem, StoreError
 from .models import Message
 from .store import ConversationStore, StoreURL, is_store_url, open_store, parse_store_url, url_passwords
 
-__all__ = ["read_source", "validate_source", "write_target"]
+__all__ = ["Report", "check_stored", "read_source", "stored_conversations", "write_target"]
 
 Report = tuple[str, list[Message] | None, list[Problem], list[Problem]]
 """What ``validate`` found in one stored conversation: label, its messages (None if unreadable), errors, warnings."""
@@ -116,11 +116,11 @@ def _label(display: str, conversation: str) -> str:
     return f"{base}?{'&'.join([*kept, 'conversation=' + quote(conversation, safe='')])}"
 
 
-def validate_source(raw: str, *, strict: bool) -> list[Report] | None:
-    """Check the conversation a store URL names, or every conversation in the store.
-
-    One ``(label, messages or None, errors, warnings)`` per conversation; semantic problems
-    are warnings, or errors with ``strict``. None when ``raw`` is not a store URL.
+def stored_conversations(raw: str) -> list[tuple[str, str]] | None:
+    """What ``validate`` checks for a store URL: the conversation it names, or every conversation
+    in the store, each as its id and its label (the URL naming it). None when ``raw`` is not a
+    store URL. The store is opened (and closed): one that cannot be opened fails here, before
+    any conversation is checked.
 
     Raises:
         StoreError: the store cannot be opened or does not exist (nothing is created).
@@ -128,19 +128,34 @@ def validate_source(raw: str, *, strict: bool) -> list[Report] | None:
     if not is_store_url(raw):
         return None
     url = parse_store_url(raw)
-    reports: list[Report] = []
     with _opened(url, raw, create=False) as store:
         names = [url.conversation] if url.conversation is not None else [c.id for c in store.conversations()]
-        for name in names:
-            label = _label(url.display, name)
-            try:
-                messages = store.load(name)
-            except FormatError as error:
-                reports.append((label, None, [_placed(p, error.source) for p in error.problems], []))
-                continue
-            except StoreError as error:
-                reports.append((label, None, [Problem("", str(error))], []))
-                continue
-            semantic = find_problems(messages)
-            reports.append((label, messages, semantic if strict else [], [] if strict else semantic))
-    return reports
+    return [(name, _label(url.display, name)) for name in names]
+
+
+def check_stored(raw: str, conversations: Sequence[str], *, strict: bool) -> Generator[Report, None, None]:
+    """Check each of ``conversations`` in the store at the URL ``raw``, in turn.
+
+    One ``(label, messages or None, errors, warnings)`` per conversation; semantic problems
+    are warnings, or errors with ``strict``. A generator: each conversation is loaded when its
+    report is asked for, so that one conversation is in memory at a time (close the generator
+    to close the store early).
+
+    Raises:
+        StoreError: the store cannot be opened or does not exist (nothing is created).
+    """
+    url = parse_store_url(raw)
+    with _opened(url, raw, create=False) as store:
+        for name in conversations:
+            yield _checked(store, _label(url.display, name), name, strict=strict)
+
+
+def _checked(store: ConversationStore, label: str, name: str, *, strict: bool) -> Report:
+    try:
+        messages = store.load(name)
+    except FormatError as error:
+        return (label, None, [_placed(p, error.source) for p in error.problems], [])
+    except StoreError as error:
+        return (label, None, [Problem("", str(error))], [])
+    semantic = find_problems(messages)
+    return (label, messages, semantic if strict else [], [] if strict else semantic)

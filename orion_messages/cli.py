@@ -22,12 +22,13 @@ import stat
 import sys
 import warnings
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager, suppress
+from collections.abc import Callable, Generator, Iterator, Sequence
+from contextlib import closing, contextmanager, suppress
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from functools import partial
 from pathlib import Path
-from typing import Any, BinaryIO, Literal, TextIO
+from typing import Any, BinaryIO, Literal, NamedTuple, TextIO
 
 import orjson
 from pydantic import TypeAdapter, ValidationError
@@ -40,7 +41,7 @@ from ._cli_text import printable as _printable
 from ._cli_text import problem_line as _problem_line
 from ._cli_text import problem_lines as _problem_lines
 from ._problems import describe, problem_from
-from ._store_cli import read_source, validate_source, write_target
+from ._store_cli import Report, check_stored, read_source, stored_conversations, write_target
 from ._version import __version__
 from .checks import find_problems
 from .errors import (
@@ -679,15 +680,15 @@ def _parse(
 ) -> _Parsed:
     """Parse an input once. Keys repeated in one object are always errors (serde refuses them);
     ``strict`` makes semantic problems (and a torn last line) errors too, as the library's
-    ``strict=True`` does; otherwise they are warnings. ``semantic=False``: a log's semantic
-    problems are not looked for (``stats``, ``prune`` and ``convert`` do not show them)."""
+    ``strict=True`` does; otherwise they are warnings. ``semantic=False``: semantic problems are
+    not looked for (``stats``, ``prune`` and ``convert`` do not show them)."""
     parsed = _Parsed(read.name, read.kind)
     large = progress is not None and read.size >= _PROGRESS_MIN_BYTES
     try:
         if read.kind == "json":
             if large and progress is not None:  # one call: a status line, not a bar
                 progress.show(read.size, None, f"parsing {read.name}", unit="B")
-            _parse_conversation(read.data, parsed, strict=strict)
+            _parse_conversation(read.data, parsed, strict=strict, semantic=semantic)
         else:
             if read.handle is None:
                 records = _byte_records(read.data, parsed, strict=strict)
@@ -703,38 +704,40 @@ def _parse(
     return parsed
 
 
-def _parse_conversation(data: bytes, parsed: _Parsed, *, strict: bool) -> None:
+def _parse_conversation(data: bytes, parsed: _Parsed, *, strict: bool, semantic: bool) -> None:
     caught: list[OrionMessagesWarning] = []
     with _library_warnings(caught):
-        _load_conversation(data, parsed, strict=strict)
-    parsed.notice(_warning_problems(caught))  # each once: a lenient second parse warns again
+        _load_conversation(data, parsed, strict=strict, semantic=semantic)
+    parsed.notice(_warning_problems(caught))
 
 
-def _load_conversation(data: bytes, parsed: _Parsed, *, strict: bool) -> None:
-    try:  # a valid file is parsed once, in strict mode
-        parsed.messages = loads(data, strict=True)
-        return
-    except FormatError as error:
-        if strict:
-            parsed.add(_with_repeated_keys(error.problems, data), omitted=error.omitted)
-            return
-        problems = error.problems
-    # Not strict: parse leniently to tell semantic problems (warnings) from the rest (errors).
+def _load_conversation(data: bytes, parsed: _Parsed, *, strict: bool, semantic: bool) -> None:
+    """Parse a conversation once, leniently, and sort its problems as ``_parse`` says.
+
+    Keys repeated in one object are looked for first (``_repeated_keys``), so the scanner's
+    objects and the messages are never in memory together; every command needs them, as
+    orion-core refuses such a file. Every problem is listed: a failed load stops before the
+    repeated keys, and they are added to its problems.
+    """
+    repeated = _repeated_keys(data)
     try:
         parsed.messages = loads(data)
     except FormatError as error:
-        parsed.add(_with_repeated_keys(error.problems, data), omitted=error.omitted)
+        problems = [*error.problems, *(problem for problem in repeated if problem not in error.problems)]
+        parsed.add(problems, omitted=error.omitted)
         return
-    semantic = find_problems(parsed.messages)
-    known = set(semantic)
-    parsed.add([problem for problem in problems if problem not in known])
-    parsed.add(semantic, error=False)
+    parsed.add(repeated)
+    if semantic:
+        parsed.add(find_problems(parsed.messages), error=strict)
 
 
-def _with_repeated_keys(problems: list[Problem], data: bytes) -> list[Problem]:
-    """``problems`` and the keys repeated in one object, which a failed load stops before: every
-    problem is listed. A malformed document has none to add (the scan reads only valid JSON)."""
-    return [*problems, *(problem for problem in duplicate_key_problems(data) if problem not in problems)]
+def _repeated_keys(data: bytes) -> list[Problem]:
+    """The known keys repeated in one object of a conversation, each a problem (the codec's
+    scanner), found only when a key may repeat (``_may_repeat_keys``): the scanner builds the
+    whole document as Python objects, with a Python hook on each, and costs more than the load
+    itself. A document that is not valid JSON has none to find (the load reports it)."""
+    with _collector_paused():  # the check's objects hold no cycles to collect
+        return duplicate_key_problems(data) if _may_repeat_keys(data) else []
 
 
 _Record = tuple[int, bytes, int]
@@ -849,17 +852,19 @@ def _duplicate_keys(record: bytes, line: int, event_type: str | None) -> list[Pr
 
 
 def _may_repeat_keys(record: bytes) -> bool:
-    """Whether some object of a record (a valid JSON object) may repeat a key: False only when
-    none surely does, so that the codec's scanner (``json.loads`` with a Python hook on every
-    object, about twice the cost of reading the message) runs only for the records that need it.
+    """Whether some object of a record (a JSON object, or a conversation's array) may repeat a
+    key: False only when none surely does, so that the codec's scanner (``json.loads`` with a
+    Python hook on every object, about twice the cost of reading the message) runs only for the
+    records that need it.
 
     Every key/value pair has one colon outside strings. orjson keeps one value of a repeated key,
     so its compact re-encoding has as many colons as the record exactly when no key repeats: both
-    write the colons inside strings as they are, except an escaped one (``\\u003a``), which is
-    re-encoded raw; a record with such an escape, or that orjson cannot read (an integer past 64
-    bits, deep nesting, a lone surrogate), goes to the scanner.
+    write the colons inside strings as they are, except an escaped one (``\\u003a`` or
+    ``\\u003A``), which is re-encoded raw; a record with such an escape, or that orjson cannot
+    read (an integer past 64 bits, deep nesting, a lone surrogate), goes to the scanner. Other
+    escapes never make a colon (``\\u003c``, ``<`` as HTML-safe writers escape it, is no reason).
     """
-    if b"\\u003" in record:
+    if b"\\u003a" in record or b"\\u003A" in record:
         return True
     try:
         again = orjson.dumps(orjson.loads(record))
@@ -973,54 +978,100 @@ def _is_regular(path: str) -> bool:
 
 
 def _validate(args: argparse.Namespace) -> int:
+    stores = [_listed(raw) for raw in args.paths if is_store_url(raw)]
     files = [raw for raw in args.paths if not is_store_url(raw)]
-    entries: list[str | _Parsed] = [*_stored_reports(args.paths, strict=args.strict)]
-    entries += _collect(files) if files else []
+    found = _collect(files) if files else []
+    total = sum(len(store.conversations) for store in stores) + len(found)
     progress = _Progress(sys.stderr)
     as_text = args.format == "text"
-    reports: list[_Parsed] = []
+    tallies: list[_Tally] = []
+
+    def checked(name: str, check: Callable[[], _Parsed]) -> None:
+        """Check one input and keep its tally: its report (and its messages) go once tallied."""
+        if total > _PROGRESS_MIN_FILES:
+            progress.show(len(tallies), total, name)
+        tallies.append(_tally(check(), progress, as_text=as_text))
+
     try:
-        for done, entry in enumerate(entries):
-            if len(entries) > _PROGRESS_MIN_FILES:
-                progress.show(done, len(entries), entry.name if isinstance(entry, _Parsed) else entry)
-            report = entry if isinstance(entry, _Parsed) else _check_one(entry, progress, strict=args.strict)
-            reports.append(report)
-            if as_text and (report.errors or report.warnings or report.omitted or report.omitted_warnings):
-                progress.clear()
-                _print_problems(report)
+        for store in stores:
+            _check_store(store, checked, strict=args.strict)
+        for entry in found:
+            name = entry.name if isinstance(entry, _Parsed) else entry
+            checked(name, partial(_check, entry, progress, strict=args.strict))
     finally:
         progress.clear()
     if as_text:
         if not args.quiet:
-            _out(_validate_summary(reports))
+            _out(_validate_summary(tallies))
     else:
-        print(_json_report(_validate_json(reports, strict=args.strict)))
-    return EXIT_OK if all(report.valid for report in reports) else EXIT_INVALID
+        print(_json_report(_validate_json(tallies, strict=args.strict)))
+    return EXIT_OK if all(tally.valid for tally in tallies) else EXIT_INVALID
 
 
-def _stored_reports(raws: Sequence[str], *, strict: bool) -> list[_Parsed]:
-    """Each conversation of each store URL among ``raws``, checked like a file."""
-    reports: list[_Parsed] = []
-    for raw in raws:
-        caught: list[OrionMessagesWarning] = []
-        try:
-            with _library_warnings(caught):
-                found = validate_source(raw, strict=strict) or []
-        except OrionMessagesError as error:
-            raise _Fatal(f"error: {_printable(str(error))}") from None
-        stored = [
-            _Parsed(label, "json", messages or [], errors=e, warnings=w, what="stored conversation")
-            for label, messages, e, w in found
-        ]
-        problems = _warning_problems(caught)
-        if len(stored) == 1:
-            stored[0].notice(problems)
-        elif problems:  # a whole store: the warnings cannot be told apart by conversation
-            whole = _Parsed(masked_url(raw), "json")
-            whole.notice(problems)
-            _print_notices(whole)
-        reports.extend(stored)
-    return reports
+class _Listed(NamedTuple):
+    """A store URL to validate: the conversations it names (id and label), and the library's
+    warnings caught while it is read."""
+
+    raw: str
+    conversations: list[tuple[str, str]]
+    caught: list[OrionMessagesWarning]
+
+
+def _listed(raw: str) -> _Listed:
+    """The conversations a store URL names: every store is opened and listed before anything is
+    checked, so that one that cannot be opened stops the run at once."""
+    caught: list[OrionMessagesWarning] = []
+    try:
+        with _library_warnings(caught):
+            conversations = stored_conversations(raw) or []
+    except OrionMessagesError as error:
+        raise _Fatal(f"error: {_printable(str(error))}") from None
+    return _Listed(raw, conversations, caught)
+
+
+def _check_store(
+    store: _Listed, checked: Callable[[str, Callable[[], _Parsed]], None], *, strict: bool
+) -> None:
+    """Each conversation of a store URL, checked like a file, loaded one at a time.
+
+    The library's warnings go to the conversation's report when there is one conversation;
+    otherwise they cannot be told apart by conversation, and once the store is checked they are
+    printed on stderr.
+    """
+    alone = len(store.conversations) == 1
+    reports = check_stored(
+        store.raw, [conversation for conversation, _ in store.conversations], strict=strict
+    )
+    with closing(reports):
+        for _, label in store.conversations:
+            checked(label, partial(_stored_report, reports, store.caught, alone=alone))
+    problems = _warning_problems(store.caught)
+    if not alone and problems:
+        whole = _Parsed(masked_url(store.raw), "json")
+        whole.notice(problems)
+        _print_notices(whole)
+
+
+def _stored_report(
+    reports: Generator[Report, None, None], caught: list[OrionMessagesWarning], *, alone: bool
+) -> _Parsed:
+    """The next conversation of ``check_stored``, as a report (its warnings with it if ``alone``)."""
+    try:
+        with _library_warnings(caught):
+            label, messages, errors, warned = next(reports)
+    except OrionMessagesError as error:
+        raise _Fatal(f"error: {_printable(str(error))}") from None
+    report = _Parsed(
+        label, "json", messages or [], errors=errors, warnings=warned, what="stored conversation"
+    )
+    if alone:
+        report.notice(_warning_problems(caught))
+    return report
+
+
+def _check(entry: str | _Parsed, progress: _Progress, *, strict: bool) -> _Parsed:
+    """The report of one input that ``_collect`` found (one it could not search is already one)."""
+    return entry if isinstance(entry, _Parsed) else _check_one(entry, progress, strict=strict)
 
 
 def _check_one(name: str, progress: _Progress, *, strict: bool) -> _Parsed:
@@ -1028,6 +1079,39 @@ def _check_one(name: str, progress: _Progress, *, strict: bool) -> _Parsed:
         return _parse(_read(name, progress), strict=strict, progress=progress)
     except _Unreadable as unreadable:  # one invalid file, not the end of the run
         return _not_read(name, unreadable.reason)
+
+
+@dataclass(frozen=True)
+class _Tally:
+    """What ``validate`` keeps of an input once it is checked and its problems printed: what
+    the summary counts, and for ``--format json`` its entry; never its messages, so that a run
+    over thousands of inputs holds one input's messages at a time."""
+
+    what: str
+    valid: bool
+    messages: int
+    events: int
+    errors: int
+    """Errors listed and omitted."""
+    warnings: int
+    entry: dict[str, Any] | None
+    """The input's entry in the JSON report (None for text)."""
+
+
+def _tally(report: _Parsed, progress: _Progress, *, as_text: bool) -> _Tally:
+    """Print the problems of a checked input (text), and tally it."""
+    if as_text and (report.errors or report.warnings or report.omitted or report.omitted_warnings):
+        progress.clear()
+        _print_problems(report)
+    return _Tally(
+        what=report.what,
+        valid=report.valid,
+        messages=len(report.messages),
+        events=report.events,
+        errors=len(report.errors) + report.omitted,
+        warnings=len(report.warnings),
+        entry=None if as_text else _file_json(report),
+    )
 
 
 def _print_problems(report: _Parsed) -> None:
@@ -1043,14 +1127,14 @@ def _plural(count: int, word: str) -> str:
     return f"{count:,} {word}" + ("" if count == 1 else "s")
 
 
-def _validate_summary(reports: Sequence[_Parsed]) -> str:
-    invalid = sum(not report.valid for report in reports)
-    messages = sum(len(report.messages) for report in reports if report.valid)
-    events = sum(report.events for report in reports if report.valid)
-    errors = sum(len(report.errors) + report.omitted for report in reports)
-    warned = sum(len(report.warnings) for report in reports)
+def _validate_summary(tallies: Sequence[_Tally]) -> str:
+    invalid = sum(not tally.valid for tally in tallies)
+    messages = sum(tally.messages for tally in tallies if tally.valid)
+    events = sum(tally.events for tally in tallies if tally.valid)
+    errors = sum(tally.errors for tally in tallies)
+    warned = sum(tally.warnings for tally in tallies)
     counted = _plural(messages, "message") + (f" and {_plural(events, 'event')}" if events else "")
-    whats = Counter(report.what for report in reports)
+    whats = Counter(tally.what for tally in tallies)
     checked = _and([_plural(count, what) for what, count in whats.items()]) or "0 files"
     head = f"checked {checked} ({counted} in the valid ones)"
     verdict = f"{invalid:,} invalid ({_plural(errors, 'error')})" if invalid else "all valid"
@@ -1072,28 +1156,30 @@ def _problem_json(problem: Problem) -> dict[str, Any]:
     }
 
 
-def _validate_json(reports: Sequence[_Parsed], *, strict: bool) -> dict[str, Any]:
+def _file_json(report: _Parsed) -> dict[str, Any]:
+    """An input's entry in ``validate``'s JSON report."""
     return {
-        "valid": all(report.valid for report in reports),
+        "path": report.name,
+        "format": report.kind,
+        "valid": report.valid,
+        "messages": None if not report.valid else report.events or len(report.messages),
+        "errors": [_problem_json(p) for p in report.errors],
+        "warnings": [_problem_json(p) for p in report.warnings],
+        "omitted": report.omitted,
+    }
+
+
+def _validate_json(tallies: Sequence[_Tally], *, strict: bool) -> dict[str, Any]:
+    return {
+        "valid": all(tally.valid for tally in tallies),
         "strict": strict,
-        "files": [
-            {
-                "path": report.name,
-                "format": report.kind,
-                "valid": report.valid,
-                "messages": None if not report.valid else report.events or len(report.messages),
-                "errors": [_problem_json(p) for p in report.errors],
-                "warnings": [_problem_json(p) for p in report.warnings],
-                "omitted": report.omitted,
-            }
-            for report in reports
-        ],
+        "files": [tally.entry for tally in tallies],
         "counts": {
-            "files": len(reports),
-            "valid": sum(report.valid for report in reports),
-            "invalid": sum(not report.valid for report in reports),
-            "errors": sum(len(report.errors) + report.omitted for report in reports),
-            "warnings": sum(len(report.warnings) for report in reports),
+            "files": len(tallies),
+            "valid": sum(tally.valid for tally in tallies),
+            "invalid": sum(not tally.valid for tally in tallies),
+            "errors": sum(tally.errors for tally in tallies),
+            "warnings": sum(tally.warnings for tally in tallies),
         },
     }
 

@@ -8,10 +8,12 @@ from the JSON Schema standard.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import io
 import json
 import os
+import re
 import subprocess
 import sys
 from importlib.metadata import version
@@ -741,7 +743,9 @@ def test_convert_to_standard_output_needs_a_format(hand: Path, capsys: CaptureFi
 # --- reading once, special files ----------------------------------------------------------------
 
 
-def test_validate_parses_a_valid_file_once(hand: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_validate_parses_a_file_once(hand: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Once, leniently, valid or not: the command sorts the repeated keys and the semantic
+    # problems itself (a file with problems was parsed a second time before).
     from orion_messages import cli, storage
 
     calls: list[bool] = []
@@ -761,7 +765,17 @@ def test_validate_parses_a_valid_file_once(hand: Path, monkeypatch: pytest.Monke
     # a CLI that reads through load() counts too
     monkeypatch.setattr(storage, "load_conversation", counting_file)
     assert main(["validate", str(hand)]) == 0
-    assert calls == [True]
+    assert calls == [False]
+    odd = tmp_path / "odd.json"  # a repeated known key, and a duplicate id (a warning)
+    odd.write_text(
+        '[{"id":"a","role":"user","content":"x","timestamp":1,"id":"a"},'
+        + json.dumps(dict(HAND[1], id="a"))
+        + "]"
+    )
+    for options in ([], ["--strict"]):
+        calls.clear()
+        assert main(["validate", *options, str(odd)]) == 1
+        assert calls == [False]
 
 
 def test_validate_skips_fifos_and_devices_in_a_folder(tmp_path: Path) -> None:
@@ -1713,19 +1727,23 @@ def test_repeated_keys_in_a_log_are_found_past_colons_and_escapes(
     ]
 
 
-def _json_text(value: Any, *, escape_colons: bool) -> str:
-    """``value`` as JSON, objects given as lists of pairs so that keys may repeat."""
+def _json_text(value: Any, *, escapes: dict[str, str]) -> str:
+    """``value`` as JSON, objects given as lists of pairs so that keys may repeat; in strings,
+    each character of ``escapes`` written as its escape (``\\u003a`` for a colon)."""
     if isinstance(value, tuple):
-        return "{" + ",".join(f"{_json_text(k, escape_colons=escape_colons)}:{_json_text(v, escape_colons=escape_colons)}" for k, v in value) + "}"  # fmt: skip
+        return "{" + ",".join(f"{_json_text(k, escapes=escapes)}:{_json_text(v, escapes=escapes)}" for k, v in value) + "}"  # fmt: skip
     if isinstance(value, list):
-        return "[" + ",".join(_json_text(item, escape_colons=escape_colons) for item in value) + "]"
+        return "[" + ",".join(_json_text(item, escapes=escapes) for item in value) + "]"
     text = json.dumps(value, ensure_ascii=False)
-    return text.replace(":", "\\u003a") if escape_colons and isinstance(value, str) else text
+    if isinstance(value, str):
+        for character, escape in escapes.items():
+            text = text.replace(character, escape)
+    return text
 
 
 _KEYS = st.sampled_from(["id", "role", "content", "a", ":", "a:b", "", "é"])
 _VALUES = st.recursive(
-    st.none() | st.integers() | st.text(alphabet=':"\\ab{}é\u2028', max_size=6),
+    st.none() | st.integers() | st.text(alphabet=':<"\\ab{}é\u2028', max_size=6),
     lambda children: (
         st.lists(children, max_size=3).map(list) | st.lists(st.tuples(_KEYS, children), max_size=4).map(tuple)
     ),
@@ -1733,17 +1751,25 @@ _VALUES = st.recursive(
 )
 
 
-@given(pairs=st.lists(st.tuples(_KEYS, _VALUES), max_size=6), escape_colons=st.booleans())
+# A colon escaped in either case; "<" as HTML-safe writers escape it (which makes no colon).
+_ESCAPES = st.sampled_from(
+    [{}, {":": "\\u003a"}, {":": "\\u003A"}, {"<": "\\u003c"}, {":": "\\u003a", "<": "\\u003C"}]
+)
+
+
+@given(pairs=st.lists(st.tuples(_KEYS, _VALUES), max_size=6), escapes=_ESCAPES, array=st.booleans())
 def test_the_repeated_key_filter_never_skips_a_record_the_scanner_would_flag(
-    pairs: list[tuple[str, Any]], escape_colons: bool
+    pairs: list[tuple[str, Any]], escapes: dict[str, str], array: bool
 ) -> None:
     from orion_messages._json_rules import duplicate_key_paths
     from orion_messages.cli import _may_repeat_keys
 
-    record = _json_text(tuple(pairs), escape_colons=escape_colons).encode()
+    record = _json_text(tuple(pairs), escapes=escapes).encode()
+    if array:  # a conversation's document: an array of objects
+        record = b"[" + record + b"," + _json_text(tuple(reversed(pairs)), escapes=escapes).encode() + b"]"
     if duplicate_key_paths(record):
         assert _may_repeat_keys(record)
-    elif b"\\u003" not in record:  # and it lets every other record through without the scanner
+    elif b"\\u003a" not in record.lower():  # and it lets every other record through without the scanner
         assert not _may_repeat_keys(record)
 
 
@@ -1840,3 +1866,226 @@ def test_validate_lists_a_repeated_key_beside_another_problem(
         assert f"{path}: [0].role: expected a role" in out
         assert f'{path}: [1]: duplicate key "token_count" in one object' in out
         assert "(2 errors)" in out
+
+
+# --- validate holds one input's messages at a time; a .json file's repeated keys, found cheaply ---
+
+
+@pytest.mark.parametrize("output", ["text", "json"])
+@pytest.mark.parametrize("where", ["folder", "store"])
+def test_validate_holds_one_inputs_messages_at_a_time(where: str, output: str, tmp_path: Path) -> None:
+    import tracemalloc
+
+    from orion_messages import loads
+
+    # The summary needs each input's counts, not its messages: validating six conversations may
+    # cost more than validating one by much less than one conversation's messages. Keeping every
+    # input's messages until the end (as validate did, and for a store, loading every
+    # conversation before checking the first) costs five conversations' worth more.
+    conversation = [dict(HAND[1], id=f"m{i}", content=f"{i} " + "x" * 300) for i in range(400)]
+    data = json.dumps(conversation).encode()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        messages = loads(data)
+        kept = tracemalloc.get_traced_memory()[0] - before
+        del messages
+    finally:
+        tracemalloc.stop()
+
+    def peak(count: int) -> int:
+        folder = tmp_path / f"{count}"
+        folder.mkdir()
+        for index in range(count):
+            (folder / f"c{index}.json").write_bytes(data)
+        target = str(folder)
+        if where == "store":
+            target = f"sqlite:///{folder / 'chats.db'}"
+            for index in range(count):
+                argv = ["convert", str(folder / f"c{index}.json"), f"{target}?conversation=c{index}"]
+                with contextlib.redirect_stdout(io.StringIO()):
+                    assert main(argv) == 0
+        tracemalloc.start()
+        try:
+            before = tracemalloc.get_traced_memory()[0]
+            with contextlib.redirect_stdout(io.StringIO()) as out:
+                assert main(["validate", "--format", output, target]) == 0
+            used = tracemalloc.get_traced_memory()[1] - before
+        finally:
+            tracemalloc.stop()
+        assert f"{count * 400:,} messages" in out.getvalue() or '"messages": 400' in out.getvalue()
+        return used
+
+    one, six = peak(1), peak(6)
+    assert kept > len(data)  # the messages themselves are measured: the comparison means something
+    assert six - one < kept, (one, six, kept)
+
+
+def test_validate_of_a_store_opens_every_store_before_checking_any(
+    tmp_path: Path, capsys: CaptureFixture
+) -> None:
+    # Conversations are loaded one at a time, but a store URL that cannot be opened still stops
+    # the run before anything is checked (nothing on stdout), as docs/cli.md says.
+    store = f"sqlite:///{tmp_path / 'chats.db'}"
+    bad = _write(tmp_path / "bad.json", [dict(HI[0], role="User")])
+    assert main(["convert", str(_write(tmp_path / "hi.json", HI)), f"{store}?conversation=a"]) == 0
+    capsys.readouterr()
+    missing = f"sqlite:///{tmp_path / 'missing.db'}"
+    assert main(["validate", str(bad), store, missing]) == 1
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert _lines(captured.err) == [
+        f"orion-messages: error: {missing[len('sqlite:///') :]}: no such store database; nothing was created"
+    ]
+
+
+_REPEATED_CASES = {
+    # hand-written from docs/cli.md (errors: a known key repeated in a message's, tool call's or
+    # tool result's own keys; none inside arguments or an unknown key's value)
+    "message": (
+        '[{"id":"a","role":"user","content":"x","timestamp":1,"id":"b"}]',
+        ['[0]: duplicate key "id" in one object'],
+    ),
+    "escaped-spelling": (
+        '[{"id":"a","role":"user","content":"x","timestamp":1,"\\u0069d":"b"}]',
+        ['[0]: duplicate key "id" in one object'],
+    ),
+    "tool-call": (
+        '[{"id":"a","role":"assistant","content":"","timestamp":1,'
+        '"tool_calls":[{"id":"c","name":"n","name":"m","arguments":{}}]}]',
+        ['[0].tool_calls[0]: duplicate key "name" in one object'],
+    ),
+    "tool-result": (
+        '[{"id":"a","role":"tool_result","content":"","timestamp":1,"tool_result":'
+        '{"tool_call_id":"c","tool_name":"n","content":"","is_error":false,"is_error":true}}]',
+        ['[0].tool_result: duplicate key "is_error" in one object'],
+    ),
+    "two-messages": (
+        '[{"id":"a","role":"user","content":"x","timestamp":1,"pinned":true,"pinned":false},'
+        '{"id":"b","role":"user","content":"y","timestamp":2,"timestamp":3}]',
+        ['[0]: duplicate key "pinned" in one object', '[1]: duplicate key "timestamp" in one object'],
+    ),
+    "beside-a-load-error": (  # the load stops at the role; the repeated key is listed all the same
+        '[{"id":"a","role":"Us","content":"x","timestamp":1},'
+        '{"id":"b","role":"user","content":"y","timestamp":2,"token_count":1,"token_count":2}]',
+        [
+            '[0].role: expected a role, one of "system", "user", "assistant", "tool_call" or '
+            '"tool_result", found the string "Us"',
+            '[1]: duplicate key "token_count" in one object',
+        ],
+    ),
+    "in-arguments": (
+        '[{"id":"a","role":"assistant","content":"","timestamp":1,'
+        '"tool_calls":[{"id":"c","name":"n","arguments":{"k":1,"k":2}}]}]',
+        [],
+    ),
+    "in-an-unknown-value": (
+        '[{"id":"a","role":"user","content":"x","timestamp":1,"extra":{"q":1,"q":2}}]',
+        [],
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(_REPEATED_CASES))
+@pytest.mark.parametrize("command", ["stats", "prune", "convert"])
+def test_stats_prune_and_convert_refuse_a_repeated_known_key(
+    case: str, command: str, tmp_path: Path, capsys: CaptureFixture
+) -> None:
+    # orion-core refuses such a file ("duplicate field"), so these commands do too, as before:
+    # exit 1, one line per problem, nothing written. They never show semantic problems.
+    text, problems = _REPEATED_CASES[case]
+    path = tmp_path / "in.json"
+    path.write_text(text, encoding="utf-8")
+    out = tmp_path / "out.jsonl"
+    argv = {
+        "stats": ["stats", str(path)],
+        "prune": ["prune", str(path)],
+        "convert": ["convert", str(path), str(out)],
+    }
+    code = main(argv[command])
+    captured = capsys.readouterr()
+    if not problems:
+        assert code == 0, captured.err
+        assert captured.err == ""
+        assert out.exists() == (command == "convert")
+        return
+    assert code == 1
+    assert captured.out == ""
+    first, *rest = problems
+    assert _lines(captured.err) == [
+        f"orion-messages: error: {path}: {first}",
+        *(f"orion-messages: {path}: {problem}" for problem in rest),
+    ]
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("command", ["validate", "stats", "prune", "convert"])
+def test_the_repeated_key_scanner_runs_only_where_a_key_may_repeat(
+    command: str, hand: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: CaptureFixture
+) -> None:
+    # The scanner (json.loads with a Python hook on every object) costs more than the load: it
+    # is skipped for a .json file where no key repeats, and where one may, it runs before the
+    # messages are built, so that its objects and the messages are never in memory together.
+    from orion_messages import cli
+
+    calls: list[str] = []
+    scan, load = cli.duplicate_key_problems, cli.loads  # type: ignore[attr-defined]
+
+    def scanning(data: Any, *args: Any) -> Any:
+        calls.append("scan")
+        return scan(data, *args)
+
+    def loading(data: Any, *, strict: bool = False) -> Any:
+        calls.append("load")
+        return load(data, strict=strict)
+
+    monkeypatch.setattr(cli, "duplicate_key_problems", scanning)
+    monkeypatch.setattr(cli, "loads", loading)
+    escaped = tmp_path / "escaped.json"  # "<" as HTML-safe writers escape it: no colon
+    escaped.write_text(json.dumps(HAND).replace("Read two", "Read \\u003c two"), encoding="utf-8")
+    repeated = tmp_path / "repeated.json"
+    repeated.write_text(_REPEATED_CASES["message"][0], encoding="utf-8")
+    out = tmp_path / "out.jsonl"
+    for path, expected, code in (
+        (hand, ["load"], 0),
+        (escaped, ["load"], 0),
+        (repeated, ["scan", "load"], 1),
+    ):
+        calls.clear()
+        argv = [command, str(path), *([str(out)] if command == "convert" else [])]
+        assert main(argv) == code
+        assert calls == expected, path
+    capsys.readouterr()
+
+
+def test_validate_counts_every_repeated_key_past_the_librarys_first_hundred(
+    tmp_path: Path, capsys: CaptureFixture
+) -> None:
+    # 150 messages, each with its timestamp twice: 150 errors. FormatError keeps 100 problems;
+    # validate listed only those without --strict and counted the rest twice with it.
+    path = tmp_path / "many.json"
+    path.write_text(
+        "["
+        + ",".join(
+            f'{{"id":"m{i}","role":"user","content":"x","timestamp":1,"timestamp":2}}' for i in range(150)
+        )
+        + "]",
+        encoding="utf-8",
+    )
+    for options in ([], ["--strict"]):
+        assert main(["validate", "--format", "json", *options, str(path)]) == 1
+        report = json.loads(capsys.readouterr().out)
+        assert report["counts"]["errors"] == 150
+        assert [e["location"] for e in report["files"][0]["errors"]] == [f"[{i}]" for i in range(150)]
+        assert report["files"][0]["omitted"] == 0
+    # The same with one id for all: 149 duplicate ids, warnings (errors with --strict).
+    twins = tmp_path / "twins.json"
+    twins.write_text(re.sub(r'"id":"m[0-9]+"', '"id":"twin"', path.read_text()), encoding="utf-8")
+    assert main(["validate", "--format", "json", str(twins)]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert (report["counts"]["errors"], report["counts"]["warnings"]) == (150, 149)
+    assert main(["validate", "--format", "json", "--strict", str(twins)]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert (report["counts"]["errors"], report["counts"]["warnings"]) == (299, 0)
+    assert main(["stats", str(path)]) == 1
+    assert _lines(capsys.readouterr().err)[-1] == f"orion-messages: {path}: ... and 130 more problems"
