@@ -28,6 +28,7 @@ import re
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
+import orjson
 from pydantic import GetCoreSchemaHandler
 from pydantic_core import core_schema
 
@@ -650,8 +651,39 @@ def _parsed_with(data: bytes | str, object_pairs_hook: Callable[[list[tuple[str,
     return None
 
 
+def may_repeat_keys(data: bytes | str) -> bool:
+    """Whether some object of a document may repeat a key: False only when none surely does.
+
+    Every key/value pair has one colon outside strings. orjson keeps one value of a repeated key,
+    so its compact re-encoding has as many colons as the document exactly when no key repeats:
+    both write the colons inside strings as they are, except an escaped one (``\\u003a`` or
+    ``\\u003A``), which is re-encoded raw; a document with such an escape, or that orjson cannot
+    read (an integer past 64 bits, deep nesting, a lone surrogate), may repeat one. Other
+    escapes never make a colon (``\\u003c``, ``<`` as HTML-safe writers escape it, is no reason).
+    """
+    colon, escapes = (
+        (":", ("\\u003a", "\\u003A")) if isinstance(data, str) else (b":", (b"\\u003a", b"\\u003A"))
+    )
+    if any(escape in data for escape in escapes):  # type: ignore[operator]
+        return True
+    try:
+        again = orjson.dumps(orjson.loads(data))
+    except (orjson.JSONDecodeError, orjson.JSONEncodeError, RecursionError):
+        return True
+    return again.count(b":") != data.count(colon)  # type: ignore[arg-type]
+
+
 def duplicate_key_paths(data: bytes | str) -> list[tuple[tuple[int | str, ...], str]]:
     """Every key repeated in one object, as (path of the object, key).
+
+    First ``may_repeat_keys`` (orjson, in C); only when a key may repeat, ``scan_repeated_keys``
+    (a Python hook on every object, about twice the cost of reading the document).
+    """
+    return scan_repeated_keys(data) if may_repeat_keys(data) else []
+
+
+def scan_repeated_keys(data: bytes | str) -> list[tuple[tuple[int | str, ...], str]]:
+    """``duplicate_key_paths`` without the quick check: always parses the document.
 
     One pass of the standard library's C parser; objects are built as plain dicts, and only
     when some object repeats a key is the document walked to say where. A document it cannot

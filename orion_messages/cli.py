@@ -30,7 +30,6 @@ from functools import partial
 from pathlib import Path
 from typing import Any, BinaryIO, Literal, NamedTuple, TextIO
 
-import orjson
 from pydantic import TypeAdapter, ValidationError
 
 from . import _cli_convert
@@ -733,11 +732,11 @@ def _load_conversation(data: bytes, parsed: _Parsed, *, strict: bool, semantic: 
 
 def _repeated_keys(data: bytes) -> list[Problem]:
     """The known keys repeated in one object of a conversation, each a problem (the codec's
-    scanner), found only when a key may repeat (``_may_repeat_keys``): the scanner builds the
+    scanner), walked only when a key may repeat (``may_repeat_keys``): the scanner builds the
     whole document as Python objects, with a Python hook on each, and costs more than the load
     itself. A document that is not valid JSON has none to find (the load reports it)."""
     with _collector_paused():  # the check's objects hold no cycles to collect
-        return duplicate_key_problems(data) if _may_repeat_keys(data) else []
+        return duplicate_key_problems(data)
 
 
 _Record = tuple[int, bytes, int]
@@ -837,8 +836,7 @@ def _parse_record(record: bytes, number: int, parsed: _Parsed) -> None:
     except FormatError as error:
         parsed.add(error.at_line(number).problems)
         return
-    if _may_repeat_keys(record):
-        parsed.add(_duplicate_keys(record, number, event_type))
+    parsed.add(_duplicate_keys(record, number, event_type))
 
 
 def _duplicate_keys(record: bytes, line: int, event_type: str | None) -> list[Problem]:
@@ -849,28 +847,6 @@ def _duplicate_keys(record: bytes, line: int, event_type: str | None) -> list[Pr
     else:
         problems = duplicate_event_key_problems(record, event_type)
     return FormatError(problems).at_line(line).problems if problems else []
-
-
-def _may_repeat_keys(record: bytes) -> bool:
-    """Whether some object of a record (a JSON object, or a conversation's array) may repeat a
-    key: False only when none surely does, so that the codec's scanner (``json.loads`` with a
-    Python hook on every object, about twice the cost of reading the message) runs only for the
-    records that need it.
-
-    Every key/value pair has one colon outside strings. orjson keeps one value of a repeated key,
-    so its compact re-encoding has as many colons as the record exactly when no key repeats: both
-    write the colons inside strings as they are, except an escaped one (``\\u003a`` or
-    ``\\u003A``), which is re-encoded raw; a record with such an escape, or that orjson cannot
-    read (an integer past 64 bits, deep nesting, a lone surrogate), goes to the scanner. Other
-    escapes never make a colon (``\\u003c``, ``<`` as HTML-safe writers escape it, is no reason).
-    """
-    if b"\\u003a" in record or b"\\u003A" in record:
-        return True
-    try:
-        again = orjson.dumps(orjson.loads(record))
-    except (orjson.JSONDecodeError, orjson.JSONEncodeError, RecursionError):
-        return True
-    return again.count(b":") != record.count(b":")
 
 
 def _messages(name: str) -> tuple[str, Kind, list[Message]]:

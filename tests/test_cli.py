@@ -1761,16 +1761,15 @@ _ESCAPES = st.sampled_from(
 def test_the_repeated_key_filter_never_skips_a_record_the_scanner_would_flag(
     pairs: list[tuple[str, Any]], escapes: dict[str, str], array: bool
 ) -> None:
-    from orion_messages._json_rules import duplicate_key_paths
-    from orion_messages.cli import _may_repeat_keys
+    from orion_messages._json_rules import may_repeat_keys, scan_repeated_keys
 
     record = _json_text(tuple(pairs), escapes=escapes).encode()
     if array:  # a conversation's document: an array of objects
         record = b"[" + record + b"," + _json_text(tuple(reversed(pairs)), escapes=escapes).encode() + b"]"
-    if duplicate_key_paths(record):
-        assert _may_repeat_keys(record)
+    if scan_repeated_keys(record):  # the scanner itself, without the check under test
+        assert may_repeat_keys(record)
     elif b"\\u003a" not in record.lower():  # and it lets every other record through without the scanner
-        assert not _may_repeat_keys(record)
+        assert not may_repeat_keys(record)
 
 
 # --- JSON reports escape what a terminal would act on; converted data stays orion-core's bytes ---
@@ -2026,20 +2025,20 @@ def test_the_repeated_key_scanner_runs_only_where_a_key_may_repeat(
     # The scanner (json.loads with a Python hook on every object) costs more than the load: it
     # is skipped for a .json file where no key repeats, and where one may, it runs before the
     # messages are built, so that its objects and the messages are never in memory together.
-    from orion_messages import cli
+    from orion_messages import _json_rules, cli
 
     calls: list[str] = []
-    scan, load = cli.duplicate_key_problems, cli.loads  # type: ignore[attr-defined]
+    scan, load = _json_rules.scan_repeated_keys, cli.loads  # type: ignore[attr-defined]
 
-    def scanning(data: Any, *args: Any) -> Any:
+    def scanning(data: Any) -> Any:
         calls.append("scan")
-        return scan(data, *args)
+        return scan(data)
 
     def loading(data: Any, *, strict: bool = False) -> Any:
         calls.append("load")
         return load(data, strict=strict)
 
-    monkeypatch.setattr(cli, "duplicate_key_problems", scanning)
+    monkeypatch.setattr(_json_rules, "scan_repeated_keys", scanning)
     monkeypatch.setattr(cli, "loads", loading)
     escaped = tmp_path / "escaped.json"  # "<" as HTML-safe writers escape it: no colon
     escaped.write_text(json.dumps(HAND).replace("Read two", "Read \\u003c two"), encoding="utf-8")

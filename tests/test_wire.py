@@ -537,3 +537,28 @@ def test_a_wrong_type_is_named_with_its_article() -> None:
         dumps([1])  # type: ignore[list-item]
     with pytest.raises(TypeError, match=r"^expected a Message, got a dict$"):
         dumps_message({})  # type: ignore[arg-type]
+
+
+def test_strict_reading_scans_for_repeated_keys_only_where_one_may_repeat(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The scanner puts a Python hook on every object; orjson's quick check spares it on clean input.
+    from orion_messages import _json_rules
+
+    scans: list[object] = []
+    scan = _json_rules.scan_repeated_keys
+
+    def counted(data: bytes | str) -> list[tuple[tuple[int | str, ...], str]]:
+        scans.append(data)
+        return scan(data)
+
+    monkeypatch.setattr(_json_rules, "scan_repeated_keys", counted)
+    clean = b'[{"id":"msg-1","role":"user","content":"a: b \\u003c","timestamp":1}]'
+    assert loads(clean, strict=True)[0].content == "a: b <"
+    assert scans == []
+    repeated = b'[{"id":"msg-1","role":"user","content":"a","content":"b","timestamp":1}]'
+    with pytest.raises(FormatError, match=r'\[0\]: duplicate key "content" in one object'):
+        loads(repeated, strict=True)
+    escaped_colon = '[{"id":"msg-1","role":"user","content":"a\\u003a b","timestamp":1}]'
+    assert loads(escaped_colon, strict=True)[0].content == "a: b"
+    assert scans == [repeated, escaped_colon]  # an escaped colon could hide a repeat: scanned
