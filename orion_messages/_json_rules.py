@@ -48,6 +48,8 @@ __all__ = [
     "first_deeper_than",
     "flatten_deeper_than",
     "line_and_column",
+    "may_repeat_keys",
+    "scan_repeated_keys",
     "syntax_error_at",
     "unreadable_spans",
     "first_non_finite_literal",
