@@ -11,12 +11,11 @@ from __future__ import annotations
 import operator
 import time
 import warnings
-from collections.abc import Callable, Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime, timedelta, timezone
 from enum import Enum
 from functools import partial
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol, cast, overload
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar, cast, overload
 
 from pydantic import BaseModel, ConfigDict, Field, GetCoreSchemaHandler, ValidationError
 from pydantic_core import core_schema
@@ -342,10 +341,14 @@ class Message(_WireModel):
         The text is stored twice, at the top and in the result, as orion-core does. A
         placeholder for a result still to come is ``pending_result``.
         """
-        with _arguments_of("Message.tool_result_message"):
-            result = ToolResult(
-                tool_call_id=tool_call_id, tool_name=tool_name, content=content, is_error=is_error
-            )
+        result = _built(
+            "Message.tool_result_message",
+            ToolResult,
+            tool_call_id=tool_call_id,
+            tool_name=tool_name,
+            content=content,
+            is_error=is_error,
+        )
         return cls._make(id, Role.TOOL_RESULT, content, timestamp, tool_result=result)
 
     @classmethod
@@ -384,10 +387,15 @@ class Message(_WireModel):
 
         Fill it in later with ``Conversation.resolve(tool_call_id, content)``.
         """
-        with _arguments_of("Message.pending_result"):
-            result = ToolResult(
-                tool_call_id=tool_call_id, tool_name=tool_name, content=content, is_error=False, pending=True
-            )
+        result = _built(
+            "Message.pending_result",
+            ToolResult,
+            tool_call_id=tool_call_id,
+            tool_name=tool_name,
+            content=content,
+            is_error=False,
+            pending=True,
+        )
         return cls._make(id, Role.TOOL_RESULT, content, timestamp, tool_result=result)
 
     @classmethod
@@ -399,14 +407,15 @@ class Message(_WireModel):
         timestamp: int | None,
         **fields: Any,
     ) -> Message:
-        with _arguments_of(f"Message.{_CONSTRUCTORS[role]}"):
-            return cls(
-                id=id,
-                role=role,
-                content=content,
-                timestamp=now_ms() if timestamp is None else timestamp,
-                **fields,
-            )
+        return _built(
+            f"Message.{_CONSTRUCTORS[role]}",
+            cls,
+            id=id,
+            role=role,
+            content=content,
+            timestamp=now_ms() if timestamp is None else timestamp,
+            **fields,
+        )
 
     def pin(self) -> Self:
         """A copy of this message with ``pinned`` set (orion-core's ``.pinned()`` builder)."""
@@ -436,16 +445,19 @@ _CONSTRUCTORS = {
 }
 
 
-@contextmanager
-def _arguments_of(constructor: str) -> Iterator[None]:
-    """Raise a named constructor's bad arguments as the library's own errors, not pydantic's.
+_Model = TypeVar("_Model", bound=BaseModel)
+
+
+def _built(constructor: str, model: type[_Model], **values: Any) -> _Model:
+    """``model(**values)``, for a named constructor: its bad arguments raise the library's own
+    errors, not pydantic's (a plain ``try``: a context manager costs more than the validation).
 
     ``ArgumentTypeError`` when any argument has the wrong type, else ``ArgumentValueError``;
     each problem is named by its argument (``tool_calls[0].name``). pydantic's
     ``ValidationError`` stays the ``__cause__``.
     """
     try:
-        yield
+        return model(**values)
     except ValidationError as error:
         details = error.errors(include_url=False)
         wrong_type = any(detail["type"].endswith("_type") for detail in details)
