@@ -46,6 +46,8 @@ ReadDocument = Callable[[str], tuple[str, bytes]]
 """How the command line reads another format's document: the name to show and the bytes."""
 WriteOrion = Callable[..., None]
 """How the command line writes orion messages to a name: ``(name, messages, *, pretty, to)``."""
+ReadOptionText = Callable[[str, str], str]
+"""How the command line reads the text of the file an option names: ``(option, name)``, ``-`` for stdin."""
 
 _SHOWN = 20
 _EXIT_OK, _EXIT_INVALID, _EXIT_USAGE = 0, 1, 2
@@ -94,10 +96,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--no-metadata", action="store_true", help="chat-template: leave out the 'orion' metadata key"
     )
     group.add_argument(
+        "--system-prompt-file",
+        default=None,
+        metavar="FILE",
+        help="orion-backend: the agent's system prompt, read from FILE (or - for stdin) as is",
+    )
+    group.add_argument(
         "--system-prompt",
         default=None,
         metavar="TEXT",
-        help="orion-backend: the agent's system prompt, the text itself (prune's names a FILE)",
+        help="deprecated, goes in the next release: the system prompt itself; use --system-prompt-file",
     )
     group.add_argument(
         "--timestamp",
@@ -117,6 +125,7 @@ _FOREIGN_TARGETS = "--to openai, anthropic or chat-template"
 
 # Each conversion option: its attribute, whether it applies to the command, and where it does.
 _APPLIES: tuple[tuple[str, str, Callable[[argparse.Namespace], bool], str], ...] = (
+    ("--system-prompt-file", "system_prompt_file", lambda a: a.to == "orion-backend", "--to orion-backend"),
     ("--system-prompt", "system_prompt", lambda a: a.to == "orion-backend", "--to orion-backend"),
     ("--arguments", "arguments", lambda a: a.to == "chat-template", "--to chat-template"),
     ("--no-metadata", "no_metadata", lambda a: a.to == "chat-template", "--to chat-template"),
@@ -145,19 +154,28 @@ def inapplicable_option(args: argparse.Namespace) -> str | None:
 
 
 def run(
-    args: argparse.Namespace, *, read_orion: ReadOrion, write_orion: WriteOrion, read_document: ReadDocument
+    args: argparse.Namespace,
+    *,
+    read_orion: ReadOrion,
+    write_orion: WriteOrion,
+    read_document: ReadDocument,
+    read_option_text: ReadOptionText,
 ) -> int:
     """Convert ``args.input`` to ``args.output`` between formats, print the report, return the exit status.
 
-    The command line's own readers and writers handle orion-core's side and read the foreign
-    document, so ``-``, store URLs and the refusal of special files work here as everywhere.
+    The command line's own readers and writers handle orion-core's side, read the foreign
+    document and the files options name, so ``-``, store URLs and the refusal of special files
+    work here as everywhere.
     """
     if args.to in FOREIGN and args.from_format != ORION:
         return _usage("convert between two foreign formats in two steps, through orion")
+    if args.system_prompt is not None and args.system_prompt_file is not None:
+        return _usage("give --system-prompt-file FILE or the deprecated --system-prompt TEXT, not both")
     source = "<stdin>" if args.input == "-" else args.input
     try:
         if args.from_format == ORION:
-            result: ConversionResult[Any] = _export(args, read_orion(args.input))
+            prompt = _system_prompt(args, read_option_text)  # a usage error before the input is read
+            result: ConversionResult[Any] = _export(args, read_orion(args.input), prompt)
         else:
             source, data = read_document(args.input)
             result = _import(args, _parse_document(data))
@@ -194,13 +212,25 @@ def _options(args: argparse.Namespace) -> dict[str, Any]:
     return {"strict": args.strict, "accept": [f.strip() for f in args.accept.split(",") if f.strip()]}
 
 
-def _export(args: argparse.Namespace, messages: list[Message]) -> ConversionResult[Any]:
+def _system_prompt(args: argparse.Namespace, read_option_text: ReadOptionText) -> str:
+    """``--to orion-backend``'s system prompt: the text of ``--system-prompt-file``, or the
+    deprecated ``--system-prompt TEXT`` (with a note on stderr), or none."""
+    if args.system_prompt_file is not None:
+        return read_option_text("--system-prompt-file", args.system_prompt_file)
+    if args.system_prompt is None:
+        return ""
+    _err("warning: convert --system-prompt TEXT is deprecated and goes in the next release: put the "
+         "prompt in a file and pass --system-prompt-file FILE (or - for standard input), as prune does")  # fmt: skip
+    if args.system_prompt and os.path.isfile(args.system_prompt):
+        _err(f'note: --system-prompt is the prompt itself here, and "{args.system_prompt}" is sent as it is, '
+             "although a file has that name (--system-prompt-file FILE reads a file)")  # fmt: skip
+    return str(args.system_prompt)
+
+
+def _export(args: argparse.Namespace, messages: list[Message], system_prompt: str) -> ConversionResult[Any]:
     options = _options(args)
     if args.to == "orion-backend":
-        if args.system_prompt and os.path.isfile(args.system_prompt):  # prune's --system-prompt reads a file
-            _err(f'note: --system-prompt is the prompt itself here, and "{args.system_prompt}" is sent as it is, '
-                 "although a file has that name (prune's --system-prompt names a file)")  # fmt: skip
-        return to_orion_backend(messages, system_prompt=args.system_prompt or "", **options)
+        return to_orion_backend(messages, system_prompt=system_prompt, **options)
     if args.to == "chat-template":
         return to_chat_template(
             messages,

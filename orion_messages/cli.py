@@ -260,9 +260,14 @@ def _add_prune(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="a Jinja chat template (as in a GGUF file), or - (stdin); only with --template auto, "
         "which detects the template from it (without it, auto is chatml)",
     )
-    prune.add_argument(
-        "--system-prompt", metavar="FILE", help="the system prompt, read from FILE (or - for stdin) as is"
+    prompt = prune.add_mutually_exclusive_group()
+    prompt.add_argument(
+        "--system-prompt-file",
+        metavar="FILE",
+        help="the system prompt, read from FILE (or - for stdin) as is",
     )
+    # Its first name, kept as the same option; errors name the one given.
+    prompt.add_argument("--system-prompt", metavar="FILE", help="the same as --system-prompt-file")
     prune.add_argument(
         "--tools",
         metavar="FILE",
@@ -1248,7 +1253,7 @@ def _prune(args: argparse.Namespace) -> int:
     _stdin_once(
         ("PATH", args.path),
         ("--template-file", args.template_file),
-        ("--system-prompt", args.system_prompt),
+        _system_prompt_option(args),
         ("--tools", args.tools),
     )
     _template_usage(args)
@@ -1380,10 +1385,10 @@ def _print_plan(report: dict[str, Any], *, verbose: bool, reserved: int, emit: C
 
 def _template_usage(args: argparse.Namespace) -> None:
     """Refuse, before anything is read, template options that would be ignored: a usage error."""
-    wanted = [args.system_prompt, args.tools, args.counter, args.template_file]
+    wanted = [_system_prompt_option(args)[1], args.tools, args.counter, args.template_file]
     if args.template is None and any(option is not None for option in wanted):
         raise _Fatal(
-            "error: --system-prompt, --tools, --counter and --template-file need --template",
+            "error: --system-prompt-file, --tools, --counter and --template-file need --template",
             code=EXIT_USAGE,
         )
     if args.template_file is not None and args.template != "auto":
@@ -1404,8 +1409,9 @@ def _template_options(args: argparse.Namespace) -> dict[str, Any]:
         else:
             template = get_template(args.template)
         options: dict[str, Any] = {"template": template, "counter": _text_counter(args.counter)}
-        if args.system_prompt is not None:
-            options["system_prompt"] = _option_text("--system-prompt", args.system_prompt)
+        option, name = _system_prompt_option(args)
+        if name is not None:
+            options["system_prompt"] = _option_text(option, name)
         if args.tools is not None:
             options["tools"] = _read_tools(args.tools)
     except (OrionMessagesError, ImportError, ValueError, TypeError) as error:
@@ -1413,6 +1419,13 @@ def _template_options(args: argparse.Namespace) -> dict[str, Any]:
     except OSError as error:  # its reason, never "[Errno 2] ..."
         raise _Fatal(f"error: {error.filename or ''}: {error.strerror or error}", code=EXIT_USAGE) from None
     return options
+
+
+def _system_prompt_option(args: argparse.Namespace) -> tuple[str, str | None]:
+    """``prune``'s system prompt file as given: the option's name and the file's (None without one)."""
+    if args.system_prompt is not None:
+        return "--system-prompt", args.system_prompt
+    return "--system-prompt-file", args.system_prompt_file
 
 
 def _detected_template(name: str | None) -> ChatTemplate:
@@ -1590,8 +1603,13 @@ def _convert(args: argparse.Namespace) -> int:
     if (ignored := _cli_convert.inapplicable_option(args)) is not None:
         parser.error(ignored)
     if _cli_convert.wants_conversion(args):
+        _stdin_once(("IN", args.input), ("--system-prompt-file", args.system_prompt_file))
         return _cli_convert.run(
-            args, read_orion=_read_messages, write_orion=_write_messages, read_document=_read_document
+            args,
+            read_orion=_read_messages,
+            write_orion=_write_messages,
+            read_document=_read_document,
+            read_option_text=_option_text,
         )
     from_store = is_store_url(args.input)
     if args.input != STDIO and not from_store and os.path.isdir(args.input):

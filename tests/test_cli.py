@@ -1271,6 +1271,34 @@ def test_the_system_prompt_file_is_used_as_is(tmp_path: Path, capsys: CaptureFix
         == 0
     )
     assert json.loads(capsys.readouterr().out)["fixed_tokens"] == 8 + 5
+    # --system-prompt-file is the same option under the name convert shares.
+    assert (
+        main(
+            [
+                *_templated(conversation, "--system-prompt-file", str(tmp_path / "system.txt")),
+                "--format",
+                "json",
+            ]
+        )
+        == 0
+    )
+    assert json.loads(capsys.readouterr().out)["fixed_tokens"] == 8 + 5
+
+
+def test_the_system_prompt_file_is_given_once_under_either_name(
+    tmp_path: Path, capsys: CaptureFixture
+) -> None:
+    conversation = _write(tmp_path / "hi.json", HI)
+    (tmp_path / "system.txt").write_bytes(b"Be brief.")
+    name = str(tmp_path / "system.txt")
+    assert main(_templated(conversation, "--system-prompt-file", name, "--system-prompt", name)) == 2
+    assert (
+        "argument --system-prompt: not allowed with argument --system-prompt-file" in capsys.readouterr().err
+    )
+    assert main(_templated(conversation, "--system-prompt-file", str(tmp_path / "missing.txt"))) == 2
+    assert _lines(capsys.readouterr().err) == [
+        f"orion-messages: error: --system-prompt-file {tmp_path / 'missing.txt'}: no such file"
+    ]
 
 
 # --- standard input: a byte order mark, a lone line that is no record (audit) ---------------------

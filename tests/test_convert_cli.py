@@ -299,6 +299,10 @@ def test_from_strict_refuses_request_parameters_unless_accepted(
 # Options that would be ignored are usage errors (exit 2), as prune's --tools without --template.
 IGNORED_OPTIONS = [
     (["--to", "jsonl", "--system-prompt", "Be brief."], "--system-prompt applies only to --to orion-backend"),
+    (
+        ["--to", "openai", "--system-prompt-file", "p.txt"],
+        "--system-prompt-file applies only to --to orion-backend",
+    ),
     (["--to", "openai", "--arguments", "string"], "--arguments applies only to --to chat-template"),
     (["--to", "anthropic", "--no-metadata"], "--no-metadata applies only to --to chat-template"),
     (["--to", "orion-backend", "--orphans", "drop"], "--orphans applies only to --to openai, anthropic or"),
@@ -333,11 +337,18 @@ def test_to_contradicting_the_extension_is_a_usage_error(
     assert main(["convert", source, str(tmp_path / "agrees.jsonl"), "--to", "jsonl"]) == 0
 
 
+DEPRECATED_PROMPT = (
+    "orion-messages: warning: convert --system-prompt TEXT is deprecated and goes in the next "
+    "release: put the prompt in a file and pass --system-prompt-file FILE (or - for standard "
+    "input), as prune does"
+)
+
+
 def test_a_system_prompt_that_names_a_file_is_sent_as_text_with_a_note(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # convert's --system-prompt is the text (prune's names a file): the name is what is sent,
-    # and the command says so, since the user likely meant the file.
+    # convert's deprecated --system-prompt is the text (prune's names a file): the name is what
+    # is sent, and the command says so, since the user likely meant the file.
     monkeypatch.chdir(tmp_path)
     Path("prompt.txt").write_text("Be brief.", encoding="utf-8")
     source = str(GOLDENS / "tool-loop.orion.json")
@@ -353,4 +364,53 @@ def test_a_system_prompt_that_names_a_file_is_sent_as_text_with_a_note(
     assert (
         main(["convert", source, "out2.json", "--to", "orion-backend", "--system-prompt", "Be brief."]) == 0
     )
-    assert "note:" not in capsys.readouterr().err
+    assert capsys.readouterr().err.splitlines() == [DEPRECATED_PROMPT]  # and no note
+    assert json.loads(Path("out2.json").read_text(encoding="utf-8"))[0]["content"] == "Be brief."
+
+
+def test_the_system_prompt_file_is_sent_byte_for_byte(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # As prune reads its --system-prompt FILE: UTF-8, nothing trimmed, no newline translated.
+    monkeypatch.chdir(tmp_path)
+    Path("prompt.txt").write_bytes("Be brief.\r\n\u00e9\n".encode())
+    source = str(GOLDENS / "tool-loop.orion.json")
+    command = ["convert", source, "out.json", "--to", "orion-backend", "--system-prompt-file", "prompt.txt"]
+    assert main(command) == 0
+    sent = json.loads(Path("out.json").read_bytes())
+    assert sent[0] == {"role": "system", "content": "Be brief.\r\n\u00e9\n"}
+    assert "warning" not in capsys.readouterr().err
+
+
+def test_the_system_prompt_file_can_be_standard_input_unless_the_input_is() -> None:
+    source = str(GOLDENS / "tool-loop.orion.json")
+    fed = _convert_process(
+        source, "-", "--to", "orion-backend", "--system-prompt-file", "-", stdin=b"Be brief."
+    )
+    assert fed.returncode == 0, fed.stderr
+    assert json.loads(fed.stdout)[0] == {"role": "system", "content": "Be brief."}
+    both = _convert_process("-", "-", "--to", "orion-backend", "--system-prompt-file", "-", stdin=b"[]")
+    assert (both.returncode, both.stdout) == (2, "")
+    assert both.stderr.splitlines() == [
+        "orion-messages: error: IN and --system-prompt-file both name - (standard input), "
+        "which can be read only once"
+    ]
+
+
+def test_the_system_prompt_file_problems_are_usage_errors_and_nothing_is_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    Path("latin1.txt").write_bytes(b"caf\xe9")
+    source = str(GOLDENS / "tool-loop.orion.json")
+    base = ["convert", source, "out.json", "--to", "orion-backend"]
+    cases = [
+        (["--system-prompt-file", "missing.txt"], "error: --system-prompt-file missing.txt: no such file"),
+        (["--system-prompt-file", "latin1.txt"], "error: --system-prompt-file latin1.txt: invalid UTF-8 at byte 3"),
+        (["--system-prompt-file", "latin1.txt", "--system-prompt", "x"],
+         "error: give --system-prompt-file FILE or the deprecated --system-prompt TEXT, not both"),
+    ]  # fmt: skip
+    for options, said in cases:
+        assert main([*base, *options]) == 2
+        assert capsys.readouterr().err.splitlines() == [f"orion-messages: {said}"]
+        assert not Path("out.json").exists()
