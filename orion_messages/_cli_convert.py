@@ -95,6 +95,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--no-metadata", action="store_true", help="chat-template: leave out the 'orion' metadata key"
     )
+    _add_system_prompt(group)
+    group.add_argument(
+        "--timestamp",
+        type=int,
+        default=None,
+        metavar="MS",
+        help="--from: the messages' timestamp (default: now)",
+    )
+
+
+def _add_system_prompt(group: argparse._ArgumentGroup) -> None:
     group.add_argument(
         "--system-prompt-file",
         default=None,
@@ -106,13 +117,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         metavar="TEXT",
         help="deprecated, goes in the next release: the system prompt itself; use --system-prompt-file",
-    )
-    group.add_argument(
-        "--timestamp",
-        type=int,
-        default=None,
-        metavar="MS",
-        help="--from: the messages' timestamp (default: now)",
     )
 
 

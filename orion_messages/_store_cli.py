@@ -23,6 +23,9 @@ __all__ = ["Report", "check_stored", "read_source", "stored_conversations", "wri
 Report = tuple[str, list[Message] | None, list[Problem], list[Problem]]
 """What ``validate`` found in one stored conversation: label, its messages (None if unreadable), errors, warnings."""
 
+PAGE_SIZE = 1000
+"""How many conversations ``validate`` lists at a time (their ids are kept, not their infos)."""
+
 
 @contextmanager
 def _opened(url: StoreURL, raw: str, *, create: bool) -> Iterator[ConversationStore]:
@@ -129,8 +132,22 @@ def stored_conversations(raw: str) -> list[tuple[str, str]] | None:
         return None
     url = parse_store_url(raw)
     with _opened(url, raw, create=False) as store:
-        names = [url.conversation] if url.conversation is not None else [c.id for c in store.conversations()]
+        names = [url.conversation] if url.conversation is not None else _conversation_ids(store)
     return [(name, _label(url.display, name)) for name in names]
+
+
+def _conversation_ids(store: ConversationStore) -> list[str]:
+    """Every conversation's id, oldest first, listed ``PAGE_SIZE`` at a time: only the ids are kept.
+
+    Each page starts after the previous page's last ``ConversationInfo``, which need not exist
+    any more: a conversation deleted meanwhile stops nothing, and none still there is skipped.
+    """
+    ids: list[str] = []
+    page = store.conversations(limit=PAGE_SIZE)
+    while page:
+        ids += [info.id for info in page]
+        page = store.conversations(limit=PAGE_SIZE, after=page[-1]) if len(page) == PAGE_SIZE else []
+    return ids
 
 
 def check_stored(raw: str, conversations: Sequence[str], *, strict: bool) -> Generator[Report, None, None]:

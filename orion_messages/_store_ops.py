@@ -96,8 +96,10 @@ def _info(row: Sequence[Any]) -> ConversationInfo:
 _INT64_MAX = 2**63 - 1
 
 
-def checked_id(conversation_id: Any) -> str:
+def checked_id(conversation_id: Any, what: str = "a conversation id") -> str:
     """``conversation_id`` when it is a non-empty str; every operation checks its id here first.
+
+    ``what`` names the argument in the errors (``conversations``' ``after`` is an id too).
 
     Raises:
         ArgumentTypeError: not a str, or empty (nothing is coerced).
@@ -105,8 +107,45 @@ def checked_id(conversation_id: Any) -> str:
             PostgreSQL cannot (refused on both databases, so an id works on either).
     """
     if not isinstance(conversation_id, str) or not conversation_id:
-        raise ArgumentTypeError(f"a conversation id is a non-empty str, got {conversation_id!r}")
-    return _plain_text("a conversation id", conversation_id)
+        raise ArgumentTypeError(f"{what} is a non-empty str, got {conversation_id!r}")
+    return _plain_text(what, conversation_id)
+
+
+def _page_key(after: Any) -> tuple[int, str] | None:
+    """A page's start from a ``ConversationInfo``; None for an id (looked up) or no ``after``."""
+    if after is None:
+        return None
+    if isinstance(after, str):
+        checked_id(after, "after (a conversation id)")
+        return None
+    if not isinstance(after, ConversationInfo):
+        raise ArgumentTypeError(
+            f"after must be a ConversationInfo, a conversation id or None, got {kind_of(after)} {after!r}"
+        )
+    created = after.created
+    if isinstance(created, bool) or not isinstance(created, int):
+        raise ArgumentTypeError(f"after.created must be an int, got {kind_of(created)} {created!r}")
+    if not -_INT64_MAX - 1 <= created <= _INT64_MAX:
+        raise ArgumentValueError(f"after.created must fit in 64 bits, got {created!r}")
+    return created, checked_id(after.id, "after.id (a conversation id)")
+
+
+def _checked_count(what: str, value: Any) -> int | None:
+    """``value`` when it is None or a row count a database takes (``load``'s ``last``, ``limit``).
+
+    Raises:
+        ArgumentTypeError: not an int or None (a bool is refused: nothing is coerced).
+        ArgumentValueError: negative, or above 2**63 - 1 (no 64-bit LIMIT holds it).
+    """
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ArgumentTypeError(f"{what} must be an int or None, got {kind_of(value)} {value!r}")
+    if value < 0:
+        raise ArgumentValueError(f"{what} must be a non-negative integer, got {value!r}")
+    if value > _INT64_MAX:
+        raise ArgumentValueError(f"{what} must be at most 2**63 - 1, got {value!r}")
+    return value
 
 
 def _plain_text(what: str, value: Any) -> str:
@@ -320,11 +359,41 @@ def info(conversation_id: str) -> Operation[ConversationInfo]:
     return Operation(False, steps)
 
 
-def conversations() -> Operation[list[ConversationInfo]]:
-    """Every conversation, oldest first."""
+def conversations(
+    limit: int | None = None, after: str | ConversationInfo | None = None
+) -> Operation[list[ConversationInfo]]:
+    """The conversations oldest first, by ``(created, id)``: every one, or a page of them.
+
+    A page holds at most ``limit`` conversations, starting right after ``after``: the previous
+    page's last ``ConversationInfo``, or its id (None starts at the first). It is keyset paging:
+    the page is found from ``after``'s ``(created, id)`` (an id's looked up in the same
+    transaction), so a page costs the same however deep into the listing it is, and a
+    conversation created or deleted between two pages neither shifts nor repeats the others.
+
+    Raises:
+        ArgumentTypeError: ``limit`` is not an int or None; ``after`` is not a ``ConversationInfo``,
+            a non-empty str or None.
+        ArgumentValueError: ``limit`` is negative or above 2**63 - 1, or ``after`` holds U+0000
+            or a lone surrogate, or a ``created`` outside 64 bits.
+        ConversationNotFound: no conversation has the id ``after`` (a str).
+    """
+    limit = _checked_count("limit", limit)
+    size = _INT64_MAX if limit is None else limit
+    key = _page_key(after)
 
     def steps(s: Statements) -> Steps[list[ConversationInfo]]:
-        rows = yield s["list"], (), "all"
+        start = key
+        if isinstance(after, str):
+            found = yield s["created"], (after,), "one"
+            if found is None:
+                raise ConversationNotFound(after)
+            start = (found[0], after)
+        if start is not None:
+            rows = yield s["page_after"], (*start, size), "all"
+        elif limit is not None:
+            rows = yield s["page"], (limit,), "all"
+        else:
+            rows = yield s["list"], (), "all"
         return [_info(row) for row in rows]
 
     return Operation(False, steps)
@@ -385,14 +454,12 @@ def replace(conversation_id: str, messages: Iterable[Message], create: bool) -> 
 
 
 def load(conversation_id: str, last: int | None, since: str | None) -> Operation[list[Message]]:
-    """The messages in order: all, the last ``last``, or those after the message ``since``."""
+    """The messages in order: all, the last ``last``, or those after the message ``since``.
+
+    With both, the last ``last`` of those after ``since``. Only the rows returned are read.
+    """
     checked_id(conversation_id)
-    if last is not None and (isinstance(last, bool) or not isinstance(last, int)):
-        raise ArgumentTypeError(f"last must be an int or None, got {kind_of(last)} {last!r}")
-    if last is not None and last < 0:
-        raise ArgumentValueError(f"last must be a non-negative integer, got {last!r}")
-    if last is not None and last > _INT64_MAX:
-        raise ArgumentValueError(f"last must be at most 2**63 - 1, got {last!r}")
+    last = _checked_count("last", last)
     if since is not None:
         _text("since (a message id)", since)
 
@@ -402,9 +469,10 @@ def load(conversation_id: str, last: int | None, since: str | None) -> Operation
             if found is None:
                 yield from _require(s, conversation_id)
                 raise MessageNotFound(conversation_id, since)
-            rows = yield s["after"], (conversation_id, found), "all"
-            if last is not None:
-                rows = rows[max(0, len(rows) - last) :] if last else []
+            if last is None:
+                rows = yield s["after"], (conversation_id, found), "all"
+            else:
+                rows = (yield s["last_after"], (conversation_id, found, last), "all")[::-1]
         elif last is not None:
             rows = (yield s["last"], (conversation_id, last), "all")[::-1]
         else:

@@ -52,10 +52,15 @@ UPGRADES: dict[int, list[str]] = {
             "{extra}", "\n    archived_ms {int64} NOT NULL,"
         ),
     ],
+    # 1 -> 2: an index in the listing's order, so a page of ``conversations(limit=..., after=...)``
+    # reads only its own rows instead of sorting every conversation.
+    1: [
+        "CREATE INDEX orion_conversations_by_created ON orion_conversations (created_ms, id)",
+    ],
 }
 """The statements from each version to the next, as ``_store_sql`` templates."""
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 """The schema version this orion-messages writes and reads."""
 
 _Step = Generator[tuple[str, tuple[Any, ...], str], Any, int]

@@ -87,6 +87,14 @@ _TEMPLATES = {
     "next_position) VALUES (?, ?, {json_in}, ?, ?, 0, 0) ON CONFLICT (id) DO NOTHING",
     "info": f"SELECT {_CONVERSATION_COLUMNS} FROM orion_conversations WHERE id = ?",
     "list": f"SELECT {_CONVERSATION_COLUMNS} FROM orion_conversations ORDER BY created_ms, id",
+    # Paging is keyset paging: a page starts right after the (created_ms, id) of the previous
+    # page's last conversation, so a page reads only its own rows from the index on
+    # (created_ms, id) (schema version 2), however deep into the listing it is. Row values need
+    # SQLite 3.15 or later. tests/store/test_store_plans.py checks both databases' plans.
+    "created": "SELECT created_ms FROM orion_conversations WHERE id = ?",
+    "page": f"SELECT {_CONVERSATION_COLUMNS} FROM orion_conversations ORDER BY created_ms, id LIMIT ?",
+    "page_after": f"SELECT {_CONVERSATION_COLUMNS} FROM orion_conversations WHERE (created_ms, id) > (?, ?) "
+    "ORDER BY created_ms, id LIMIT ?",
     "delete_archived": "DELETE FROM orion_archived_messages WHERE conversation_id = ?",
     "delete_messages": "DELETE FROM orion_messages WHERE conversation_id = ?",
     "delete": "DELETE FROM orion_conversations WHERE id = ?",
@@ -105,6 +113,8 @@ _TEMPLATES = {
     "ORDER BY position DESC LIMIT ?",
     "after": "SELECT position, {data} FROM orion_messages WHERE conversation_id = ? AND position > ? "
     "ORDER BY position",
+    "last_after": "SELECT position, {data} FROM orion_messages WHERE conversation_id = ? AND position > ? "
+    "ORDER BY position DESC LIMIT ?",
     # The lookups by id and tool call id sort their few matches by ``+position``. With a bare
     # ``ORDER BY position`` SQLite's planner walks the primary key, already in that order, through
     # the whole conversation (time grows with its length) instead of searching the id or tool call

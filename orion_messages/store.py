@@ -258,9 +258,33 @@ class ConversationStore:
         """The conversation's id, title, metadata, times and message count."""
         return self._backend.run(ops.info(conversation_id))
 
-    def conversations(self) -> list[ConversationInfo]:
-        """Every conversation in the store, oldest first."""
-        return self._backend.run(ops.conversations())
+    def conversations(
+        self, *, limit: int | None = None, after: ConversationInfo | str | None = None
+    ) -> list[ConversationInfo]:
+        """Every conversation in the store, oldest first (by ``created``, then ``id``); or a page of them.
+
+        A page holds at most ``limit`` conversations and starts right after ``after``: the last
+        ``ConversationInfo`` of the previous page, or its id (None: at the first). Pages are read
+        by key, not by offset: each costs the same however deep into the store it is, and a
+        conversation created or deleted between two pages neither repeats nor skips another. A
+        page shorter than ``limit`` is the last one; reading on from it gives an empty page::
+
+            page = store.conversations(limit=100)
+            while page:
+                ...
+                page = store.conversations(limit=100, after=page[-1])
+
+        Given as a ``ConversationInfo``, ``after`` may have been deleted since; given as an id,
+        it must still exist (its ``created`` is looked up).
+
+        Raises:
+            ConversationNotFound: no conversation has the id ``after`` (a str).
+            ArgumentTypeError: ``limit`` is not an int or None, or ``after`` not a
+                ``ConversationInfo``, a non-empty str or None (a ``TypeError``).
+            ArgumentValueError: ``limit`` is negative or above 2**63 - 1, or ``after`` holds
+                U+0000 or a lone surrogate (a ``ValueError``).
+        """
+        return self._backend.run(ops.conversations(limit, after))
 
     def delete(self, conversation_id: str) -> None:
         """Delete a conversation, its messages and its archive."""
@@ -279,13 +303,14 @@ class ConversationStore:
     ) -> list[Message]:
         """The conversation's messages in order; or the last ``last``; or those after the message ``since``.
 
-        With both, the last ``last`` of those after ``since``.
+        With both, the last ``last`` of those after ``since``. Only the rows returned are read:
+        ``last`` costs the same however long the conversation is.
 
         Raises:
             FormatError: a stored row is not a valid message (naming the conversation and position).
             MessageNotFound: no message has the id ``since``.
             ArgumentTypeError: ``last`` is not an int (a ``TypeError``).
-            ArgumentValueError: ``last`` is negative (a ``ValueError``).
+            ArgumentValueError: ``last`` is negative or above 2**63 - 1 (a ``ValueError``).
         """
         return self._backend.run(ops.load(conversation_id, last, since))
 
@@ -449,9 +474,11 @@ class AsyncConversationStore:
         """See ``ConversationStore.info``."""
         return await self._backend.run(ops.info(conversation_id))
 
-    async def conversations(self) -> list[ConversationInfo]:
+    async def conversations(
+        self, *, limit: int | None = None, after: ConversationInfo | str | None = None
+    ) -> list[ConversationInfo]:
         """See ``ConversationStore.conversations``."""
-        return await self._backend.run(ops.conversations())
+        return await self._backend.run(ops.conversations(limit, after))
 
     async def delete(self, conversation_id: str) -> None:
         """See ``ConversationStore.delete``."""

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from orion_messages import load
+from orion_messages import _store_cli, load
+from orion_messages._store_ops import ConversationInfo
 from orion_messages.cli import main
-from orion_messages.store import masked_url, open_store
+from orion_messages.store import ConversationStore, masked_url, open_store
 
 from ..conftest import FIXTURES
 from .test_store import raw_sql
@@ -97,3 +99,63 @@ def test_validate_labels_each_conversation_with_a_url_that_reads_it_back(
     assert label.endswith("conversation=x%26y")
     assert label.split("?", 1)[0] == masked_url(store_url).split("?", 1)[0]
     assert main(["stats", label]) == 0
+
+
+def test_validate_lists_a_store_a_page_at_a_time(
+    store_url: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_store_cli, "PAGE_SIZE", 2)
+    asked: list[dict[str, Any]] = []
+    listing = ConversationStore.conversations
+
+    def noted(store: ConversationStore, **arguments: Any) -> list[ConversationInfo]:
+        asked.append(arguments)
+        return listing(store, **arguments)
+
+    monkeypatch.setattr(ConversationStore, "conversations", noted)
+    names = ["a", "b", "c", "d", "e"]  # created in this order: the listing's order
+    for name in names:
+        assert main(["convert", str(GOLDEN), with_conversation(store_url, name)]) == 0
+    capsys.readouterr()
+    assert main(["validate", "--format", "json", store_url]) == 0
+    labels = [entry["path"] for entry in json.loads(capsys.readouterr().out)["files"]]
+    assert [label.rsplit("conversation=", 1)[1] for label in labels] == names
+    # Each page after the previous page's last ConversationInfo (no lookup by id).
+    afters = [arguments.get("after") for arguments in asked]
+    assert [arguments["limit"] for arguments in asked] == [2, 2, 2]
+    assert afters[0] is None
+    assert all(isinstance(after, ConversationInfo) for after in afters[1:])
+    assert [after.id for after in afters[1:] if isinstance(after, ConversationInfo)] == ["b", "d"]
+
+
+@pytest.mark.parametrize(
+    ("deleted", "listed"),
+    [
+        (["b"], ["a", "b", "c", "d", "e", "f"]),  # the page's last
+        (["a", "b"], ["a", "b", "c", "d", "e", "f"]),  # the whole page
+        (["d"], ["a", "b", "c", "d", "e", "f"]),  # a later page's last
+        (["c", "d", "e"], ["a", "b", "c", "d", "e", "f"]),  # a whole page and more
+    ],
+)
+def test_the_listing_goes_on_when_a_page_s_last_conversation_is_deleted(
+    sqlite_url: str, monkeypatch: pytest.MonkeyPatch, deleted: list[str], listed: list[str]
+) -> None:
+    # Deleted right after the page holding them is read, before the next page is asked for; a
+    # conversation listed before its deletion stays listed (validate then reports it missing).
+    monkeypatch.setattr(_store_cli, "PAGE_SIZE", 2)
+    listing = ConversationStore.conversations
+
+    def deleting(store: ConversationStore, **arguments: Any) -> list[ConversationInfo]:
+        page = listing(store, **arguments)
+        for info in page:
+            if info.id in deleted:
+                store.delete(info.id)
+        return page
+
+    with open_store(sqlite_url) as store:
+        for name in "abcdef":
+            store.create(name)
+        monkeypatch.setattr(ConversationStore, "conversations", deleting)
+        assert _store_cli._conversation_ids(store) == listed
+        monkeypatch.undo()
+        assert [info.id for info in store.conversations()] == [n for n in "abcdef" if n not in deleted]

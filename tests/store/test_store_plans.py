@@ -7,6 +7,11 @@ through every row (a cost that grows with the conversation, paid on every step o
 SQLite did that while the statements said ``ORDER BY position``). The statements are taken from
 ``_store_sql`` as the store runs them, and the plans from the databases themselves. Sorting the
 matches must still put the first by position first, whatever order the index holds them in.
+
+A page of ``conversations(limit=..., after=...)`` must read its rows from the
+``(created_ms, id)`` index in the listing's order, never sort every conversation; and the
+windows of ``load(last=...)`` and ``load(since=..., last=...)`` must read the primary key
+backwards from the conversation's end, never every row.
 """
 
 from __future__ import annotations
@@ -202,3 +207,131 @@ def test_the_first_match_by_position_stays_first_whatever_the_index_order(store_
         assert stored == list(expected)
         assert (stored[0].pinned, stored[3].pinned) == (True, False)
         assert (stored[2].is_pending, stored[4].is_pending) == (False, True)
+
+
+# --------------------------------------------------------------------------------------------
+# the pages of conversations()
+
+# The statements reading a page of conversations (``conversations(limit=...)``, with ``after``
+# or without), each with its parameters: a page of 20 after a conversation in the middle.
+PAGES = {"page": 1, "page_after": 3}
+LISTING_INDEX = "orion_conversations_by_created"
+CONVERSATIONS = 300
+
+
+def fill_conversations(url: str) -> tuple[Any, ...]:
+    """``CONVERSATIONS`` conversations, through the store's own create; the ``page_after``
+    parameters of a page of 20 after the one in the middle."""
+    with open_store(url) as store:
+        for number in range(CONVERSATIONS):
+            store.create(f"c{number:04}", title=f"chat {number}", metadata={"user": number})
+        middle = store.info(f"c{CONVERSATIONS // 2:04}")
+    return middle.created, middle.id, 20
+
+
+def page_parameters(name: str, after: tuple[Any, ...]) -> tuple[Any, ...]:
+    """The parameters of the page statement ``name``: the last of ``fill_conversations``' ones."""
+    return after[-PAGES[name] :]
+
+
+def test_every_page_statement_is_checked() -> None:
+    for dialect in (SQLITE, POSTGRES):
+        paged = {
+            name
+            for name, sql in statements(dialect).items()
+            if re.search(r"orion_conversations .*LIMIT", sql)
+        }
+        assert paged == set(PAGES)
+
+
+@pytest.mark.parametrize("analyzed", [False, True], ids=["no statistics", "after ANALYZE"])
+def test_sqlite_reads_a_page_from_the_listing_index(sqlite_url: str, analyzed: bool) -> None:
+    after = fill_conversations(sqlite_url)
+    expected = {
+        "page": rf"SCAN orion_conversations USING INDEX {LISTING_INDEX}",
+        "page_after": rf"SEARCH orion_conversations USING INDEX {LISTING_INDEX} \(\(created_ms,id\)>\(\?,\?\)\)",
+    }
+    with sqlite3.connect(parse_store_url(sqlite_url).database) as connection:
+        if analyzed:
+            connection.execute("ANALYZE")
+        for name in PAGES:
+            sql = statements(SQLITE)[name]
+            plan = [
+                row[3]
+                for row in connection.execute(f"EXPLAIN QUERY PLAN {sql}", page_parameters(name, after))
+            ]
+            # One step, in the index's order: no sort of every conversation (USE TEMP B-TREE).
+            assert len(plan) == 1, (name, plan)
+            assert re.fullmatch(expected[name], plan[0]), (name, plan)
+
+
+@pytest.mark.parametrize("plan", ["custom", "generic"])
+def test_postgres_reads_a_page_from_the_listing_index(postgres_url: str, plan: str) -> None:
+    import psycopg
+
+    after = fill_conversations(postgres_url)
+    with psycopg.connect(postgres_url, autocommit=True) as connection:
+        connection.execute("ANALYZE orion_conversations")
+        for name in PAGES:
+            sql = statements(POSTGRES)[name]
+            values = page_parameters(name, after)
+            if plan == "custom":
+                rows = connection.execute(f"EXPLAIN {sql}", values).fetchall()
+            else:
+                connection.execute("SET plan_cache_mode = force_generic_plan")
+                connection.execute(f"PREPARE page_{name} AS {generic(sql)}")
+                listed = ", ".join(f"'{value}'" for value in values)
+                rows = connection.execute(f"EXPLAIN EXECUTE page_{name}({listed})").fetchall()
+            text = "\n".join(row[0] for row in rows)
+            assert re.search(rf"Index (Only )?Scan using {LISTING_INDEX}\b", text), text
+            if name == "page_after":
+                assert re.search(r"Index Cond: \(ROW\(created_ms, id\) > ROW\(.+\)\)", text), text
+            assert "Sort" not in text, text
+            assert "Seq Scan" not in text, text
+
+
+# --------------------------------------------------------------------------------------------
+# the windows of load(last=...) and load(since=..., last=...)
+
+# Each window statement with its parameters: the last 20 of conversation ``c``, after position 600.
+WINDOWS = {"last": ("c", 20), "last_after": ("c", 600, 20)}
+
+
+@pytest.mark.parametrize("analyzed", [False, True], ids=["no statistics", "after ANALYZE"])
+def test_sqlite_reads_a_window_from_the_primary_key_s_end(sqlite_url: str, analyzed: bool) -> None:
+    fill(sqlite_url)
+    with sqlite3.connect(parse_store_url(sqlite_url).database) as connection:
+        if analyzed:
+            connection.execute("ANALYZE")
+        for name, values in WINDOWS.items():
+            sql = statements(SQLITE)[name]
+            plan = [row[3] for row in connection.execute(f"EXPLAIN QUERY PLAN {sql}", values)]
+            # One search of the primary key, in its order (walked backwards): no sort of the rows.
+            assert len(plan) == 1, (name, plan)
+            assert re.fullmatch(
+                r"SEARCH orion_messages USING INDEX sqlite_autoindex_orion_messages_1 "
+                r"\(conversation_id=\?( AND position>\?)?\)",
+                plan[0],
+            ), (name, plan)
+
+
+@pytest.mark.parametrize("plan", ["custom", "generic"])
+def test_postgres_reads_a_window_from_the_primary_key_s_end(postgres_url: str, plan: str) -> None:
+    import psycopg
+
+    fill(postgres_url)
+    with psycopg.connect(postgres_url, autocommit=True) as connection:
+        connection.execute("ANALYZE orion_messages")
+        for name, values in WINDOWS.items():
+            sql = statements(POSTGRES)[name]
+            if plan == "custom":
+                rows = connection.execute(f"EXPLAIN {sql}", values).fetchall()
+            else:
+                connection.execute("SET plan_cache_mode = force_generic_plan")
+                connection.execute(f"PREPARE window_{name} AS {generic(sql)}")
+                listed = ", ".join(f"'{value}'" for value in values)
+                rows = connection.execute(f"EXPLAIN EXECUTE window_{name}({listed})").fetchall()
+            text = "\n".join(row[0] for row in rows)
+            assert re.search(r"Limit .*\n\s*->  Index Scan Backward using orion_messages_pkey\b", text), text
+            assert "Sort" not in text, text
+            assert "Seq Scan" not in text, text

@@ -1,5 +1,5 @@
-"""Schema versions: the checked-in first-version store still opens; upgrades run whole or not at all;
-a newer store is refused untouched."""
+"""Schema versions: the checked-in first-version store still opens and is upgraded to version 2;
+upgrades run whole or not at all; a newer store is refused untouched."""
 
 from __future__ import annotations
 
@@ -21,11 +21,12 @@ from orion_messages import (
     load,
     plan_prune,
 )
-from orion_messages.store import open_store
+from orion_messages.store import open_store, parse_store_url
 
 from ..conftest import FIXTURES
 from ..test_goldens import RYU_TWINS
-from .test_store import raw_sql
+from .test_store import chat, raw_sql
+from .test_store_plans import connection_to
 
 V1 = FIXTURES / "store" / "v1.sqlite"
 # What fixtures/store/v1.sqlite was made from (each conversation is named after its golden).
@@ -67,8 +68,20 @@ def v1_copy(tmp_path: Path) -> Path:
     return copy
 
 
+def sqlite_indexes(database: Path, table: str) -> dict[str, list[str]]:
+    """The named indexes of ``table`` (SQLite's own automatic ones left out), with their columns."""
+    with sqlite3.connect(database) as connection:
+        names = [row[1] for row in connection.execute(f"PRAGMA index_list({table})")]
+        return {
+            name: [row[2] for row in connection.execute(f"PRAGMA index_info({name})")]
+            for name in names
+            if not name.startswith("sqlite_autoindex")
+        }
+
+
 def test_the_first_version_store_opens_and_loads_byte_identical(v1_copy: Path) -> None:
     assert version_of(v1_copy) == 1
+    assert sqlite_indexes(v1_copy, "orion_conversations") == {}
     with open_store(f"sqlite:///{v1_copy}") as store:
         assert [c.id for c in store.conversations()] == [*V1_GOLDENS, V1_PRUNED]
         for name in V1_GOLDENS:
@@ -80,31 +93,49 @@ def test_the_first_version_store_opens_and_loads_byte_identical(v1_copy: Path) -
         assert store.load(V1_PRUNED) == plan.kept_messages(golden)
         assert store.load_archived(V1_PRUNED) == plan.dropped_messages(golden)
         assert store.info(V1_PRUNED).message_count == plan.kept_count
+    # Opened by this version, the released version-1 store is now a version-2 one.
+    assert version_of(v1_copy) == 2
+    assert sqlite_indexes(v1_copy, "orion_conversations") == {
+        "orion_conversations_by_created": ["created_ms", "id"]
+    }
+    with open_store(f"sqlite:///{v1_copy}") as store:
+        first, second = store.conversations(limit=3), store.conversations(after=V1_GOLDENS[2])
+        assert [c.id for c in first + second] == [*V1_GOLDENS, V1_PRUNED]
 
 
-def _pretend_version_2(monkeypatch: pytest.MonkeyPatch, *steps: str) -> None:
-    """Stand in a schema version 2 made of ``steps``, to exercise the upgrade path."""
-    monkeypatch.setattr(_store_schema, "UPGRADES", {**_store_schema.UPGRADES, 1: list(steps)})
-    monkeypatch.setattr(_store_schema, "SCHEMA_VERSION", 2)
+def test_the_schema_version_is_2_and_upgrades_only_append() -> None:
+    assert _store_schema.SCHEMA_VERSION == 2
+    assert sorted(_store_schema.UPGRADES) == [0, 1]
+    assert _store_schema.UPGRADES[1] == [
+        "CREATE INDEX orion_conversations_by_created ON orion_conversations (created_ms, id)"
+    ]
+
+
+def _pretend_version_3(monkeypatch: pytest.MonkeyPatch, *steps: str) -> None:
+    """Stand in a schema version 3 made of ``steps``, to exercise the upgrade path past this one."""
+    monkeypatch.setattr(_store_schema, "UPGRADES", {**_store_schema.UPGRADES, 2: list(steps)})
+    monkeypatch.setattr(_store_schema, "SCHEMA_VERSION", 3)
 
 
 def test_an_older_store_is_upgraded_in_place(v1_copy: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    _pretend_version_2(monkeypatch, "ALTER TABLE orion_conversations ADD COLUMN owner TEXT")
-    with open_store(f"sqlite:///{v1_copy}") as store:
+    _pretend_version_3(monkeypatch, "ALTER TABLE orion_conversations ADD COLUMN owner TEXT")
+    with open_store(f"sqlite:///{v1_copy}") as store:  # two steps: 1 -> 2 -> 3
         assert_same_as_golden(store.load(V1_GOLDENS[0]), V1_GOLDENS[0])
-    assert version_of(v1_copy) == 2
+    assert version_of(v1_copy) == 3
     assert "owner" in columns(v1_copy, "orion_conversations")
+    assert "orion_conversations_by_created" in sqlite_indexes(v1_copy, "orion_conversations")
     with open_store(f"sqlite:///{v1_copy}"):  # a second open finds it current
         pass
-    assert version_of(v1_copy) == 2
+    assert version_of(v1_copy) == 3
 
 
 def test_a_failed_upgrade_leaves_the_store_as_it_was(v1_copy: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    _pretend_version_2(monkeypatch, "ALTER TABLE orion_conversations ADD COLUMN owner TEXT", "NOT SQL AT ALL")
+    _pretend_version_3(monkeypatch, "ALTER TABLE orion_conversations ADD COLUMN owner TEXT", "NOT SQL AT ALL")
     with pytest.raises(sqlite3.OperationalError):
         open_store(f"sqlite:///{v1_copy}")
     assert version_of(v1_copy) == 1
-    assert "owner" not in columns(v1_copy, "orion_conversations")  # the first step was rolled back too
+    assert "owner" not in columns(v1_copy, "orion_conversations")  # the later steps were rolled back too
+    assert sqlite_indexes(v1_copy, "orion_conversations") == {}  # and the 1 -> 2 step with them
     monkeypatch.undo()
     with open_store(f"sqlite:///{v1_copy}") as store:
         assert dumps(store.load(V1_GOLDENS[1])) == (FIXTURES / V1_GOLDENS[1]).read_bytes()
@@ -112,12 +143,12 @@ def test_a_failed_upgrade_leaves_the_store_as_it_was(v1_copy: Path, monkeypatch:
 
 def test_a_newer_sqlite_store_is_refused_untouched(v1_copy: Path) -> None:
     with sqlite3.connect(v1_copy) as connection:
-        connection.execute("UPDATE orion_store_version SET version = 2")
+        connection.execute("UPDATE orion_store_version SET version = 3")
     connection.close()
     before = hashlib.sha256(v1_copy.read_bytes()).hexdigest()
-    with pytest.raises(StoreVersionError, match="schema version 2, newer than 1") as caught:
+    with pytest.raises(StoreVersionError, match="schema version 3, newer than 2") as caught:
         open_store(f"sqlite:///{v1_copy}")
-    assert (caught.value.found, caught.value.supported) == (2, 1)
+    assert (caught.value.found, caught.value.supported) == (3, 2)
     assert hashlib.sha256(v1_copy.read_bytes()).hexdigest() == before
 
 
@@ -127,17 +158,75 @@ def test_postgres_upgrades_and_refuses_like_sqlite(
     with open_store(postgres_url) as store:
         store.create("c")
         store.extend("c", load(FIXTURES / V1_GOLDENS[0]))
-    _pretend_version_2(monkeypatch, "ALTER TABLE orion_conversations ADD COLUMN owner TEXT", "NOT SQL AT ALL")
+    _pretend_version_3(monkeypatch, "ALTER TABLE orion_conversations ADD COLUMN owner TEXT", "NOT SQL AT ALL")
     import psycopg
 
     with pytest.raises(psycopg.errors.SyntaxError):
         open_store(postgres_url)
-    _pretend_version_2(monkeypatch, "ALTER TABLE orion_conversations ADD COLUMN owner TEXT")
+    _pretend_version_3(monkeypatch, "ALTER TABLE orion_conversations ADD COLUMN owner TEXT")
     with open_store(postgres_url) as store:
         assert_same_as_golden(store.load("c"), V1_GOLDENS[0])
     monkeypatch.undo()
-    with pytest.raises(StoreVersionError, match="schema version 2, newer than 1"):
+    with pytest.raises(StoreVersionError, match="schema version 3, newer than 2"):
         open_store(postgres_url)
+
+
+def version_and_indexes(url: str) -> tuple[int, dict[str, list[str]]]:
+    """The store's schema version and the named indexes of ``orion_conversations`` with their
+    columns (the primary key's own index left out), read from the database behind the store's back."""
+    with connection_to(url) as connection:
+        (version,) = connection.execute("SELECT version FROM orion_store_version").fetchone()
+        if parse_store_url(url).backend == "sqlite":
+            return version, sqlite_indexes(Path(parse_store_url(url).database), "orion_conversations")
+        rows = connection.execute(
+            "SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = current_schema() "
+            "AND tablename = 'orion_conversations' AND indexname <> 'orion_conversations_pkey'"
+        ).fetchall()
+    return version, {name: definition.rsplit("(", 1)[1].rstrip(")").split(", ") for name, definition in rows}
+
+
+def test_a_version_1_store_is_upgraded_to_2_with_its_data_intact(
+    store_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A version-1 store as the first release made it: the open stops at version 1 (UPGRADES[0] only).
+    monkeypatch.setattr(_store_schema, "SCHEMA_VERSION", 1)
+    golden = load(FIXTURES / V1_GOLDENS[0])
+    config = ContextConfig(max_context_tokens=600, max_response_tokens=100)
+    plan = plan_prune(chat(8), config)
+    assert plan.dropped  # something is archived
+    with open_store(store_url) as store:
+        # Created in the order of their ids, so listed in it (the same millisecond or not).
+        store.create("a", title="first", metadata={"big": 2**64})
+        store.create("b", title="second", metadata={"n": [1, 2]})
+        store.extend("a", golden)
+        store.create("pruned")
+        store.extend("pruned", chat(8))
+        assert store.prune("pruned", config, archive=True) == plan
+        before = store.conversations()
+    assert version_and_indexes(store_url) == (1, {})
+    monkeypatch.undo()
+
+    with open_store(store_url) as store:
+        assert store.conversations() == before  # ids, titles, metadata, times and counts as they were
+        assert [(c.id, c.title, c.metadata) for c in before] == [
+            ("a", "first", {"big": 2**64}),
+            ("b", "second", {"n": [1, 2]}),
+            ("pruned", None, None),
+        ]
+        assert [c.message_count for c in before] == [len(golden), 0, plan.kept_count]
+        assert_same_as_golden(store.load("a"), V1_GOLDENS[0])
+        assert store.load("b") == []
+        assert store.load("pruned") == plan.kept_messages(chat(8))
+        assert store.load_archived("pruned") == plan.dropped_messages(chat(8))
+        assert store.conversations(limit=1, after="a") == before[1:2]
+    assert version_and_indexes(store_url) == (2, {"orion_conversations_by_created": ["created_ms", "id"]})
+
+    # From now on an orion-messages that reads only version 1 refuses the store.
+    monkeypatch.setattr(_store_schema, "SCHEMA_VERSION", 1)
+    with pytest.raises(StoreVersionError, match="schema version 2, newer than 1"):
+        open_store(store_url)
+    monkeypatch.undo()
+    assert version_and_indexes(store_url)[0] == 2
 
 
 def test_an_empty_version_table_is_refused(store_url: str) -> None:
