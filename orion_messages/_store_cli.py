@@ -3,7 +3,8 @@
 ``convert``, ``stats`` and ``validate`` call these where they would read or write a path; each
 returns None (or False) for a text that is not a store URL, so the caller goes on with files.
 A store URL names its conversation with ``?conversation=ID``; ``validate`` without one checks
-every conversation in the store, one at a time (``stored_conversations``, then ``check_stored``).
+every conversation in the store, one at a time (``stored_conversations``, then ``check_stored``);
+``list`` shows them (``listed_conversations``).
 """
 
 from __future__ import annotations
@@ -16,15 +17,30 @@ from urllib.parse import quote, unquote
 from .checks import find_problems
 from .errors import FormatError, OrionMessagesError, Problem, StoreError
 from .models import Message
-from .store import ConversationStore, StoreURL, is_store_url, open_store, parse_store_url, url_passwords
+from .store import (
+    ConversationInfo,
+    ConversationStore,
+    StoreURL,
+    is_store_url,
+    open_store,
+    parse_store_url,
+    url_passwords,
+)
 
-__all__ = ["Report", "check_stored", "read_source", "stored_conversations", "write_target"]
+__all__ = [
+    "Report",
+    "check_stored",
+    "listed_conversations",
+    "read_source",
+    "stored_conversations",
+    "write_target",
+]
 
 Report = tuple[str, list[Message] | None, list[Problem], list[Problem]]
 """What ``validate`` found in one stored conversation: label, its messages (None if unreadable), errors, warnings."""
 
 PAGE_SIZE = 1000
-"""How many conversations ``validate`` lists at a time (their ids are kept, not their infos)."""
+"""How many conversations ``validate`` and ``list`` read from a store at a time."""
 
 
 @contextmanager
@@ -76,7 +92,10 @@ def _placed(problem: Problem, source: str | None) -> Problem:
 def _named(raw: str) -> tuple[StoreURL, str]:
     url = parse_store_url(raw)
     if url.conversation is None:
-        raise StoreError(f"{url.display}: name the conversation: add ?conversation=ID to the URL")
+        raise StoreError(
+            f"{url.display}: name the conversation: add ?conversation=ID to the URL "
+            "(orion-messages list URL shows them)"
+        )
     return url, url.conversation
 
 
@@ -137,17 +156,35 @@ def stored_conversations(raw: str) -> list[tuple[str, str]] | None:
 
 
 def _conversation_ids(store: ConversationStore) -> list[str]:
-    """Every conversation's id, oldest first, listed ``PAGE_SIZE`` at a time: only the ids are kept.
+    """Every conversation's id, oldest first, listed ``PAGE_SIZE`` at a time: only the ids are kept."""
+    return [info.id for info in _pages(store)]
+
+
+def _pages(store: ConversationStore) -> Iterator[ConversationInfo]:
+    """Every conversation, oldest first, read ``PAGE_SIZE`` at a time.
 
     Each page starts after the previous page's last ``ConversationInfo``, which need not exist
     any more: a conversation deleted meanwhile stops nothing, and none still there is skipped.
     """
-    ids: list[str] = []
     page = store.conversations(limit=PAGE_SIZE)
     while page:
-        ids += [info.id for info in page]
+        yield from page
         page = store.conversations(limit=PAGE_SIZE, after=page[-1]) if len(page) == PAGE_SIZE else []
-    return ids
+
+
+def listed_conversations(raw: str) -> tuple[str, list[ConversationInfo]]:
+    """``list``: the store at the URL ``raw`` as shown (password masked) and its conversations.
+
+    The store is opened read-only (a mistyped URL is an error, nothing is created).
+
+    Raises:
+        StoreError: the URL names a conversation, or the store cannot be opened.
+    """
+    url = parse_store_url(raw)
+    if url.conversation is not None:
+        raise StoreError(f"{url.display}: list reads a whole store: leave out ?conversation=")
+    with _opened(url, raw, create=False) as store:
+        return url.display, list(_pages(store))
 
 
 def check_stored(raw: str, conversations: Sequence[str], *, strict: bool) -> Generator[Report, None, None]:

@@ -24,7 +24,7 @@ import warnings
 from collections import Counter
 from collections.abc import Callable, Generator, Iterator, Sequence
 from contextlib import closing, contextmanager, suppress
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from functools import partial
 from pathlib import Path
@@ -40,7 +40,14 @@ from ._cli_text import printable as _printable
 from ._cli_text import problem_line as _problem_line
 from ._cli_text import problem_lines as _problem_lines
 from ._problems import describe, problem_from
-from ._store_cli import Report, check_stored, read_source, stored_conversations, write_target
+from ._store_cli import (
+    Report,
+    check_stored,
+    listed_conversations,
+    read_source,
+    stored_conversations,
+    write_target,
+)
 from ._version import __version__
 from .checks import find_problems
 from .errors import (
@@ -188,6 +195,7 @@ def _parser() -> argparse.ArgumentParser:
     _add_prune(commands)
     _add_schema(commands)
     _add_convert(commands)
+    _add_list(commands)
     return parser
 
 
@@ -325,6 +333,21 @@ def _add_convert(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
     # --to json|jsonl|openai|anthropic|..., --from, --strict: format conversions
     _cli_convert.add_arguments(convert)
     convert.set_defaults(run=_convert, parser=convert)
+
+
+def _add_list(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    listing = commands.add_parser(
+        "list",
+        help="list the conversations in a store: id, messages, last change, title",
+        description="List a store's conversations, oldest first: each one's id (what "
+        "?conversation=ID takes), message count, last change (UTC) and title; --format json adds "
+        "the metadata. The store is only read: a URL that names no store is an error.",
+    )
+    listing.add_argument(
+        "url", metavar="URL", help="a store: sqlite:///chats.db or postgresql://user@host/db"
+    )
+    _add_format(listing)
+    listing.set_defaults(run=_list, parser=listing)
 
 
 def _add_format(parser: argparse.ArgumentParser) -> None:
@@ -1234,6 +1257,37 @@ def _when(timestamp: int | None, iso: str | None) -> str:
     if timestamp is None:
         return "-"
     return iso if iso is not None else f"{timestamp} ms (outside the calendar's range)"
+
+
+# --------------------------------------------------------------------------------------------
+# list
+
+
+def _list(args: argparse.Namespace) -> int:
+    if not is_store_url(args.url):
+        args.parser.error(
+            f"{_printable(args.url)} is not a store URL: sqlite:///PATH or postgresql://USER@HOST/DB"
+        )
+    try:
+        store, infos = listed_conversations(args.url)
+    except OrionMessagesError as error:
+        raise _Fatal(f"error: {_printable(str(error))}") from None
+    if args.format == "json":
+        print(_json_report({"store": store, "conversations": [asdict(info) for info in infos]}))
+        return EXIT_OK
+    rows = [("ID", "MESSAGES", "UPDATED (UTC)", "TITLE")]
+    rows += [
+        (_printable(info.id), f"{info.message_count:,}", _when(info.updated, _iso(info.updated)),
+         "-" if info.title is None else _printable(info.title))
+        for info in infos
+    ]  # fmt: skip
+    widths = [max(len(row[column]) for row in rows) for column in range(3)]
+    for shown_id, count, updated, title in rows if infos else []:
+        _out(
+            f"{shown_id.ljust(widths[0])}  {count.rjust(widths[1])}  {updated.ljust(widths[2])}  {title}".rstrip()
+        )
+    _out(f"{_plural(len(infos), 'conversation')} in {store}")
+    return EXIT_OK
 
 
 # --------------------------------------------------------------------------------------------

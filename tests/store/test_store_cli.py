@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from orion_messages import _store_cli, load
+from orion_messages import _store_cli, _store_ops, load
 from orion_messages._store_ops import ConversationInfo
 from orion_messages.cli import main
 from orion_messages.store import ConversationStore, masked_url, open_store
@@ -159,3 +159,96 @@ def test_the_listing_goes_on_when_a_page_s_last_conversation_is_deleted(
         assert _store_cli._conversation_ids(store) == listed
         monkeypatch.undo()
         assert [info.id for info in store.conversations()] == [n for n in "abcdef" if n not in deleted]
+
+
+# --------------------------------------------------------------------------------------------
+# list
+
+
+def make_listed(store_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Three conversations created at chosen clocks: an escaped title, none, and one with messages."""
+    with open_store(store_url) as store:
+        for name, clock, title in (
+            ("chat-b", 1_765_000_000_000, "Plans\x1b[31m\nfor today"),
+            ("a", 1_765_000_000_000, None),
+            ("c1", 1_765_000_060_000, "Tool loop"),
+        ):
+            with monkeypatch.context() as patch:
+                patch.setattr(_store_ops, "now_ms", lambda clock=clock: clock)
+                store.create(name, title=title, metadata={"big": 2**64} if name == "c1" else None)
+    with monkeypatch.context() as patch:
+        patch.setattr(_store_ops, "now_ms", lambda: 1_765_000_120_500)
+        assert main(["convert", str(GOLDEN), with_conversation(store_url, "c1")]) == 0
+
+
+def test_list_shows_each_conversation_oldest_first(
+    store_url: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    make_listed(store_url, monkeypatch)
+    capsys.readouterr()
+    assert main(["list", store_url]) == 0
+    # 1,765,000,000,000 ms is 2025-12-06T05:46:40Z; the golden holds 6 messages.
+    assert capsys.readouterr().out.splitlines() == [
+        "ID      MESSAGES  UPDATED (UTC)             TITLE",
+        "a              0  2025-12-06T05:46:40.000Z  -",
+        "chat-b         0  2025-12-06T05:46:40.000Z  Plans\\x1b[31m\\nfor today",
+        "c1             6  2025-12-06T05:48:40.500Z  Tool loop",
+        f"3 conversations in {masked_url(store_url)}",
+    ]
+
+
+def test_list_as_json_adds_the_metadata(
+    store_url: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    make_listed(store_url, monkeypatch)
+    capsys.readouterr()
+    assert main(["list", "--format", "json", store_url]) == 0
+    listed = json.loads(capsys.readouterr().out)
+    assert listed == {
+        "store": masked_url(store_url),
+        "conversations": [
+            {"id": "a", "title": None, "metadata": None, "created": 1_765_000_000_000,
+             "updated": 1_765_000_000_000, "message_count": 0},
+            {"id": "chat-b", "title": "Plans\x1b[31m\nfor today", "metadata": None,
+             "created": 1_765_000_000_000, "updated": 1_765_000_000_000, "message_count": 0},
+            {"id": "c1", "title": "Tool loop", "metadata": {"big": 2**64}, "created": 1_765_000_060_000,
+             "updated": 1_765_000_120_500, "message_count": 6},
+        ],
+    }  # fmt: skip
+
+
+def test_list_reads_a_store_a_page_at_a_time(
+    sqlite_url: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_store_cli, "PAGE_SIZE", 2)
+    with open_store(sqlite_url) as store:
+        for name in "abcde":  # created in this order: the listing's order
+            store.create(name)
+    assert main(["list", "--format", "json", sqlite_url]) == 0
+    assert [c["id"] for c in json.loads(capsys.readouterr().out)["conversations"]] == list("abcde")
+
+
+def test_list_of_an_empty_store_says_so(sqlite_url: str, capsys: pytest.CaptureFixture[str]) -> None:
+    open_store(sqlite_url).close()
+    assert main(["list", sqlite_url]) == 0
+    assert capsys.readouterr().out.splitlines() == [f"0 conversations in {sqlite_url}"]
+
+
+def test_list_refuses_what_is_not_a_whole_store(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    missing = tmp_path / "missing.db"
+    assert main(["list", f"sqlite:///{missing}"]) == 1
+    assert capsys.readouterr().err.splitlines() == [
+        f"orion-messages: error: {missing}: no such store database; nothing was created"
+    ]
+    assert not missing.exists()
+    assert main(["list", str(GOLDEN)]) == 2
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        f"orion-messages list: error: {GOLDEN} is not a store URL: sqlite:///PATH or postgresql://USER@HOST/DB"
+    )
+    store = tmp_path / "chats.db"
+    open_store(f"sqlite:///{store}").close()
+    assert main(["list", f"sqlite:///{store}?conversation=c1"]) == 1
+    assert capsys.readouterr().err.splitlines() == [
+        f"orion-messages: error: sqlite:///{store}?conversation=c1: list reads a whole store: "
+        "leave out ?conversation="
+    ]
