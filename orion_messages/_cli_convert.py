@@ -225,9 +225,10 @@ def _system_prompt(args: argparse.Namespace, read_option_text: ReadOptionText) -
         return ""
     _err("warning: convert --system-prompt TEXT is deprecated and goes in the next release: put the "
          "prompt in a file and pass --system-prompt-file FILE (or - for standard input), as prune does")  # fmt: skip
-    if args.system_prompt and os.path.isfile(args.system_prompt):
-        _err(f'note: --system-prompt is the prompt itself here, and "{args.system_prompt}" is sent as it is, '
-             "although a file has that name (--system-prompt-file FILE reads a file)")  # fmt: skip
+    if args.system_prompt == "-" or (args.system_prompt and os.path.isfile(args.system_prompt)):
+        what = "standard input" if args.system_prompt == "-" else "a file"
+        _err(f'note: --system-prompt is the prompt itself here, and "{args.system_prompt}" is sent as it is '
+             f"(--system-prompt-file reads {what})")  # fmt: skip
     return str(args.system_prompt)
 
 

@@ -166,25 +166,27 @@ def _pages(store: ConversationStore) -> Iterator[ConversationInfo]:
     Each page starts after the previous page's last ``ConversationInfo``, which need not exist
     any more: a conversation deleted meanwhile stops nothing, and none still there is skipped.
     """
-    page = store.conversations(limit=PAGE_SIZE)
-    while page:
-        yield from page
-        page = store.conversations(limit=PAGE_SIZE, after=page[-1]) if len(page) == PAGE_SIZE else []
+    try:
+        page = store.conversations(limit=PAGE_SIZE)
+        while page:
+            yield from page
+            page = store.conversations(limit=PAGE_SIZE, after=page[-1]) if len(page) == PAGE_SIZE else []
+    except StoreError as error:  # a row another program wrote: say which store
+        raise StoreError(f"{store.where}: {error}") from None
 
 
-def listed_conversations(raw: str) -> tuple[str, list[ConversationInfo]]:
-    """``list``: the store at the URL ``raw`` as shown (password masked) and its conversations.
+def listed_conversations(raw: str) -> tuple[str, list[tuple[ConversationInfo, str]]]:
+    """``list``: the store at the URL ``raw`` as shown (password masked) and its conversations,
+    each with the URL that names it (as ``validate`` labels it: the id percent-encoded).
 
     The store is opened read-only (a mistyped URL is an error, nothing is created).
 
     Raises:
-        StoreError: the URL names a conversation, or the store cannot be opened.
+        StoreError: the store cannot be opened, or holds a row orion-messages did not write.
     """
     url = parse_store_url(raw)
-    if url.conversation is not None:
-        raise StoreError(f"{url.display}: list reads a whole store: leave out ?conversation=")
     with _opened(url, raw, create=False) as store:
-        return url.display, list(_pages(store))
+        return url.display, [(info, _label(url.display, info.id)) for info in _pages(store)]
 
 
 def check_stored(raw: str, conversations: Sequence[str], *, strict: bool) -> Generator[Report, None, None]:

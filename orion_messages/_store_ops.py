@@ -87,10 +87,22 @@ class ConversationInfo:
 
 
 def _info(row: Sequence[Any]) -> ConversationInfo:
+    """A conversation's row as its info; a ``StoreError`` naming the conversation and the column
+    for a value orion-messages never writes (SQLite keeps whatever another program put there)."""
     identifier, title, metadata, created, updated, count = row
-    return ConversationInfo(
-        identifier, title, None if metadata is None else json.loads(metadata), created, updated, count
-    )
+    if type(identifier) is not str:
+        raise StoreError(f"a stored conversation's id is {kind_of(identifier)} {identifier!r}, not text")
+    where = f"conversation {quoted(identifier)}"
+    if title is not None and type(title) is not str:
+        raise StoreError(f"{where}: its title is {kind_of(title)} {title!r}, not text")
+    for column, value in (("created_ms", created), ("updated_ms", updated), ("message_count", count)):
+        if type(value) is not int:
+            raise StoreError(f"{where}: its {column} is {kind_of(value)} {value!r}, not an integer")
+    try:
+        data = None if metadata is None else json.loads(metadata)
+    except (TypeError, ValueError) as error:  # not text, or not JSON
+        raise StoreError(f"{where}: its metadata is not JSON text ({error})") from None
+    return ConversationInfo(identifier, title, data, created, updated, count)
 
 
 _INT64_MAX = 2**63 - 1
@@ -368,7 +380,8 @@ def conversations(
     page's last ``ConversationInfo``, or its id (None starts at the first). It is keyset paging:
     the page is found from ``after``'s ``(created, id)`` (an id's looked up in the same
     transaction), so a page costs the same however deep into the listing it is, and a
-    conversation created or deleted between two pages neither shifts nor repeats the others.
+    conversation created or deleted between two pages neither shifts nor repeats the others (one
+    created meanwhile shows up later only if it sorts after the page's start, as one created now does).
 
     Raises:
         ArgumentTypeError: ``limit`` is not an int or None; ``after`` is not a ``ConversationInfo``,

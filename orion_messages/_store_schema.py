@@ -15,7 +15,7 @@ from typing import Any
 from ._store_sql import Dialect, render
 from .errors import StoreError, StoreVersionError
 
-__all__ = ["SCHEMA_VERSION", "UPGRADES", "upgrade"]
+__all__ = ["READABLE_FROM", "SCHEMA_VERSION", "UPGRADES", "upgrade"]
 
 _MESSAGE_TABLE = """CREATE TABLE {table} (
     conversation_id TEXT NOT NULL REFERENCES orion_conversations (id) ON DELETE CASCADE,
@@ -63,6 +63,14 @@ UPGRADES: dict[int, list[str]] = {
 SCHEMA_VERSION = 2
 """The schema version this orion-messages writes and reads."""
 
+READABLE_FROM = 1
+"""The oldest schema version this orion-messages uses as it is, without upgrading it.
+
+Version 2 only adds an index, so a version-1 store works unchanged (a page of conversations is
+then found by sorting them). Opening with ``create=False`` changes no schema down to this
+version: a role that may only read, and an older orion-messages sharing the store, keep working.
+"""
+
 _Step = Generator[tuple[str, tuple[Any, ...], str], Any, int]
 
 
@@ -77,7 +85,8 @@ def upgrade(
     """The operation that brings a store to ``target``; returns the version it found.
 
     Run in a write transaction. Raises ``StoreVersionError`` for a store newer than ``target``,
-    and, with ``create=False``, ``StoreError`` for a database that holds no store (nothing is created).
+    and, with ``create=False``, ``StoreError`` for a database that holds no store (nothing is
+    created). With ``create=False`` a store of version ``READABLE_FROM`` or later is left as it is.
     """
     if dialect.schema_lock is not None:
         yield dialect.schema_lock, (), "one"
@@ -99,7 +108,7 @@ def upgrade(
         )
     if found > target:
         raise StoreVersionError(where, found, target)
-    if found == target:
+    if found == target or (not create and found >= READABLE_FROM):
         return found
     for version in range(found, target):
         for template in UPGRADES[version]:

@@ -64,7 +64,7 @@ from .models import Message, Role
 from .pruning import ContextConfig, PrunePlan, TokenCounter, estimate_tokens, prune
 from .schema import conversation_schema, render, write_schemas
 from .storage import _is_blank, _is_whole_record, _split_records, save, save_jsonl
-from .store import is_store_url, masked_url
+from .store import is_store_url, masked_url, parse_store_url
 from .templates import ChatTemplate, ToolSchema, detect_template, get_template
 from .text_counters import (
     count_words,
@@ -1264,29 +1264,30 @@ def _when(timestamp: int | None, iso: str | None) -> str:
 
 
 def _list(args: argparse.Namespace) -> int:
+    wanted = "a store URL, sqlite:///PATH or postgresql://USER@HOST/DB, without ?conversation="
     if not is_store_url(args.url):
-        args.parser.error(
-            f"{_printable(args.url)} is not a store URL: sqlite:///PATH or postgresql://USER@HOST/DB"
-        )
+        args.parser.error(f"{_printable(args.url)} is not {wanted}")
     try:
-        store, infos = listed_conversations(args.url)
+        if parse_store_url(args.url).conversation is not None:
+            args.parser.error(f"{_printable(masked_url(args.url))} names a conversation; list takes {wanted}")
+        store, listed = listed_conversations(args.url)
     except OrionMessagesError as error:
         raise _Fatal(f"error: {_printable(str(error))}") from None
     if args.format == "json":
-        print(_json_report({"store": store, "conversations": [asdict(info) for info in infos]}))
+        conversations = [{**asdict(info), "url": url} for info, url in listed]
+        print(_json_report({"store": store, "conversations": conversations}))
         return EXIT_OK
-    rows = [("ID", "MESSAGES", "UPDATED (UTC)", "TITLE")]
+    rows = [("ID", "MESSAGES", "CREATED (UTC)", "UPDATED (UTC)", "TITLE")]
     rows += [
-        (_printable(info.id), f"{info.message_count:,}", _when(info.updated, _iso(info.updated)),
-         "-" if info.title is None else _printable(info.title))
-        for info in infos
+        (_printable(info.id), f"{info.message_count:,}", _when(info.created, _iso(info.created)),
+         _when(info.updated, _iso(info.updated)), _printable(info.title or ""))
+        for info, _ in listed
     ]  # fmt: skip
-    widths = [max(len(row[column]) for row in rows) for column in range(3)]
-    for shown_id, count, updated, title in rows if infos else []:
-        _out(
-            f"{shown_id.ljust(widths[0])}  {count.rjust(widths[1])}  {updated.ljust(widths[2])}  {title}".rstrip()
-        )
-    _out(f"{_plural(len(infos), 'conversation')} in {store}")
+    widths = [max(len(row[column]) for row in rows) for column in range(4)]
+    for shown_id, count, created, updated, title in rows if listed else []:
+        line = f"{shown_id.ljust(widths[0])}  {count.rjust(widths[1])}  {created.ljust(widths[2])}  "
+        _out(f"{line}{updated.ljust(widths[3])}  {title}".rstrip())
+    _out(f"{_plural(len(listed), 'conversation')} in {store}")
     return EXIT_OK
 
 
@@ -1439,12 +1440,13 @@ def _print_plan(report: dict[str, Any], *, verbose: bool, reserved: int, emit: C
 
 def _template_usage(args: argparse.Namespace) -> None:
     """Refuse, before anything is read, template options that would be ignored: a usage error."""
-    wanted = [_system_prompt_option(args)[1], args.tools, args.counter, args.template_file]
-    if args.template is None and any(option is not None for option in wanted):
-        raise _Fatal(
-            "error: --system-prompt-file, --tools, --counter and --template-file need --template",
-            code=EXIT_USAGE,
-        )
+    options = [_system_prompt_option(args), ("--tools", args.tools), ("--counter", args.counter)]
+    given = [
+        option for option, value in [*options, ("--template-file", args.template_file)] if value is not None
+    ]
+    if args.template is None and given:
+        names = ", ".join(given[:-1]) + " and " + given[-1] if len(given) > 1 else given[0]
+        raise _Fatal(f"error: {names} {'need' if len(given) > 1 else 'needs'} --template", code=EXIT_USAGE)
     if args.template_file is not None and args.template != "auto":
         raise _Fatal(
             f"error: --template-file is read only by --template auto, which detects the template "

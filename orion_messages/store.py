@@ -190,9 +190,11 @@ def _open_sync(url: StoreURL, create: bool) -> SyncBackend:
 def open_store(url: str, *, create: bool = True) -> ConversationStore:
     """Open (creating or upgrading as needed) the store at ``url``.
 
-    With ``create=False`` only an existing store is opened: a missing SQLite file, or a database
-    (SQLite or PostgreSQL) without the store's tables, raises ``StoreError`` and nothing is
-    created. An older store is still upgraded.
+    With ``create=False`` only an existing store is opened and nothing is created: a missing
+    SQLite file, or a database (SQLite or PostgreSQL) without the store's tables, raises
+    ``StoreError``. An older store that this version reads as it is (schema version 1) is not
+    upgraded either, so a role that may only read can open it, and an older orion-messages
+    sharing it keeps working; with ``create=True`` it is upgraded.
 
     Raises:
         StoreError: a bad URL; with ``create=False``, no store at ``url``.
@@ -266,7 +268,9 @@ class ConversationStore:
         A page holds at most ``limit`` conversations and starts right after ``after``: the last
         ``ConversationInfo`` of the previous page, or its id (None: at the first). Pages are read
         by key, not by offset: each costs the same however deep into the store it is, and a
-        conversation created or deleted between two pages neither repeats nor skips another. A
+        conversation created or deleted between two pages neither repeats nor skips another (one
+        created meanwhile shows up later if it sorts after the page's start, as one created now
+        does; not one stamped earlier by a writer whose clock is behind). A
         page shorter than ``limit`` is the last one; reading on from it gives an empty page::
 
             page = store.conversations(limit=100)

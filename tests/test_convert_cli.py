@@ -357,10 +357,17 @@ def test_a_system_prompt_that_names_a_file_is_sent_as_text_with_a_note(
     )
     sent = json.loads(Path("out.json").read_text(encoding="utf-8"))
     assert sent[0] == {"role": "system", "content": "prompt.txt"}
-    assert (
-        '--system-prompt is the prompt itself here, and "prompt.txt" is sent as it is'
-        in capsys.readouterr().err
+    assert capsys.readouterr().err.splitlines() == [
+        DEPRECATED_PROMPT,
+        'orion-messages: note: --system-prompt is the prompt itself here, and "prompt.txt" is sent as it '
+        "is (--system-prompt-file reads a file)",
+    ]
+    assert main(["convert", source, "out3.json", "--to", "orion-backend", "--system-prompt", "-"]) == 0
+    assert capsys.readouterr().err.splitlines()[1] == (
+        'orion-messages: note: --system-prompt is the prompt itself here, and "-" is sent as it is '
+        "(--system-prompt-file reads standard input)"
     )
+    assert json.loads(Path("out3.json").read_text(encoding="utf-8"))[0]["content"] == "-"
     assert (
         main(["convert", source, "out2.json", "--to", "orion-backend", "--system-prompt", "Be brief."]) == 0
     )

@@ -257,7 +257,13 @@ def test_the_cli_plans_with_a_template_system_prompt_and_counter(
     )
     assert main(["prune", str(conversation), "--max-context-tokens", "9", "--max-response-tokens", "0",
                  "--counter", "words"]) == 2  # fmt: skip
-    assert "need --template" in capsys.readouterr().err
+    assert capsys.readouterr().err.splitlines()[-1] == "orion-messages: error: --counter needs --template"
+    for prompt in ("--system-prompt", "--system-prompt-file"):  # the option as given
+        assert (
+            main(["prune", str(conversation), prompt, str(tmp_path / "system.txt"), "--tools", "t.json"]) == 2
+        )
+        said = f"orion-messages: error: {prompt} and --tools need --template"
+        assert capsys.readouterr().err.splitlines()[-1] == said
     assert main([*common, "--max-context-tokens", "9", "--counter", "bogus"]) == 2
     assert "unknown --counter" in capsys.readouterr().err
 

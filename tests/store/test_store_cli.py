@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from orion_messages import _store_cli, _store_ops, load
+from orion_messages import Message, StoreError, _store_cli, _store_ops, load
 from orion_messages._store_ops import ConversationInfo
 from orion_messages.cli import main
-from orion_messages.store import ConversationStore, masked_url, open_store
+from orion_messages.store import ConversationStore, masked_url, open_store, parse_store_url
 
 from ..conftest import FIXTURES
 from .test_store import raw_sql
@@ -189,10 +190,10 @@ def test_list_shows_each_conversation_oldest_first(
     assert main(["list", store_url]) == 0
     # 1,765,000,000,000 ms is 2025-12-06T05:46:40Z; the golden holds 6 messages.
     assert capsys.readouterr().out.splitlines() == [
-        "ID      MESSAGES  UPDATED (UTC)             TITLE",
-        "a              0  2025-12-06T05:46:40.000Z  -",
-        "chat-b         0  2025-12-06T05:46:40.000Z  Plans\\x1b[31m\\nfor today",
-        "c1             6  2025-12-06T05:48:40.500Z  Tool loop",
+        "ID      MESSAGES  CREATED (UTC)             UPDATED (UTC)             TITLE",
+        "a              0  2025-12-06T05:46:40.000Z  2025-12-06T05:46:40.000Z",
+        "chat-b         0  2025-12-06T05:46:40.000Z  2025-12-06T05:46:40.000Z  Plans\\x1b[31m\\nfor today",
+        "c1             6  2025-12-06T05:47:40.000Z  2025-12-06T05:48:40.500Z  Tool loop",
         f"3 conversations in {masked_url(store_url)}",
     ]
 
@@ -204,6 +205,8 @@ def test_list_as_json_adds_the_metadata(
     capsys.readouterr()
     assert main(["list", "--format", "json", store_url]) == 0
     listed = json.loads(capsys.readouterr().out)
+    urls = [conversation.pop("url") for conversation in listed["conversations"]]
+    assert urls == [with_conversation(masked_url(store_url), name) for name in ("a", "chat-b", "c1")]
     assert listed == {
         "store": masked_url(store_url),
         "conversations": [
@@ -241,14 +244,54 @@ def test_list_refuses_what_is_not_a_whole_store(tmp_path: Path, capsys: pytest.C
         f"orion-messages: error: {missing}: no such store database; nothing was created"
     ]
     assert not missing.exists()
+    wanted = "a store URL, sqlite:///PATH or postgresql://USER@HOST/DB, without ?conversation="
     assert main(["list", str(GOLDEN)]) == 2
-    assert capsys.readouterr().err.splitlines()[-1] == (
-        f"orion-messages list: error: {GOLDEN} is not a store URL: sqlite:///PATH or postgresql://USER@HOST/DB"
-    )
+    assert capsys.readouterr().err.splitlines()[-1] == f"orion-messages list: error: {GOLDEN} is not {wanted}"
     store = tmp_path / "chats.db"
     open_store(f"sqlite:///{store}").close()
-    assert main(["list", f"sqlite:///{store}?conversation=c1"]) == 1
-    assert capsys.readouterr().err.splitlines() == [
-        f"orion-messages: error: sqlite:///{store}?conversation=c1: list reads a whole store: "
-        "leave out ?conversation="
-    ]
+    assert main(["list", f"sqlite:///{store}?conversation=c1"]) == 2
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        f"orion-messages list: error: sqlite:///{store}?conversation=c1 names a conversation; list takes {wanted}"
+    )
+
+
+def test_an_id_that_a_url_must_encode_is_listed_with_the_url_that_reads_it(
+    sqlite_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with open_store(sqlite_url) as store:
+        store.create("a b")
+        store.create("a+b")
+        store.append("a+b", Message.user("msg-1", "plus", timestamp=1))
+    assert main(["list", "--format", "json", sqlite_url]) == 0
+    urls = {c["id"]: c["url"] for c in json.loads(capsys.readouterr().out)["conversations"]}
+    assert urls == {"a b": f"{sqlite_url}?conversation=a%20b", "a+b": f"{sqlite_url}?conversation=a%2Bb"}
+    assert main(["convert", urls["a+b"], "-", "--to", "jsonl"]) == 0  # the URL reads that one back
+    assert json.loads(capsys.readouterr().out)["content"] == "plus"
+
+
+# Values another program put in a conversation's row (SQLite keeps any type in any column).
+FOREIGN_ROWS = [
+    ("title = x'c3'", "conversation \"a\": its title is a bytes b'\\xc3', not text"),
+    ("message_count = 1.5", "conversation \"a\": its message_count is a float 1.5, not an integer"),
+    ("created_ms = 'soon'", "conversation \"a\": its created_ms is a str 'soon', not an integer"),
+    ("metadata = '{bad'", "conversation \"a\": its metadata is not JSON text (Expecting property name "
+     "enclosed in double quotes: line 1 column 2 (char 1))"),
+    ("id = x'ff'", "a stored conversation's id is a bytes b'\\xff', not text"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("change", "said"), FOREIGN_ROWS)
+def test_a_row_orion_messages_did_not_write_is_one_error_line(
+    sqlite_url: str, capsys: pytest.CaptureFixture[str], change: str, said: str
+) -> None:
+    with open_store(sqlite_url) as store:
+        store.create("a", title="first")
+        store.create("b")
+    raw_sql(sqlite_url, f"UPDATE orion_conversations SET {change} WHERE id = 'a'")
+    where = parse_store_url(sqlite_url).database  # a SQLite store is named by its file
+    for command in (["list", sqlite_url], ["list", "--format", "json", sqlite_url], ["validate", sqlite_url]):
+        assert main(command) == 1
+        captured = capsys.readouterr()
+        assert (captured.out, captured.err.splitlines()) == ("", [f"orion-messages: error: {where}: {said}"])
+    with open_store(sqlite_url) as store, pytest.raises(StoreError, match=f"^{re.escape(said)}$"):
+        store.conversations()

@@ -4,6 +4,8 @@ upgrades run whole or not at all; a newer store is refused untouched."""
 from __future__ import annotations
 
 import hashlib
+import re
+import secrets
 import shutil
 import sqlite3
 import threading
@@ -21,6 +23,7 @@ from orion_messages import (
     load,
     plan_prune,
 )
+from orion_messages.cli import main
 from orion_messages.store import open_store, parse_store_url
 
 from ..conftest import FIXTURES
@@ -260,3 +263,55 @@ def test_processes_creating_one_store_at_once_do_not_clash(store_url: str) -> No
     for thread in threads:
         thread.join()
     assert errors == []
+
+
+def test_opening_without_create_uses_a_version_1_store_as_it_is(
+    v1_copy: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Version 2 only adds an index: read-only opens (and the commands, which open so) leave the
+    # schema alone, so an older orion-messages sharing the store keeps working.
+    url = f"sqlite:///{v1_copy}"
+    with open_store(url, create=False) as store:
+        assert [c.id for c in store.conversations(limit=2)] == V1_GOLDENS[:2]  # sorted, no index
+        assert [c.id for c in store.conversations(after=V1_GOLDENS[1])] == [*V1_GOLDENS[2:], V1_PRUNED]
+        assert_same_as_golden(store.load(V1_GOLDENS[0]), V1_GOLDENS[0])
+    for command in (["list", url], ["validate", url], ["stats", f"{url}?conversation={V1_PRUNED}"]):
+        assert main(command) == 0, capsys.readouterr().err
+    assert (version_of(v1_copy), sqlite_indexes(v1_copy, "orion_conversations")) == (1, {})
+    open_store(url).close()  # a writer's open (create=True) upgrades it
+    assert version_of(v1_copy) == 2
+
+
+def test_a_role_that_may_only_read_opens_a_version_1_store(
+    postgres_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import psycopg
+
+    monkeypatch.setattr(_store_schema, "SCHEMA_VERSION", 1)
+    golden = load(FIXTURES / V1_GOLDENS[0])
+    with open_store(postgres_url) as store:
+        store.create("a")
+        store.extend("a", golden)
+    monkeypatch.undo()
+    found = re.search(r"search_path%3D(\w+)", postgres_url)
+    assert found is not None
+    schema, role = found[1], f"orion_reader_{secrets.token_hex(4)}"
+    reader_url = postgres_url.replace("postgresql://postgres@", f"postgresql://{role}@", 1)
+    grants = [
+        f"GRANT USAGE ON SCHEMA {schema} TO {role}",
+        f"GRANT SELECT ON ALL TABLES IN SCHEMA {schema} TO {role}",
+    ]
+    with psycopg.connect(postgres_url, autocommit=True) as admin:
+        admin.execute(f"CREATE ROLE {role} LOGIN")
+        try:
+            for grant in grants:
+                admin.execute(grant)
+            with open_store(reader_url, create=False) as store:
+                assert store.load("a") == golden
+                assert [c.id for c in store.conversations(limit=1)] == ["a"]
+            with pytest.raises(psycopg.errors.InsufficientPrivilege):
+                open_store(reader_url)  # a writer's open upgrades, which this role may not
+            assert version_and_indexes(postgres_url) == (1, {})
+        finally:
+            admin.execute(f"DROP OWNED BY {role}")
+            admin.execute(f"DROP ROLE {role}")
