@@ -338,10 +338,10 @@ def _add_convert(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
 def _add_list(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     listing = commands.add_parser(
         "list",
-        help="list the conversations in a store: id, messages, last change, title",
-        description="List a store's conversations, oldest first: each one's id (what "
-        "?conversation=ID takes), message count, last change (UTC) and title; --format json adds "
-        "the metadata. The store is only read: a URL that names no store is an error.",
+        help="list the conversations in a store: id, messages, created, last change, title",
+        description="List a store's conversations, oldest first: each one's id, message count, "
+        "creation and last change (UTC) and title; --format json adds the metadata and each one's "
+        "URL (the id percent-encoded). The store is only read: a URL that names no store is an error.",
     )
     listing.add_argument(
         "url", metavar="URL", help="a store: sqlite:///chats.db or postgresql://user@host/db"

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -114,6 +114,20 @@ def generic(sql: str) -> str:
     return parts[0] + "".join(f"${number}{part}" for number, part in enumerate(parts[1:], 1))
 
 
+def postgres_plan(connection: Any, sql: str, values: Sequence[Any], plan: str, label: str) -> str:
+    """PostgreSQL's plan of ``sql`` with ``values``, as text: ``custom``, planned for the values
+    as the first executions are, or ``generic``, the plan a prepared statement may settle on
+    after five executions (prepared as ``label``)."""
+    if plan == "custom":
+        rows = connection.execute(f"EXPLAIN {sql}", values).fetchall()
+    else:
+        connection.execute("SET plan_cache_mode = force_generic_plan")
+        connection.execute(f"PREPARE {label} AS {generic(sql)}")
+        listed = ", ".join(f"'{value}'" for value in values)
+        rows = connection.execute(f"EXPLAIN EXECUTE {label}({listed})").fetchall()
+    return "\n".join(row[0] for row in rows)
+
+
 @pytest.mark.parametrize("plan", ["custom", "generic"])
 @pytest.mark.parametrize("name", sorted(LOOKUPS))
 def test_postgres_searches_the_index_of_the_lookup(postgres_url: str, name: str, plan: str) -> None:
@@ -124,14 +138,7 @@ def test_postgres_searches_the_index_of_the_lookup(postgres_url: str, name: str,
     sql = statements(POSTGRES)[name]
     with psycopg.connect(postgres_url, autocommit=True) as connection:
         connection.execute("ANALYZE orion_messages")
-        if plan == "custom":  # planned for the values, as the first executions are
-            rows = connection.execute(f"EXPLAIN {sql}", parameters(name)).fetchall()
-        else:  # the plan a prepared statement may settle on after five executions
-            connection.execute("SET plan_cache_mode = force_generic_plan")
-            connection.execute(f"PREPARE lookup AS {generic(sql)}")
-            values = ", ".join(f"'{value}'" for value in parameters(name))
-            rows = connection.execute(f"EXPLAIN EXECUTE lookup({values})").fetchall()
-    text = "\n".join(row[0] for row in rows)
+        text = postgres_plan(connection, sql, parameters(name), plan, "lookup")
     assert re.search(rf"Index (Only )?Scan (using|on) {index}\b", text), text
     assert re.search(rf"Index Cond: \(\(conversation_id = .+\) AND \({COLUMN[index]} = .+\)\)", text), text
     assert "Seq Scan" not in text, text
@@ -274,15 +281,7 @@ def test_postgres_reads_a_page_from_the_listing_index(postgres_url: str, plan: s
         connection.execute("ANALYZE orion_conversations")
         for name in PAGES:
             sql = statements(POSTGRES)[name]
-            values = page_parameters(name, after)
-            if plan == "custom":
-                rows = connection.execute(f"EXPLAIN {sql}", values).fetchall()
-            else:
-                connection.execute("SET plan_cache_mode = force_generic_plan")
-                connection.execute(f"PREPARE page_{name} AS {generic(sql)}")
-                listed = ", ".join(f"'{value}'" for value in values)
-                rows = connection.execute(f"EXPLAIN EXECUTE page_{name}({listed})").fetchall()
-            text = "\n".join(row[0] for row in rows)
+            text = postgres_plan(connection, sql, page_parameters(name, after), plan, f"page_{name}")
             assert re.search(rf"Index (Only )?Scan using {LISTING_INDEX}\b", text), text
             if name == "page_after":
                 assert re.search(r"Index Cond: \(ROW\(created_ms, id\) > ROW\(.+\)\)", text), text
@@ -324,14 +323,7 @@ def test_postgres_reads_a_window_from_the_primary_key_s_end(postgres_url: str, p
         connection.execute("ANALYZE orion_messages")
         for name, values in WINDOWS.items():
             sql = statements(POSTGRES)[name]
-            if plan == "custom":
-                rows = connection.execute(f"EXPLAIN {sql}", values).fetchall()
-            else:
-                connection.execute("SET plan_cache_mode = force_generic_plan")
-                connection.execute(f"PREPARE window_{name} AS {generic(sql)}")
-                listed = ", ".join(f"'{value}'" for value in values)
-                rows = connection.execute(f"EXPLAIN EXECUTE window_{name}({listed})").fetchall()
-            text = "\n".join(row[0] for row in rows)
+            text = postgres_plan(connection, sql, values, plan, f"window_{name}")
             assert re.search(r"Limit .*\n\s*->  Index Scan Backward using orion_messages_pkey\b", text), text
             assert "Sort" not in text, text
             assert "Seq Scan" not in text, text
