@@ -262,7 +262,8 @@ __all__ = [
 
 # Renamed public names, kept as deprecated aliases for one release. Add one line per rename:
 #     "old_name": ("new_name", "0.2.0"),
-# ``new_name`` must be in ``__all__``; the second item says in which release the old name went,
+# ``new_name`` must be in ``__all__``; the second item is the release that renames it (the old
+# name is deprecated from then on and removed in the release after),
 # and the CHANGELOG's Deprecated section lists the alias. Type checkers do not see the aliases
 # (see ``__getattr__`` below), so a typed code base finds every old name at once.
 _DEPRECATED: dict[str, tuple[str, str]] = {

@@ -34,7 +34,7 @@ from .errors import (
     StoreError,
 )
 from .models import Message, now_ms
-from .pruning import ContextConfig, PrunePlan, TokenCounter, estimate_tokens, plan_prune
+from .pruning import ContextConfig, PrunePlan, PruneStrategy, TokenCounter, estimate_tokens, plan_prune
 from .wire import dumps_message, is_one_json_object, load_conversation, load_message
 
 __all__ = [
@@ -604,20 +604,27 @@ def _answers(message: Message, tool_call_id: str) -> bool:
 
 
 def prune(
-    conversation_id: str,
-    config: ContextConfig | None,
-    count: Callable[[Message], int] | None,
-    archive: bool,
+    conversation_id: str, config: ContextConfig | None, archive: bool, planning: dict[str, Any]
 ) -> Operation[PrunePlan]:
-    """Plan with ``plan_prune`` and drop the dropped turns, in one transaction; return the plan."""
+    """Plan with ``plan_prune`` (``planning``: its keyword arguments) and drop the dropped turns,
+    in one transaction; return the plan.
+
+    Raises:
+        ArgumentValueError: ``config`` asks for the summarize strategy, which needs a model call.
+    """
     checked_id(conversation_id)
     if not isinstance(archive, bool):
         raise ArgumentTypeError(f"archive must be a bool, got {type(archive).__name__} {archive!r}")
+    if isinstance(config, ContextConfig) and config.strategy is PruneStrategy.SUMMARIZE:
+        raise ArgumentValueError(
+            "the store's prune drops turns (the sliding window); to summarize, load the messages, "
+            "prune them with prune(..., summarize=...) and store the result with replace_messages"
+        )
 
     def steps(s: Statements) -> Steps[PrunePlan]:
         yield from _locked(s, conversation_id)
         rows = yield s["all"], (conversation_id,), "all"
-        plan = plan_prune(decode(conversation_id, rows), config, count=count)
+        plan = plan_prune(decode(conversation_id, rows), config, **planning)
         # The plan's index ranges are contiguous runs of rows, so each is one position range.
         spans = [
             (conversation_id, rows[turn.start][0], rows[turn.stop - 1][0]) for turn in plan.dropped if turn

@@ -208,7 +208,9 @@ def _add_validate(commands: argparse._SubParsersAction[argparse.ArgumentParser])
         "message. Semantic problems (duplicate ids, results without a call, ...) are warnings; "
         "--strict makes them errors, along with keys repeated in one object and a torn last line.",
     )
-    validate.add_argument("paths", nargs="+", metavar="PATH", help="a file, a folder to search, or -")
+    validate.add_argument(
+        "paths", nargs="+", metavar="PATH", help="a file, a folder to search, a store URL, or -"
+    )
     validate.add_argument(
         "--strict", action="store_true", help="semantic problems, duplicate keys and torn lines are errors"
     )
@@ -224,7 +226,11 @@ def _add_stats(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         description="Count messages per role and in all, turns, tool calls, pinned and pending "
         "messages, estimate tokens, and show the first and last timestamp (UTC).",
     )
-    stats.add_argument("path", metavar="PATH", help="a .json conversation, a .jsonl log, or - (stdin)")
+    stats.add_argument(
+        "path",
+        metavar="PATH",
+        help="a .json conversation, a .jsonl log, a store URL with ?conversation=ID, or - (stdin)",
+    )
     _add_format(stats)
     stats.set_defaults(run=_stats)
 

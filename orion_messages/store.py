@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import re
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from types import TracebackType
@@ -24,9 +24,12 @@ from . import _store_ops as ops
 from . import _store_schema, _store_sqlite
 from ._store_ops import ConversationInfo, Operation, SyncBackend, _Unchanged, closed_error
 from ._store_sql import Dialect
+from .counting import MessageCounter
 from .errors import ArgumentTypeError, StoreError
 from .models import Message
 from .pruning import ContextConfig, PrunePlan
+from .templates import ChatTemplate, ToolSchema
+from .text_counters import TextCounter
 
 __all__ = [
     "AsyncConversationStore",
@@ -164,6 +167,23 @@ def _upgrade_operation(dialect: Dialect, where: str, create: bool) -> Operation[
     # The module attribute, read now: tests stand in a newer version to prove the mechanism.
     target = _store_schema.SCHEMA_VERSION
     return Operation(True, lambda s: _store_schema.upgrade(s, dialect, where, target, create=create))
+
+
+def _planning(
+    count: MessageCounter | None,
+    template: ChatTemplate | str | None,
+    system_prompt: str,
+    tools: Sequence[ToolSchema],
+    counter: TextCounter | None,
+) -> dict[str, Any]:
+    """``prune``'s planning arguments, as ``plan_prune`` takes them."""
+    return {
+        "count": count,
+        "template": template,
+        "system_prompt": system_prompt,
+        "tools": tools,
+        "counter": counter,
+    }
 
 
 def _check_create(create: bool) -> None:
@@ -355,17 +375,27 @@ class ConversationStore:
         conversation_id: str,
         config: ContextConfig | None = None,
         *,
-        count: Callable[[Message], int] | None = None,
+        count: MessageCounter | None = None,
+        template: ChatTemplate | str | None = None,
+        system_prompt: str = "",
+        tools: Sequence[ToolSchema] = (),
+        counter: TextCounter | None = None,
         archive: bool = False,
     ) -> PrunePlan:
         """Drop the turns ``plan_prune`` drops, in one transaction; the plan, its ranges into the messages before.
 
-        With ``archive=True`` the dropped messages move to the archive (``load_archived``).
+        ``count``, ``template``, ``system_prompt``, ``tools`` and ``counter`` are ``plan_prune``'s:
+        with a template the store prunes exactly as orion-core plans. With ``archive=True`` the
+        dropped messages move to the archive (``load_archived``).
 
         Raises:
             ContextOverflowError: orion-core's refusals; nothing changes.
+            ArgumentValueError: ``config.strategy`` is ``SUMMARIZE`` (a ``ValueError``): summarizing
+                needs a model call, so the store leaves it to ``prune(..., summarize=...)`` and
+                ``replace_messages``; nothing changes.
         """
-        return self._backend.run(ops.prune(conversation_id, config, count, archive))
+        planning = _planning(count, template, system_prompt, tools, counter)
+        return self._backend.run(ops.prune(conversation_id, config, archive, planning))
 
     def count_tokens(self, conversation_id: str, *, count: Callable[[Message], int] | None = None) -> int:
         """The conversation's tokens: each message's ``token_count`` where set, else ``count`` (default ``estimate_tokens``)."""
@@ -527,11 +557,16 @@ class AsyncConversationStore:
         conversation_id: str,
         config: ContextConfig | None = None,
         *,
-        count: Callable[[Message], int] | None = None,
+        count: MessageCounter | None = None,
+        template: ChatTemplate | str | None = None,
+        system_prompt: str = "",
+        tools: Sequence[ToolSchema] = (),
+        counter: TextCounter | None = None,
         archive: bool = False,
     ) -> PrunePlan:
         """See ``ConversationStore.prune``."""
-        return await self._backend.run(ops.prune(conversation_id, config, count, archive))
+        planning = _planning(count, template, system_prompt, tools, counter)
+        return await self._backend.run(ops.prune(conversation_id, config, archive, planning))
 
     async def count_tokens(
         self, conversation_id: str, *, count: Callable[[Message], int] | None = None

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from orion_messages import (
+    ArgumentValueError,
     ContextConfig,
     Conversation,
     ConversationExists,
@@ -23,7 +24,9 @@ from orion_messages import (
     FormatError,
     Message,
     MessageNotFound,
+    PruneStrategy,
     TokenCounter,
+    count_words,
     dumps,
     dumps_message,
     estimate_tokens,
@@ -300,6 +303,50 @@ def test_prune_in_place_applies_plan_prune_and_archives(store_url: str) -> None:
         store.prune("d", config)
         assert store.load("d") == expected.kept_messages(messages)
         assert store.load_archived("d") == []
+
+
+WORKED = [  # docs/pruning.md's ChatML worked example
+    Message.user("msg-1", "What is 2+3?", timestamp=1),
+    Message.assistant("msg-2", "It is 5.", timestamp=2),
+    Message.user("msg-3", "Thanks!", timestamp=3),
+]
+
+
+def test_prune_with_a_template_plans_as_orion_core(store_url: str) -> None:
+    # Counted in words with ChatML and "Be brief.": fixed 4, turns 8 and 2; 13 available keeps
+    # only the last turn (the worked example, by hand).
+    config = ContextConfig(max_context_tokens=13, max_response_tokens=0)
+    with opened(store_url) as store:
+        store.create("c")
+        store.extend("c", WORKED)
+        options: dict[str, Any] = {"template": "chatml", "system_prompt": "Be brief.", "counter": count_words}
+        plan = store.prune("c", config, archive=True, **options)
+        assert (plan.kept, plan.dropped, plan.fixed_tokens) == ([range(2, 3)], [range(0, 2)], 4)
+        assert [m.id for m in store.load("c")] == ["msg-3"]
+        assert [m.id for m in store.load_archived("c")] == ["msg-1", "msg-2"]
+
+        async def pruned_async() -> list[str]:
+            async with await open_async_store(store_url) as twin:
+                await twin.create("d")
+                await twin.extend("d", WORKED)
+                await twin.prune("d", config, **options)
+                return [m.id for m in await twin.load("d")]
+
+        assert asyncio.run(pruned_async()) == ["msg-3"]
+
+
+def test_prune_refuses_the_summarize_strategy(store_url: str) -> None:
+    with opened(store_url) as store:
+        store.create("c")
+        store.extend("c", WORKED)
+        summarize = ContextConfig(
+            max_context_tokens=13, max_response_tokens=0, strategy=PruneStrategy.SUMMARIZE
+        )
+        with pytest.raises(
+            ArgumentValueError, match=r"^the store's prune drops turns \(the sliding window\)"
+        ):
+            store.prune("c", summarize)
+        assert store.load("c") == WORKED
 
 
 def test_a_failed_prune_changes_nothing(store_url: str) -> None:
