@@ -290,8 +290,8 @@ class ConversationStore:
         by key, not by offset: each costs the same however deep into the store it is, and a
         conversation created or deleted between two pages neither repeats nor skips another (one
         created meanwhile shows up later if it sorts after the page's start, as one created now
-        does; not one stamped earlier by a writer whose clock is behind). A
-        page shorter than ``limit`` is the last one; reading on from it gives an empty page::
+        does; not one stamped earlier by a writer whose clock is behind). A page shorter than
+        ``limit`` is the last one; reading on from it gives an empty page::
 
             page = store.conversations(limit=100)
             while page:
