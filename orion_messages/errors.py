@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal, cast
 
 from ._text import quoted
 
@@ -43,12 +43,38 @@ MAX_REPORTED_PROBLEMS = 100
 """How many problems a ``FormatError`` holds; the rest are only counted (``omitted``)."""
 
 
+def _rebuilt(cls: type[BaseException], args: tuple[Any, ...]) -> BaseException:
+    """An instance of ``cls`` holding ``args``, made without calling its ``__init__`` (for pickle)."""
+    return cls.__new__(cls, *args)
+
+
+def _reduced(error: BaseException, native: str | tuple[Any, ...]) -> tuple[Any, ...]:
+    """What pickles ``error``: its class, its text and its attributes (``native``: Python's own
+    ``__reduce__`` of it, whose state holds the attributes).
+
+    Python's own would call ``__init__`` again with the text alone, which the subclasses here do
+    not take, so an error could not cross a process pool (``multiprocessing``,
+    ``concurrent.futures``) or be deep-copied.
+    """
+    _, args, *state = cast("tuple[Any, ...]", native)
+    return (_rebuilt, (type(error), args), *state)
+
+
 class OrionMessagesError(Exception):
-    """The base class of every exception orion-messages raises on purpose."""
+    """The base class of every exception orion-messages raises on purpose.
+
+    Every one of them can be pickled and copied, attributes included.
+    """
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return _reduced(self, super().__reduce__())
 
 
 class OrionMessagesWarning(UserWarning):
-    """The base class of every warning orion-messages issues."""
+    """The base class of every warning orion-messages issues (each can be pickled, as errors can)."""
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return _reduced(self, super().__reduce__())
 
 
 @dataclass(frozen=True)
@@ -166,7 +192,8 @@ class ContextOverflowError(OrionMessagesError, ValueError):
         self.available: int = available
         """``max(0, max_context_tokens - max_response_tokens)``, as in the text."""
         self.fixed_tokens: int = fixed_tokens
-        """The fixed overhead (system block and assistant prefix, or ``reserved_tokens`` and the preamble)."""
+        """The fixed overhead: with a template, the system block, the assistant prefix and
+        ``reserved_tokens``; without one, ``reserved_tokens`` and the preamble."""
         self.budget: int = available - fixed_tokens if budget is None else budget
         """The room the refused part had: what was left when it was tried."""
         self.turn: range | None = turn
@@ -271,6 +298,10 @@ class NotARegularFileError(OrionMessagesError, OSError):
 
     def __str__(self) -> str:  # OSError's own would print "[Errno None]"
         return f"{self.filename}: {self.kind}, not a regular file"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # OSError keeps ``filename`` outside the attributes the base class pickles.
+        return (type(self), (self.filename, self.kind))
 
 
 class UnknownTemplateError(OrionMessagesError, ValueError):

@@ -151,6 +151,8 @@ def _counting(
     tools: Sequence[ToolSchema],
     counter: TextCounter | None,
 ) -> _Counting:
+    if not isinstance(system_prompt, str):
+        raise ArgumentTypeError(f"system_prompt must be a str, got {kind_of(system_prompt)}")
     if template is None:
         if counter is not None:
             raise ArgumentTypeError(
@@ -174,6 +176,10 @@ def _counting(
         )
     if isinstance(template, str):
         template = get_template(template)
+    elif not isinstance(template, ChatTemplate):
+        raise ArgumentTypeError(
+            f"template must be a ChatTemplate or a template's name, got {kind_of(template)}"
+        )
     text_count = estimate_text_tokens if counter is None else _text_counter(counter)
     fixed = _text_tokens(text_count, template.format_system(system_prompt, tools), "the system block")
     fixed += _text_tokens(text_count, template.assistant_prefix(), "the assistant prefix")
@@ -334,8 +340,11 @@ def plan_prune(
     Raises:
         ContextOverflowError: orion-core's three refusals, with its text; the details (turn at
             fault, room it had) are attributes.
-        TypeError: a text counter given as ``count`` or a message counter as ``counter``;
-            ``messages`` not a list (an iterator, say).
+        UnknownTemplateError: ``template`` names no template orion-core knows (a ``ValueError``).
+        ArgumentTypeError: a text counter given as ``count`` or a message counter as ``counter``;
+            ``messages`` not a list (an iterator, say); ``template``, ``system_prompt`` or
+            ``tools`` of the wrong type (a ``TypeError``).
+        ArgumentValueError: ``system_prompt`` or ``tools`` without a ``template`` (a ``ValueError``).
     """
     if not (hasattr(messages, "__len__") and hasattr(messages, "__getitem__")) or isinstance(
         messages, (str, bytes)

@@ -66,6 +66,9 @@ _TOOLS_FOOTER = (
 
 def _tools_block(tools: Sequence[ToolSchema]) -> str:
     """The text orion-core appends to the system prompt to advertise ``tools``; empty for none."""
+    if isinstance(tools, (ToolSchema, str, bytes, Mapping)) or not isinstance(tools, Sequence):
+        # One ToolSchema would otherwise be iterated as pydantic iterates a model: (name, value) pairs.
+        raise ArgumentTypeError(f"tools must be a list of ToolSchema, got {kind_of(tools)}")
     if not tools:
         return ""
     parts = [_TOOLS_HEADER]
@@ -537,6 +540,10 @@ def detect_template(jinja: str | None) -> ChatTemplate:
     template at all. Some real templates are misdetected exactly as orion-core misdetects them
     (Zephyr as Phi-3, for instance): see docs/templates.md.
     """
+    if jinja is not None and not isinstance(jinja, str):
+        raise ArgumentTypeError(
+            f"detect_template takes the template's text (a str) or None, got {kind_of(jinja)}"
+        )
     if jinja:
         for name, alternatives in _MARKERS:
             if any(all(marker in jinja for marker in markers) for markers in alternatives):

@@ -8,12 +8,14 @@ with the chars/4 estimate where the issue text gives the figure. Nothing is take
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from orion_messages import (
+    ArgumentTypeError,
     ContextConfig,
     ContextOverflowError,
     Conversation,
@@ -21,6 +23,8 @@ from orion_messages import (
     PruneStrategy,
     TokenCounter,
     ToolCall,
+    ToolSchema,
+    detect_template,
     dumps,
     estimate_tokens,
     get_template,
@@ -345,3 +349,31 @@ def test_a_conversation_folding_an_earlier_summary_from_its_preamble_holds_orion
     assert result.summary.id == "msg-6"
     assert [m.id for m in result.messages] == ["msg-6", "msg-2", "msg-5"]
     assert [m.id for m in conversation] == ["msg-0", "msg-6", "msg-2", "msg-5"]
+
+
+_ONE_TURN = [Message.user("msg-1", "hi", timestamp=0)]
+
+
+@pytest.mark.parametrize(
+    ("options", "said"),
+    [
+        ({"template": "alpaca", "system_prompt": None}, "system_prompt must be a str, got a NoneType"),
+        ({"template": "chatml", "system_prompt": b"be brief"}, "system_prompt must be a str, got a bytes"),
+        ({"system_prompt": None}, "system_prompt must be a str, got a NoneType"),
+        ({"template": 3}, "template must be a ChatTemplate or a template's name, got an int"),
+        (
+            {"template": "chatml", "tools": ToolSchema(name="add", description="Add.", parameters={})},
+            "tools must be a list of ToolSchema, got a ToolSchema",
+        ),
+        ({"template": "chatml", "tools": "add"}, "tools must be a list of ToolSchema, got a str"),
+    ],
+)
+def test_arguments_of_the_wrong_type_are_named(options: dict[str, Any], said: str) -> None:
+    with pytest.raises(ArgumentTypeError, match=f"^{re.escape(said)}$"):
+        plan_prune(_ONE_TURN, **options)
+
+
+@pytest.mark.parametrize("text", [b"<|im_start|>", 0, ["<|im_start|>"]])
+def test_detect_template_takes_text_or_none(text: object) -> None:
+    with pytest.raises(ArgumentTypeError, match=r"^detect_template takes the template's text"):
+        detect_template(text)  # type: ignore[arg-type]
