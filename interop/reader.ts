@@ -59,7 +59,7 @@ function summarize(message: Message): MessageSummary {
   };
 }
 
-// What orion_messages.record_events does: each message_end appends its message; the
+// What orion_messages.messages_from_events does: each message_end appends its message; the
 // generation_stats just before an assistant message's message_end gives its token count.
 function record(events: AgentEvent[]): RecordedSummary[] {
   const recorded: RecordedSummary[] = [];

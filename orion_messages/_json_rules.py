@@ -50,7 +50,8 @@ __all__ = [
     "line_and_column",
     "may_repeat_keys",
     "scan_repeated_keys",
-    "syntax_error_at",
+    "SyntaxFault",
+    "syntax_fault",
     "unreadable_spans",
     "first_non_finite_literal",
     "minus_zero_as_float",
@@ -306,7 +307,8 @@ def line_and_column(data: bytes | str, offset: int) -> tuple[int, int]:
 
 
 def first_non_finite_literal(data: bytes | str) -> tuple[str, int, int] | None:
-    """The first ``NaN``, ``Infinity`` or ``-Infinity`` outside strings, with its line and column.
+    """The first ``NaN``, ``Infinity`` or ``-Infinity`` outside strings, with the line and column
+    serde_json reports it at: its first letter (after the sign, serde's "invalid number").
 
     Linear in time, constant extra memory. Only called when a document failed to load.
     """
@@ -317,8 +319,9 @@ def first_non_finite_literal(data: bytes | str) -> tuple[str, int, int] | None:
         return None
     for start in _outside_strings(data, "non_finite"):
         first = data[start : start + 1]  # one byte: the literal may end inside a UTF-8 sequence
-        name = "NaN" if first in (b"N", "N") else "-Infinity" if first in (b"-", "-") else "Infinity"
-        return (name, *line_and_column(data, start))
+        signed = first in (b"-", "-")
+        name = "NaN" if first in (b"N", "N") else "-Infinity" if signed else "Infinity"
+        return (name, *line_and_column(data, start + signed))
     return None
 
 
@@ -439,22 +442,39 @@ def flatten_deeper_than(data: bytes | str, depth: int) -> tuple[bytes | str, lis
 
 
 # One JSON token after optional whitespace: a structural character, a string (escapes checked
-# as serde_json checks a value it skips: any four hex digits after \u), a number, a literal.
+# as serde_json checks a value it skips: any four hex digits after \u), a number (all of it:
+# ``01`` and ``1.`` are no number followed by another token), a literal.
 _TOKEN_PATTERN = (
     r'[ \t\n\r]*(?:([\[\]{},:])|("(?:[^"\\\x00-\x1f]|\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4}))*")'
-    r"|(-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?)|(true|false|null))"
+    r"|(-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?(?![0-9.eE]))|(true|false|null))"
 )
 _WHITESPACE: dict[type, Any] = {bytes: b" \t\n\r", str: " \t\n\r"}
 _BYTES_TOKEN: re.Pattern[Any] = re.compile(_TOKEN_PATTERN.encode())
 _TEXT_TOKEN: re.Pattern[Any] = re.compile(_TOKEN_PATTERN)
 
 
-def syntax_error_at(data: bytes | str, start: int, end: int) -> int | None:
+class SyntaxFault(NamedTuple):
+    """Where a JSON value stops being well-formed, and what the grammar expected there."""
+
+    at: int
+    """The index of the character that breaks it (after any whitespace), or the value's end
+    when it is cut short."""
+    expected: str
+    """What was expected: ``"value"``, ``"first"`` (a value or the close), ``"key"``,
+    ``"firstkey"`` (a key or the close), ``"colon"``, ``"next"`` (a comma or the close) or
+    ``"end"``."""
+    inside: str
+    """The innermost open bracket there (``"["`` or ``"{"``), or ``""`` at the top."""
+    token: bool
+    """True when no JSON token starts at ``at`` (a bad literal, number or string)."""
+
+
+def syntax_fault(data: bytes | str, start: int, end: int) -> SyntaxFault | None:
     """Where the JSON value ``data[start:end]`` stops being well-formed, or None if it is one.
 
-    Any depth, without recursion: for the values ``flatten_deeper_than`` cut out, which serde
-    skips but still reads as JSON (brackets matched, commas and colons, valid literals and
-    escapes). A rare, failing path: one Python step per token.
+    Any depth, without recursion: for values deeper than the parser goes, which serde skips in
+    an unknown key but still reads as JSON (brackets matched, commas and colons, valid literals
+    and escapes). A rare, failing path: one Python step per token.
     """
     pattern = _BYTES_TOKEN if isinstance(data, bytes) else _TEXT_TOKEN
     closing = {"[": "]", "{": "}"}
@@ -465,15 +485,21 @@ def syntax_error_at(data: bytes | str, start: int, end: int) -> int | None:
         match = pattern.match(data, position, end)
         if match is None:
             rest: Any = data[position:end]
-            return None if expect == "end" and not rest.strip(_WHITESPACE[type(data)]) else position
+            at = end - len(rest.lstrip(_WHITESPACE[type(data)]))
+            if at == end:  # only whitespace is left
+                break
+            return SyntaxFault(at, expect, stack[-1] if stack else "", True)
         punctuation, string = match[1], match[2]
         mark = _text(punctuation) if punctuation is not None else None
         kind = mark or ("string" if string is not None else "scalar")
+        was = expect
         expect = _next_expectation(expect, kind, stack, closing)
         if expect == "error":
-            return match.start(match.lastindex or 0)
+            return SyntaxFault(match.start(match.lastindex or 0), was, stack[-1] if stack else "", False)
         position = match.end()
-    return None if expect == "end" and not stack else end
+    return (
+        None if expect == "end" and not stack else SyntaxFault(end, expect, stack[-1] if stack else "", False)
+    )
 
 
 def _text(token: bytes | str) -> str:

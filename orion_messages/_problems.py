@@ -145,7 +145,7 @@ def _json_problem(message: str) -> Problem:
         "",
         f"malformed JSON: {_JSON_WORDING.get(what, what)}",
         int(match["line"]),
-        max(1, int(match["column"])),  # jiter says column 0 at the start of a line
+        int(match["column"]),  # 0 for the end of a document just after a newline, as serde_json says
     )
 
 

@@ -22,12 +22,13 @@ from ._json_rules import (
     INT_DIGITS_MAX,
     SERDE_DEPTH_LIMIT,
     UNKNOWN_VALUE_ERROR,
+    SyntaxFault,
     Unreadable,
     first_non_finite_literal,
     flatten_deeper_than,
     line_and_column,
     minus_zero_as_float,
-    syntax_error_at,
+    syntax_fault,
     unreadable_spans,
     value_problem,
 )
@@ -134,6 +135,8 @@ def without_unwritable_unknown_keys(
     kinds = {detail["type"] for detail in details}
     if kinds - {UNKNOWN_VALUE_ERROR}:
         if "json_invalid" in kinds:
+            if cut:  # the cut hides where the document breaks: look for it as serde reads it
+                _refuse_malformed_document(data)
             return None
         if spans and (number := _first_stand_in_at(prepared, details, len(spans))) is not None:
             raise FormatError([_unreadable_problem(adapter, data, _unflattened(spans[number], cut))])
@@ -290,12 +293,75 @@ def _offset(text: bytes | str, line: int, column: int) -> int:
     return index
 
 
+def _refuse_malformed_document(data: bytes | str) -> None:
+    """Refuse a document nested deeper than the parser goes that is malformed, at the place and
+    in the words of serde_json, which reads it to that place (the parser stopped at its depth)."""
+    fault = syntax_fault(data, 0, len(data))
+    if fault is None:
+        return
+    if fault.token and fault.expected in ("value", "first"):
+        problem = _bad_token_problem(data, fault.at)
+    elif fault.at == len(data):
+        line, column = line_and_column(data, fault.at)
+        problem = Problem("", f"malformed JSON: {_cut_short(fault)}", line, column - 1)
+    else:
+        problem = Problem("", f"malformed JSON: {_unexpected(data, fault)}", *line_and_column(data, fault.at))
+    raise FormatError([problem])
+
+
+def _cut_short(fault: SyntaxFault) -> str:
+    if fault.expected == "value":
+        return "the document ends where a value should start"
+    return (
+        "the document ends inside an array" if fault.inside == "[" else "the document ends inside an object"
+    )
+
+
+def _unexpected(data: bytes | str, fault: SyntaxFault) -> str:
+    """What serde_json says where the grammar breaks, in the words the parser's errors use here."""
+    found = data[fault.at : fault.at + 1]
+    if (fault.expected, fault.inside, found) in _TRAILING_COMMA:
+        return "trailing comma"
+    if fault.expected == "next":
+        return (
+            "expected `,` or `]` in an array" if fault.inside == "[" else "expected `,` or `}` in an object"
+        )
+    return _EXPECTED[fault.expected]
+
+
+_TRAILING_COMMA = {("value", "[", "]"), ("value", "[", b"]"), ("key", "{", "}"), ("key", "{", b"}")}
+_EXPECTED = {
+    "value": "expected a JSON value",
+    "first": "expected a JSON value",
+    "key": "expected an object key (a string)",
+    "firstkey": "expected an object key (a string)",
+    "colon": "expected `:` after an object key",
+    "end": "unexpected data after the end of the document",
+}
+_ANY: TypeAdapter[Any] = TypeAdapter(Any)
+
+
+def _bad_token_problem(data: bytes | str, at: int) -> Problem:
+    """The parser's own error for the value that starts at ``at`` and is not one (a bad literal,
+    number or string), placed in the document: the parser reads that value alone."""
+    rest = data[at:]
+    try:
+        _ANY.validate_json(rest)
+    except ValidationError as error:
+        stop = problem_from(next(json_invalid(error)))
+    else:  # not reached: no value starts at ``at``
+        return Problem("", "malformed JSON: expected a JSON value", *line_and_column(data, at))
+    if stop.line is None or stop.column is None:
+        return Problem("", stop.message, *line_and_column(data, at))
+    return Problem("", stop.message, *line_and_column(data, at + _offset(rest, stop.line, stop.column)))
+
+
 def _refuse_malformed_deep_values(data: bytes | str, cut: list[tuple[int, int]]) -> None:
     """Refuse malformed JSON in the values cut out for their depth: serde skips them, but reads
     them as JSON all the same (a NaN, a missing comma, a bad escape deep down still fail)."""
     for start, end in cut:
-        at = syntax_error_at(data, start, end)
-        if at is not None:
-            line, column = line_and_column(data, at)
+        fault = syntax_fault(data, start, end)
+        if fault is not None:
+            line, column = line_and_column(data, fault.at)
             why = f"malformed JSON (in a value nested deeper than {_FLATTEN_BELOW} levels)"
             raise FormatError([Problem("", why, line, column)])

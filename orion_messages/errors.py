@@ -92,7 +92,8 @@ class Problem:
     line: int | None = None
     """The 1-based line in the file, where known."""
     column: int | None = None
-    """The 1-based column on that line, where known."""
+    """The 1-based column on that line, in UTF-8 bytes, where known; 0 where a document ends
+    right after a newline (serde_json's column for it)."""
 
     def __str__(self) -> str:
         where = self.location

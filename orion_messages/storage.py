@@ -10,7 +10,6 @@ and its limits.
 from __future__ import annotations
 
 import os
-import re
 import secrets
 import stat
 import warnings
@@ -36,6 +35,7 @@ from .wire import (
     dumps,
     dumps_message,
     duplicate_key_problems,
+    is_array_of_objects,
     is_one_json_object,
     load_conversation,
     load_message,
@@ -659,7 +659,8 @@ def read_jsonl(path: PathLike, *, repair: bool = False, strict: bool = False) ->
     finds. Nothing is ever skipped silently.
 
     Raises:
-        FormatError: naming the file and the line.
+        FormatError: naming the file and the line; a semantic problem of ``strict=True`` (which
+            spans messages) names the file and the message's index among those read (``[1].id``).
         NotARegularFileError: ``path`` names a FIFO, a device or a folder.
         OSError: the file cannot be read (or, with ``repair=True``, written).
     """
@@ -729,15 +730,10 @@ def _parse_line(number: int, line: bytes, source: str) -> Message:
     try:
         return load_message(line, origin=Origin(source, (number,)))
     except FormatError as error:
-        if _SAVED_ARRAY.match(line):
+        if is_array_of_objects(line):
             why = "expected a message object, found a JSON array: a conversation file, as save() writes one (read it with load())"
             raise FormatError([Problem("", why, number)], source=source) from None
         raise error.at_line(number, source=source) from None
-
-
-# A line opening an array of objects (or only its bracket, in a pretty-printed file); a struct
-# written as an array of its fields (``["msg-1","user",...]``) has its own message.
-_SAVED_ARRAY = re.compile(rb"[ \t\r]*\[[ \t\r]*(?:\{|$)")
 
 
 def _strict_line(line: bytes) -> None:

@@ -86,13 +86,16 @@ def _as_input(data: bytes | bytearray | memoryview | str) -> bytes | str:
 def loads(data: bytes | bytearray | memoryview | str, *, strict: bool = False) -> list[Message]:
     """Read a conversation: a JSON array of messages, as orion-core writes it.
 
-    Accepts what orion-core accepts and rejects what it rejects (see docs/compatibility.md).
-    Unknown keys are kept; one whose value cannot be written back exactly (``1e400``, nesting
-    deeper than the parser goes, a lone surrogate escape, a number too long for the parser) is
-    left out with an ``UnknownKeyWarning``.
+    Accepts what orion-core accepts and rejects what it rejects, with the exceptions
+    docs/compatibility.md lists (a repeated key is refused only with ``strict=True``; forms serde
+    reads and orion-core never writes are refused). Unknown keys are kept; one whose value cannot
+    be written back exactly (``1e400``, nesting deeper than ``VALUE_DEPTH_MAX`` levels, a lone
+    surrogate escape, a number too long for the parser) is left out with an ``UnknownKeyWarning``.
 
-    With ``strict=True``, a key repeated in one object and every problem ``find_problems`` finds are
-    errors too (the one meaning of "strict" in this library).
+    With ``strict=True``, a known key repeated in one object (serde's "duplicate field") and
+    every problem ``find_problems`` finds are errors too (the one meaning of "strict" in this
+    library). A key repeated in ``arguments`` or in an unknown key's value is no error: serde
+    keeps the last value there, as this library does.
 
     Raises:
         FormatError: with every problem and its location; nothing is returned partially.
@@ -117,18 +120,42 @@ def load_conversation(
 def loads_message(data: bytes | bytearray | memoryview | str, *, strict: bool = False) -> Message:
     """Read one message (a JSON object), such as one line of a JSON Lines log.
 
-    With ``strict=True``, a key repeated in one object is an error. The semantic problems that
-    ``find_problems`` finds span messages: a reader of a whole log runs ``find_problems`` over what it read.
+    With ``strict=True``, a known key repeated in one object is an error (as for ``loads``). The
+    semantic problems that ``find_problems`` finds span messages: a reader of a whole log runs
+    ``find_problems`` over what it read.
+
+    Raises:
+        FormatError: with every problem and its location; a JSON array of messages (a whole
+            conversation, which ``loads`` reads) is refused as such.
     """
     return load_message(_as_input(data), strict=strict)
 
 
 def load_message(data: bytes | str, *, strict: bool = False, origin: Origin | None = None) -> Message:
     """``loads_message``, for the package's readers of files (``origin``: see ``load_conversation``)."""
-    message = validate_json(_MESSAGE, data, _conversation_problems, origin=origin)
+    try:
+        message = validate_json(_MESSAGE, data, _conversation_problems, origin=origin)
+    except FormatError:
+        if is_array_of_objects(data):
+            why = "expected one message (a JSON object), found a JSON array of objects: a conversation (loads reads one)"
+            raise FormatError([Problem("", why)]) from None
+        raise
     if strict and (problems := duplicate_key_problems(data)):
         raise FormatError(problems)
     return message
+
+
+def is_array_of_objects(data: bytes | str) -> bool:
+    """Whether ``data`` opens an array whose first item is an object (or only the array's
+    bracket, on a line of its own): a conversation where one message was expected. A struct
+    written as an array of its fields (``["msg-1","user",...]``) has its own message."""
+    return _ARRAY_OF_OBJECTS[type(data)].match(data) is not None
+
+
+_ARRAY_OF_OBJECTS: dict[type, re.Pattern[Any]] = {
+    bytes: re.compile(rb"[ \t\r\n]*\[[ \t\r]*(?:\{|$|\n)"),
+    str: re.compile(r"[ \t\r\n]*\[[ \t\r]*(?:\{|$|\n)"),
+}
 
 
 StructFields = Callable[[tuple[int | str, ...]], "frozenset[str] | None"]
@@ -223,7 +250,7 @@ def validate_json(
     # The error path: NaN is malformed JSON (jiter reads it, serde does not), unless the parser
     # stopped earlier at a depth it cannot read; then values orion-core would skip unread.
     if not is_too_deep(failure):
-        _refuse_non_finite_literal(data, _malformed_at(failure))
+        refuse_non_finite_literal(data, _malformed_at(failure))
     # In a document serde reads whole, an unknown value it cannot read is not skipped; a known
     # field's own error says more, so this is asked only when all that failed is unknown keys.
     if read_whole and _only_unknown_keys(failure) and (refused := _unreadable_whole(data)):
@@ -285,7 +312,7 @@ def _unreadable_by_serde(data: bytes | str) -> Problem | None:
     return Problem(location(found[0]), f"{found[1]}: serde_json reads an event whole, unknown keys included")
 
 
-def _refuse_non_finite_literal(data: bytes | str, parser_stop: tuple[int, int] | None) -> None:
+def refuse_non_finite_literal(data: bytes | str, parser_stop: tuple[int, int] | None) -> None:
     """Refuse a NaN or infinity literal, unless the parser stopped on malformed JSON before it
     (then what looks like one may lie inside a string whose quote the damage removed)."""
     literal = first_non_finite_literal(data)
@@ -305,23 +332,33 @@ def _malformed_at(error: ValidationError) -> tuple[int, int] | None:
 
 
 def _explained(error: FormatError, data: bytes | str) -> FormatError:
-    """Say plainly why a document that is empty or starts with a byte order mark is not JSON."""
-    if len(error.problems) == 1 and isinstance(data, bytes) and _UTF8_WORDING in error.problems[0].message:
+    """Place malformed JSON where serde_json reports it, and say plainly why a document that is
+    empty or starts with a byte order mark is not JSON."""
+    if len(error.problems) != 1:
+        return error
+    (problem,) = error.problems
+    if _ONLY_WHITESPACE[type(data)].fullmatch(data):
+        # serde_json's position of the end: the line it is on and the bytes before it there.
+        line, column = line_and_column(data, len(data))
+        return FormatError(
+            [Problem("", "malformed JSON: the document is empty", line, column - 1)], source=error.source
+        )
+    if isinstance(data, bytes) and _UTF8_WORDING in problem.message:
         return _at_invalid_utf8(error, data)
-    if len(error.problems) == 1 and (moved := _at_number_end(error.problems[0], data)):
+    if moved := _at_number_end(problem, data):
         return FormatError([moved], source=error.source)
-    if len(error.problems) != 1 or error.problems[0].line != 1:
-        return error
-    if not data.strip():
-        why = "the document is empty"
-    elif data.startswith(b"\xef\xbb\xbf" if isinstance(data, bytes) else "\ufeff"):  # type: ignore[arg-type]
-        why = "the document starts with a byte order mark, which JSON does not allow"
-    else:
-        return error
-    return FormatError([Problem("", f"malformed JSON: {why}", 1, 1)], source=error.source)
+    if problem.line == 1 and data.startswith(b"\xef\xbb\xbf" if isinstance(data, bytes) else "\ufeff"):  # type: ignore[arg-type]
+        why = "malformed JSON: the document starts with a byte order mark, which JSON does not allow"
+        return FormatError([Problem("", why, 1, 1)], source=error.source)
+    return error
 
 
 _UTF8_WORDING = "invalid UTF-8"
+_ONLY_WHITESPACE: dict[type, re.Pattern[Any]] = {
+    bytes: re.compile(rb"[ \t\n\r]*"),
+    str: re.compile(r"[ \t\n\r]*"),
+}
+_STRING: re.Pattern[bytes] = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
 
 
 def _at_number_end(problem: Problem, data: bytes | str) -> Problem | None:
@@ -339,17 +376,27 @@ def _at_number_end(problem: Problem, data: bytes | str) -> Problem | None:
 
 
 def _at_invalid_utf8(error: FormatError, data: bytes) -> FormatError:
-    """Place an invalid-UTF-8 problem where Python's decoder finds the bad byte.
+    """Place an invalid-UTF-8 problem where serde_json reports it: a bad byte in a string (or a
+    key) at the string's closing quote, where serde checks the string; anywhere else at the byte.
 
-    jiter's column for it differs between versions; the decoder's offset is a structured value.
-    The column counts bytes, as every other column here and serde_json's do.
+    Python's decoder finds the byte (jiter's column for it differs between versions; the
+    decoder's offset is a structured value). The column counts bytes, as serde_json's do.
     """
     try:
         data.decode("utf-8")
     except UnicodeDecodeError as bad:
-        line, column = line_and_column(data, bad.start)
+        at = bad.start
+        # Up to the bad byte the JSON is well-formed, so its strings are found one after another.
+        for string in _STRING.finditer(data):
+            if string.start() > at:
+                break
+            if string.end() > at:
+                at = string.end() - 1
+                break
         (problem,) = error.problems
-        return FormatError([Problem(problem.location, problem.message, line, column)], source=error.source)
+        return FormatError(
+            [Problem(problem.location, problem.message, *line_and_column(data, at))], source=error.source
+        )
     return error
 
 
@@ -382,7 +429,8 @@ def dumps(
 
 
 def dumps_message(message: Message, *, indent: int | None = None, float_style: FloatStyle = "zmij") -> bytes:
-    """Write one message as a compact JSON object, as a JSON Lines record holds it.
+    """Write one message as a JSON object: compact, as a JSON Lines record holds it, or with
+    ``indent=2`` in serde_json's pretty form.
 
     Raises:
         TypeError: ``message`` is not a ``Message``.
@@ -437,10 +485,29 @@ def _unwritable(value: Any, why: str) -> Problem:
         try:
             written = _MESSAGE.dump_json(message, warnings="error")
         except ValueError:
-            return FormatError([_invalid_field(message) or problem]).within(where).problems[0]
+            found = _invalid_field(message) or _unencodable_string(message, problem)
+            return FormatError([found or problem]).within(where).problems[0]
         if first_non_finite_literal(written) is not None:
             return FormatError([problem]).within(where).problems[0]
     return problem
+
+
+def _unencodable_string(message: Message, problem: Problem) -> Problem | None:
+    """``problem`` placed at the first string of ``message`` that UTF-8 cannot encode: one
+    holding a lone surrogate, which a message built in Python may hold."""
+    stack: list[tuple[Any, tuple[int | str, ...]]] = [(message.model_dump(), ())]
+    while stack:  # iterative: a value may nest as deep as the rules allow
+        item, path = stack.pop()
+        if isinstance(item, str) and not item.isascii():
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError:
+                return Problem(location(path), problem.message)
+        elif isinstance(item, dict):  # its keys were validated: pydantic refuses a lone surrogate there
+            stack.extend((inner, (*path, key)) for key, inner in reversed(list(item.items())))
+        elif isinstance(item, (list, tuple)):
+            stack.extend((inner, (*path, number)) for number, inner in reversed(list(enumerate(item))))
+    return None
 
 
 def _refuse_non_messages(value: Any) -> None:

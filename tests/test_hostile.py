@@ -20,6 +20,7 @@ import textwrap
 import warnings
 from collections.abc import Callable
 from copy import deepcopy
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -350,9 +351,9 @@ def test_invalid_utf8_inside_a_string_is_refused_with_a_position(bad: bytes) -> 
     problem = _problem(lambda: loads(document))
     assert problem.message.startswith("malformed JSON")
     assert problem.line == 1
-    start = document.index(bad)
-    assert problem.column is not None
-    assert start <= problem.column <= start + len(bad) + 2, (problem.column, start)
+    # serde_json checks a string's UTF-8 when the string ends: it reports the closing quote.
+    closing_quote = document.index(b'"', document.index(bad))
+    assert problem.column == closing_quote + 1
 
 
 @pytest.mark.parametrize(
@@ -405,7 +406,8 @@ def test_nan_and_infinity_are_refused_where_they_stand(spot: str, literal: str) 
     problem = _problem(lambda: loads(document))
     assert literal.lstrip("-") in problem.message
     assert problem.line == 1
-    assert problem.column == document.index(literal.encode()) + 1
+    # serde_json reads a minus sign as a number's start and fails at the letter after it.
+    assert problem.column == document.index(literal.encode()) + 1 + literal.startswith("-")
 
 
 def test_nan_and_infinity_inside_strings_are_plain_text() -> None:
@@ -971,10 +973,63 @@ def test_appending_to_a_file_that_is_not_a_log_is_refused_and_changes_nothing(
 
 
 def test_columns_count_bytes_for_every_error() -> None:
-    # Two two-byte characters before the fault: a byte column is 7 and 9 (hand-counted), a
-    # character column would be 5 and 7.
-    assert _problem(lambda: loads(b'["\xc3\xa9\xc3\xa9\xff"]')).column == 7
+    # Two two-byte characters before the fault: a byte column is 8 and 9 (hand-counted), a
+    # character column would be 6 and 7. (serde_json places a bad byte in a string at the
+    # string's closing quote: it checks the string's UTF-8 when the string ends.)
+    assert _problem(lambda: loads(b'["\xc3\xa9\xc3\xa9\xff"]')).column == 8
     assert _problem(lambda: loads(b'["\xc3\xa9\xc3\xa9" x]')).column == 9
     # A NaN after them: byte 10 (a character column would be 8), for text input as for bytes.
     assert _problem(lambda: loads(b'["\xc3\xa9\xc3\xa9", NaN]')).column == 10
     assert _problem(lambda: loads('["\u00e9\u00e9", NaN]')).column == 10
+
+
+# serde_json's own positions for a document holding no value (measured with serde_json 1.0.87,
+# "EOF while parsing a value at line L column C"): the end, as the bytes before it on its line.
+@pytest.mark.parametrize(
+    ("document", "line", "column"),
+    [(b"", 1, 0), (b"  ", 1, 2), (b"\n", 2, 0), (b"  \n ", 2, 1), (b"\n\n", 3, 0), (b"\r\n\t", 2, 1)],
+)
+def test_an_empty_document_is_placed_at_its_end_as_serde_places_it(
+    document: bytes, line: int, column: int
+) -> None:
+    given: bytes | str
+    for given in (document, document.decode()):
+        problem = _problem(partial(loads, given))
+        assert (problem.message, problem.line, problem.column) == (
+            "malformed JSON: the document is empty",
+            line,
+            column,
+        )
+
+
+def test_invalid_utf8_in_a_key_is_placed_at_the_key_s_closing_quote() -> None:
+    document = b'[{"id":"msg-1","role":"user","content":"abc","timestamp":1,"k\xff":1}]'
+    problem = _problem(lambda: loads(document))
+    assert problem.message.startswith("malformed JSON")
+    assert problem.column == document.index(b'":1}') + 1  # serde_json 1.0.87: column 63
+
+
+# An unknown key's value nested deeper than the parser goes, and malformed: serde_json reads it
+# (skipping it) to the fault and reports that, not the depth. Messages and places measured with
+# serde_json 1.0.87 at 300 levels: "expected `,` or `]`" at the `}`, "EOF while parsing a list"
+# at the end, "expected `,` or `}`" at the extra `]`, "invalid number" at the digit after `0`.
+_DEEP = b'[{"id":"a","role":"user","content":"x","timestamp":1,"zz":' + b"[" * 300
+
+
+@pytest.mark.parametrize(
+    ("document", "message", "fault"),
+    [
+        (_DEEP + b"]" * 299 + b"}]", "expected `,` or `]` in an array", b"}]"),
+        (_DEEP + b"]" * 301 + b"}]", "expected `,` or `}` in an object", b"]}]"),
+        (_DEEP + b"]" * 299 + b",01]}]", "invalid number", b"1]}]"),
+        (_DEEP + b"]" * 299, "the document ends inside an array", b""),
+    ],
+    ids=["bracket-short", "bracket-over", "bad-number", "cut-short"],
+)
+def test_a_malformed_unknown_value_deeper_than_the_parser_is_placed_as_serde_places_it(
+    document: bytes, message: str, fault: bytes
+) -> None:
+    problem = _problem(lambda: loads(document))
+    # The fault's column, 1-based; at the end, the bytes before it (serde_json's column there).
+    column = len(document) - len(fault) + (1 if fault else 0)
+    assert (problem.message, problem.line, problem.column) == (f"malformed JSON: {message}", 1, column)

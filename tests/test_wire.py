@@ -147,8 +147,10 @@ def test_invalid_file_is_rejected_where_the_table_says(name: str) -> None:
         assert first.column is not None
         line = raw.split(b"\n")[first.line - 1 if first.line else 0]
         start = line.index(expected.at)
-        # The column (1-based) points into the offending text, or just past its end.
-        assert start + 1 <= first.column <= start + len(expected.at) + 1, (first.column, start)
+        # The column (1-based) points into the offending text, or just past its end; at the
+        # end of a document (no text: ``at`` is empty) serde_json counts the bytes before it.
+        low = start + 1 if expected.at else start
+        assert low <= first.column <= start + len(expected.at) + 1, (first.column, start)
     else:
         assert first.column is None
     assert isinstance(caught.value, ValueError)
@@ -562,3 +564,49 @@ def test_strict_reading_scans_for_repeated_keys_only_where_one_may_repeat(
     escaped_colon = '[{"id":"msg-1","role":"user","content":"a\\u003a b","timestamp":1}]'
     assert loads(escaped_colon, strict=True)[0].content == "a: b"
     assert scans == [repeated, escaped_colon]  # an escaped colon could hide a repeat: scanned
+
+
+@pytest.mark.parametrize(
+    "document",
+    [
+        b'[{"id":"msg-1","role":"user","content":"hi","timestamp":1}]',
+        b'[\n  {\n    "id": "msg-1"',
+        '  [ {"id":"msg-1","role":"user","content":"hi","timestamp":1}]',
+    ],
+)
+def test_loads_message_says_a_conversation_is_not_one_message(document: bytes | str) -> None:
+    with pytest.raises(FormatError) as caught:
+        loads_message(document)
+    (problem,) = caught.value.problems
+    assert problem.message.startswith("expected one message (a JSON object), found a JSON array of objects")
+
+
+def test_loads_message_still_names_a_struct_written_as_an_array() -> None:
+    with pytest.raises(FormatError, match="a struct written as an array of its fields"):
+        loads_message(b'["msg-1","user","hi",1]')
+
+
+@pytest.mark.parametrize(
+    ("message", "where"),
+    [
+        (Message.user("msg-2", "a\ud800b", timestamp=1), "[1].content"),
+        (
+            Message.assistant(
+                "msg-2", "", [ToolCall(id="c", name="f", arguments={"p": [1, "\udc00"]})], timestamp=1
+            ),
+            "[1].tool_calls[0].arguments.p[1]",
+        ),
+        (
+            Message.tool_result_message("msg-2", "c", "f\ud800", "ok", timestamp=1),
+            "[1].tool_result.tool_name",
+        ),
+    ],
+)
+def test_a_lone_surrogate_set_from_python_is_refused_at_its_string(message: Message, where: str) -> None:
+    # A Python str may hold half of a surrogate pair; UTF-8 cannot, so dumps refuses it, there.
+    first = Message.user("msg-1", "hi", timestamp=1)
+    with pytest.raises(FormatError) as caught:
+        dumps([first, message])
+    (problem,) = caught.value.problems
+    assert problem.location == where
+    assert "unpaired surrogate" in problem.message
