@@ -17,10 +17,12 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from pydantic import TypeAdapter
+from pydantic import TypeAdapter, ValidationError
 
 from ._cli_text import printable, problem_lines
+from ._json_rules import minus_zero_as_float
 from ._problems import problems_from
+from ._unknown_values import is_too_deep
 from .anthropic_messages import from_anthropic, to_anthropic
 from .chat_template_dicts import from_chat_template, to_chat_template
 from .conversions import ConversionResult, Loss, _Report
@@ -30,7 +32,7 @@ from .openai_chat import from_openai, to_openai
 from .orion_backend import to_orion_backend
 from .storage import _replace_atomically
 from .store import is_store_url, masked_url
-from .wire import validate_json
+from .wire import refuse_non_finite_literal, validate_json
 
 __all__ = ["FORMATS", "add_arguments", "inapplicable_option", "run", "wants_conversion"]
 
@@ -44,8 +46,9 @@ ReadOrion = Callable[[str], list[Message]]
 """How the command line reads orion messages from a name (a file, ``-`` or a store URL)."""
 ReadDocument = Callable[[str], tuple[str, bytes]]
 """How the command line reads another format's document: the name to show and the bytes."""
-WriteOrion = Callable[..., None]
-"""How the command line writes orion messages to a name: ``(name, messages, *, pretty, to)``."""
+WriteOrion = Callable[[str, list[Message]], None]
+"""How the command line writes orion messages to a name, in the format it chose for OUT (the
+checks of a plain convert, made before anything is read)."""
 ReadOptionText = Callable[[str, str], str]
 """How the command line reads the text of the file an option names: ``(option, name)``, ``-`` for stdin."""
 
@@ -175,6 +178,8 @@ def run(
         return _usage("convert between two foreign formats in two steps, through orion")
     if args.system_prompt is not None and args.system_prompt_file is not None:
         return _usage("give --system-prompt-file FILE or the deprecated --system-prompt TEXT, not both")
+    if args.timestamp is not None and (bad := _timestamp_problem(args)) is not None:
+        return _usage(f"--timestamp {args.timestamp}: {bad}")  # before the input is read
     source = "<stdin>" if args.input == "-" else args.input
     try:
         if args.from_format == ORION:
@@ -192,7 +197,7 @@ def run(
         if args.from_format == ORION:
             _write_foreign(args.output, result.value, pretty=args.pretty)
         else:
-            write_orion(args.output, result.value, pretty=args.pretty, to=args.to)
+            write_orion(args.output, result.value)
     except FormatError as error:
         _err(f"error: {_shown(args.output)}: {error}")
         return _EXIT_INVALID
@@ -256,7 +261,6 @@ def _import(args: argparse.Namespace, data: Any) -> ConversionResult[list[Messag
     refuses them unless accepted.
     """
     report = _Report(**_options(args))
-    options = {"timestamp": args.timestamp}
     known = _REQUEST_KEYS.get(args.from_format, _REQUEST_KEYS["openai"])
     if isinstance(data, dict):
         for key, value in data.items():
@@ -265,15 +269,30 @@ def _import(args: argparse.Namespace, data: Any) -> ConversionResult[list[Messag
         messages = _list(data.get("messages"))
     else:
         messages = _list(data)
+    options: dict[str, Any] = {"timestamp": args.timestamp}
     if args.from_format == "anthropic":
-        system = data.get("system") if isinstance(data, dict) else None
-        result = from_anthropic(messages, system=system, **options)
-    elif args.from_format == "openai":
-        result = from_openai(messages, **options)
-    else:
-        result = from_chat_template(messages, **options)
+        options["system"] = data.get("system") if isinstance(data, dict) else None
+    result = _IMPORTERS[args.from_format](messages, **options)
     report.extend(result.losses)
     return report.finish(result.value)
+
+
+_IMPORTERS: dict[str, Callable[..., ConversionResult[list[Message]]]] = {
+    "anthropic": from_anthropic,
+    "openai": from_openai,
+    "chat-template": from_chat_template,
+}
+
+
+def _timestamp_problem(args: argparse.Namespace) -> str | None:
+    """Why ``--timestamp`` is refused, or None: the converter's own check, asked with no messages,
+    so the option is judged as the library judges the parameter (a signed 64-bit integer), and
+    refused as an option (a usage error), not as a problem of the input file."""
+    try:
+        _IMPORTERS[args.from_format]([], timestamp=args.timestamp)
+    except ConversionError as error:
+        return "; ".join(problem.message for problem in error.problems)
+    return None
 
 
 _REQUEST_KEYS = {"anthropic": frozenset({"messages", "system"}), "openai": frozenset({"messages"})}
@@ -290,11 +309,31 @@ def _list(value: Any) -> list[Any]:
 
 def _parse_document(data: bytes) -> Any:
     """A JSON document in another format, read as every input is: malformed JSON (a byte order
-    mark, trailing data, ``NaN`` where JSON has none) is reported at its line and column."""
-    return validate_json(_ANY_JSON, data, lambda error: list(problems_from(error)))
+    mark, trailing data, ``NaN`` or ``Infinity`` where JSON has none, a lone surrogate escape)
+    is reported at its line and column, in the library's words.
+
+    Every value of such a document is read: none is an unknown key that orion-core skips
+    unread, so the library's reading past values it cannot keep (stand-ins for them, with a
+    warning) is not for it; only nesting deeper than the parser reads is read past, as for
+    every input.
+    """
+    try:
+        value = _ANY_JSON.validator.validate_json(minus_zero_as_float(data))
+    except ValidationError as error:
+        # Read again to be told where and why (an empty document, a byte order mark, NaN
+        # before the parser's stop); "whole": a value the parser cannot read is malformed here.
+        return validate_json(_ANY_JSON, data, _problems, read_whole=not is_too_deep(error))
+    # jiter reads NaN and Infinity as floats; JSON has neither, and the library refuses them
+    # only once a read has failed.
+    refuse_non_finite_literal(data, None)
+    return value
 
 
 _ANY_JSON: TypeAdapter[Any] = TypeAdapter(Any)
+
+
+def _problems(error: ValidationError) -> list[Problem]:
+    return list(problems_from(error))
 
 
 def _write_foreign(name: str, value: Any, *, pretty: bool) -> None:

@@ -28,7 +28,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from functools import partial
 from pathlib import Path
-from typing import Any, BinaryIO, Literal, NamedTuple, TextIO
+from typing import Any, BinaryIO, Literal, NamedTuple, NoReturn, TextIO
 
 from pydantic import TypeAdapter, ValidationError
 
@@ -181,8 +181,19 @@ def _err(line: str) -> None:
 # The command line
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser, its error line escaped as every line the command prints: argparse
+    quotes the arguments it refuses (``unrecognized arguments: ...``) as they were typed, and a
+    crafted argument (a file name holding ``\x1b]0;...\x07``) must not reach the terminal raw.
+    The subcommands' parsers are of this class too (``add_subparsers`` uses the parent's)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {_printable(message)}\n")
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser: argparse.ArgumentParser = _Parser(
         prog=PROG,
         description="Validate, summarize, prune and convert orion-core conversations "
         "(.json arrays of messages and .jsonl logs). '-' is standard input or output.",
@@ -1320,7 +1331,7 @@ def _prune(args: argparse.Namespace) -> int:
     _template_usage(args)
     to_store = args.output is not None and is_store_url(args.output)
     if to_store and args.to is not None:
-        args.parser.error("--to is for a file or -: a store URL holds messages, not a file format")
+        args.parser.error(_STORE_TO)
     name, kind, messages = _messages(args.path)
     target_kind = _output_kind(args, default=kind) if args.output and not to_store else None
     config = ContextConfig(
@@ -1665,32 +1676,64 @@ def _convert(args: argparse.Namespace) -> int:
     if (ignored := _cli_convert.inapplicable_option(args)) is not None:
         parser.error(ignored)
     if _cli_convert.wants_conversion(args):
-        _stdin_once(("IN", args.input), ("--system-prompt-file", args.system_prompt_file))
-        return _cli_convert.run(
-            args,
-            read_orion=_read_messages,
-            write_orion=_write_messages,
-            read_document=_read_document,
-            read_option_text=_option_text,
-        )
+        return _convert_formats(args)
     from_store = is_store_url(args.input)
     if args.input != STDIO and not from_store and os.path.isdir(args.input):
         raise _Fatal(f"error: {args.input}: {_FOLDER}")  # as stats says it, not "no extension"
     if args.input != STDIO and not from_store and _kind_by_name(args.input) is None:
         parser.error(f"cannot tell the format of {_printable(args.input)} from its extension: use .json or .jsonl")  # fmt: skip
-    to_store = is_store_url(args.output)
-    target = "json" if to_store else _output_kind(args)
-    if args.pretty and (target == "jsonl" or to_store):
-        parser.error("--pretty is for .json output; a JSON Lines record or a stored row is compact")
+    target = _orion_target(args)
     _, _, messages = _messages(args.input)
-    if to_store:
-        _store_messages(args.output, messages)
-    else:
-        _write(args.output, messages, target, pretty=args.pretty)
+    _write_orion(args.output, messages, kind=target, pretty=args.pretty)
     if args.output != STDIO:
-        shown = masked_url(args.output) if to_store else args.output
-        _out(f"wrote {_plural(len(messages), 'message')} to {_printable(shown)}")
+        _out(f"wrote {_plural(len(messages), 'message')} to {_printable(_shown_output(args.output))}")
     return EXIT_OK
+
+
+def _convert_formats(args: argparse.Namespace) -> int:
+    """``convert --to`` or ``--from`` another format. With ``--from``, OUT holds orion-core's
+    formats and passes the checks of a plain convert (``_orion_target``), before IN is read."""
+    _stdin_once(("IN", args.input), ("--system-prompt-file", args.system_prompt_file))
+    if args.to in _cli_convert.FOREIGN and is_store_url(args.output):
+        args.parser.error(
+            f"--to {args.to} writes a file or -, not a store URL: a store holds orion conversations only"
+        )
+    # With --to another format nothing orion is written: OUT is that format's, not checked here.
+    target = _orion_target(args) if args.to not in _cli_convert.FOREIGN else None
+    return _cli_convert.run(
+        args,
+        read_orion=_read_messages,
+        write_orion=partial(_write_orion, kind=target, pretty=args.pretty),
+        read_document=_read_document,
+        read_option_text=_option_text,
+    )
+
+
+def _orion_target(args: argparse.Namespace) -> Literal["json", "jsonl"] | None:
+    """The format ``convert`` writes orion messages to OUT in, None for a store URL: the one
+    place where OUT is checked, for a plain convert and for ``--from`` alike, so both refuse the
+    same usage errors (``--to`` contradicting the extension, no format for ``-``, ``--pretty``
+    where it would be ignored) before anything is read or written."""
+    parser: argparse.ArgumentParser = args.parser
+    if is_store_url(args.output):
+        if args.to is not None:
+            parser.error(_STORE_TO)
+        if args.pretty:
+            parser.error(_PRETTY_COMPACT)
+        return None
+    kind = _output_kind(args)
+    if args.pretty and kind == "jsonl":
+        parser.error(_PRETTY_COMPACT)
+    return kind
+
+
+_STORE_TO = "--to is for a file or -: a store URL holds messages, not a file format"
+_PRETTY_COMPACT = "--pretty is for .json output; a JSON Lines record or a stored row is compact"
+
+
+def _shown_output(name: str) -> str:
+    """An output's name as printed: a store URL without its password."""
+    return masked_url(name) if is_store_url(name) else name
 
 
 def _read_messages(name: str) -> list[Message]:
@@ -1698,14 +1741,15 @@ def _read_messages(name: str) -> list[Message]:
     return _messages(name)[2]
 
 
-def _write_messages(name: str, messages: Sequence[Message], *, pretty: bool, to: str | None) -> None:
-    """Write ``messages`` to a store URL, or a file or ``-`` as ``to`` says (json or jsonl; else by
-    the file's extension, a JSON array for ``-``)."""
-    if is_store_url(name):
-        _store_messages(name, messages)
-        return
-    kind: Literal["json", "jsonl"] = "jsonl" if (to or _kind_by_name(name)) == "jsonl" else "json"
-    _write(name, messages, kind, pretty=pretty)
+def _write_orion(
+    output: str, messages: Sequence[Message], *, kind: Literal["json", "jsonl"] | None, pretty: bool
+) -> None:
+    """Write ``messages`` to a store URL (``kind`` None), or to a file or ``-`` as ``kind`` says
+    (``_orion_target`` chose it)."""
+    if kind is None:
+        _store_messages(output, messages)
+    else:
+        _write(output, messages, kind, pretty=pretty)
 
 
 def _store_messages(url: str, messages: Sequence[Message]) -> None:

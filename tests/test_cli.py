@@ -24,6 +24,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from orion_messages import FormatError, loads
 from orion_messages.cli import main
 
 from .conftest import FIXTURES
@@ -1540,7 +1541,7 @@ def test_empty_or_closed_standard_input_is_one_line(
     )
     assert result.returncode == 2  # an empty document is no tools array
     assert _lines(result.stderr) == [
-        "orion-messages: error: --tools <stdin>:1:1: malformed JSON: the document is empty"
+        "orion-messages: error: --tools <stdin>:1:0: malformed JSON: the document is empty"
     ]
     monkeypatch.setattr(sys, "stdin", None)  # what Python sets when file descriptor 0 is closed
     assert main(_templated(conversation, "--tools", "-")) == 2
@@ -1666,11 +1667,11 @@ def test_empty_standard_input_is_refused(
     assert main([command, "-"]) == 1
     captured = capsys.readouterr()
     if command == "validate":
-        assert _lines(captured.out)[0] == "<stdin>:1:1: malformed JSON: the document is empty"
+        assert _lines(captured.out)[0] == "<stdin>:1:0: malformed JSON: the document is empty"
     else:
         assert captured.out == ""
         assert _lines(captured.err) == [
-            "orion-messages: error: <stdin>:1:1: malformed JSON: the document is empty"
+            "orion-messages: error: <stdin>:1:0: malformed JSON: the document is empty"
         ]
 
 
@@ -1684,7 +1685,8 @@ def test_blank_standard_input_is_refused_as_a_blank_json_file(
     _stdin(monkeypatch, b" \n\n")
     assert main(["validate", "-q", "-"]) == 1
     assert capsys.readouterr().out == from_file.replace(str(blank), "<stdin>")
-    assert from_file.startswith(f"{blank}:3:1: malformed JSON: ")
+    # serde_json places an empty document at its end: line 3, no byte before it there.
+    assert from_file.startswith(f"{blank}:3:0: malformed JSON: the document is empty")
 
 
 def test_an_empty_log_file_is_still_a_valid_empty_log(tmp_path: Path, capsys: CaptureFixture) -> None:
@@ -2116,3 +2118,61 @@ def test_validate_counts_every_repeated_key_past_the_librarys_first_hundred(
     assert (report["counts"]["errors"], report["counts"]["warnings"]) == (299, 0)
     assert main(["stats", str(path)]) == 1
     assert _lines(capsys.readouterr().err)[-1] == f"orion-messages: {path}: ... and 130 more problems"
+
+
+# --- argparse's own errors are escaped as every other line (audit) ---
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["convert", "a.json", "b.json", "\x1b]0;pwn\x07"],  # unrecognized arguments
+        ["validate", "a.json", "--\x1b[2J"],  # an unknown option, named as typed
+        ["stats", "a.json", "--format", "\x1b[2J"],  # an invalid choice
+        ["\x1b[2J"],  # an unknown command
+    ],
+)
+def test_usage_errors_escape_the_arguments_they_quote(argv: list[str], capsys: CaptureFixture) -> None:
+    # docs/cli.md: what comes from the user's input is printed with repr-style escapes, as file
+    # names are; a usage error is still exit 2 with the usage.
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "\x1b" not in err
+    assert "\x07" not in err
+    assert "\\x1b" in err
+    assert err.splitlines()[-1].startswith("orion-messages")
+    assert ": error: " in err.splitlines()[-1]
+
+
+# --- a blank document is an empty document, where the library places it (audit) ---
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["stats", "-"],
+        ["convert", "-", "out.json"],
+        ["convert", "-", "out.json", "--from", "openai"],
+        ["convert", "-", "out.json", "--from", "anthropic"],
+    ],
+)
+@pytest.mark.parametrize("blank", [b"  \n", b"  ", b"\n\n", b"\t\r\n "])
+def test_blank_standard_input_is_told_as_the_library_tells_an_empty_document(
+    argv: list[str],
+    blank: bytes,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: CaptureFixture,
+) -> None:
+    # docs/cli.md: empty standard input, or only spaces, tabs and newlines, is an empty document,
+    # "malformed JSON: the document is empty"; its place is the one the library reports.
+    with pytest.raises(FormatError) as refused:
+        loads(blank)
+    (problem,) = refused.value.problems
+    monkeypatch.chdir(tmp_path)
+    _stdin(monkeypatch, blank)
+    assert main(argv) == 1
+    assert _lines(capsys.readouterr().err) == [
+        f"orion-messages: error: <stdin>:{problem.line}:{problem.column}: malformed JSON: the document is empty"
+    ]
+    assert not (tmp_path / "out.json").exists()

@@ -421,3 +421,175 @@ def test_the_system_prompt_file_problems_are_usage_errors_and_nothing_is_written
         assert main([*base, *options]) == 2
         assert capsys.readouterr().err.splitlines() == [f"orion-messages: {said}"]
         assert not Path("out.json").exists()
+
+
+# --- --from writes OUT through the checks of a plain convert (audit) ------------------------------
+
+# docs/cli.md: "--to json|jsonl that contradicts OUT's extension is a usage error, exit 2"; "--to
+# (required when OUT is -)"; an OUT without .json/.jsonl cannot tell its format; --pretty is serde's
+# pretty form "for JSON" (a plain convert refuses it for .jsonl).
+OUTPUT_MISTAKES = [
+    (["back.json", "--to", "jsonl"], "--to jsonl contradicts the extension of"),
+    (["back.jsonl", "--to", "json"], "--to json contradicts the extension of"),
+    (["back.txt"], "cannot tell the format of"),
+    (["back.jsonl", "--pretty"], "--pretty is for .json output"),
+    (["-"], "say which format with --to json or --to jsonl"),
+]
+
+
+@pytest.mark.parametrize(("output", "said"), OUTPUT_MISTAKES)
+def test_from_refuses_the_outputs_that_plain_convert_refuses(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], output: list[str], said: str
+) -> None:
+    name, *options = output
+    out = name if name == "-" else str(tmp_path / name)
+    plain = ["convert", str(GOLDENS / "tool-loop.orion.json"), out, *options]
+    imported = ["convert", str(GOLDENS / "tool-loop.openai.json"), out, *options, "--from", "openai"]
+    assert main(plain) == 2
+    plain_error = capsys.readouterr()
+    assert main(imported) == 2
+    imported_error = capsys.readouterr()
+    assert said in imported_error.err
+    # One shared check: the same usage error, word for word, and nothing written.
+    assert imported_error.err.splitlines()[-1] == plain_error.err.splitlines()[-1]
+    assert imported_error.out == ""
+    assert os.listdir(tmp_path) == []
+
+
+def test_from_writes_the_format_to_and_the_extension_agree_on(tmp_path: Path) -> None:
+    source = str(GOLDENS / "tool-loop.openai.json")
+    log = tmp_path / "back.jsonl"
+    assert main(["convert", source, str(log), "--from", "openai", "--to", "jsonl"]) == 0
+    assert len(log.read_text(encoding="utf-8").splitlines()) == 9  # JSON Lines: one message a line
+    pretty = tmp_path / "back.json"
+    assert main(["convert", source, str(pretty), "--from", "openai", "--pretty", "--timestamp", "0"]) == 0
+    assert len(load(pretty)) == 9
+    assert pretty.read_text(encoding="utf-8").startswith("[\n  {")
+
+
+# --- a store URL as OUT holds orion conversations only (audit) ------------------------------------
+
+
+@pytest.mark.parametrize("target", ["openai", "anthropic", "chat-template", "orion-backend"])
+def test_a_foreign_format_into_a_store_is_a_usage_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], target: str
+) -> None:
+    url = f"sqlite:///{tmp_path / 'chats.db'}?conversation=c1"
+    assert main(["convert", str(GOLDENS / "tool-loop.orion.json"), url, "--to", target]) == 2
+    (line,) = [line for line in capsys.readouterr().err.splitlines() if "error:" in line]
+    assert "a store holds orion conversations only" in line
+    assert "No such file" not in line  # not an attempt at a file named like the URL
+    assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.parametrize("options", [["--to", "jsonl"], ["--to", "json"], ["--pretty"]])
+@pytest.mark.parametrize("source", ["tool-loop.orion.json", "tool-loop.openai.json"])
+def test_a_file_format_option_with_a_store_output_is_a_usage_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], options: list[str], source: str
+) -> None:
+    # Plain convert and --from alike: a stored row has no file format and is never indented.
+    url = f"sqlite:///{tmp_path / 'chats.db'}?conversation=c1"
+    imported = ["--from", "openai"] if source.endswith(".openai.json") else []
+    assert main(["convert", str(GOLDENS / source), url, *options, *imported]) == 2
+    assert "error: " in capsys.readouterr().err
+    assert os.listdir(tmp_path) == []
+
+
+# --- NaN, Infinity and lone surrogates in a --from input are malformed JSON (audit) ---------------
+
+
+@pytest.mark.parametrize(
+    ("source_format", "document", "literal"),
+    [
+        ("openai", b'{"messages":[{"role":"user","content":"hi"}],"temperature":NaN}', b"NaN"),
+        ("openai", b"[NaN]", b"NaN"),
+        ("openai", b"[\n  -Infinity\n]", b"Infinity"),
+        (
+            "anthropic",
+            b'{"messages":[{"role":"assistant","content":[{"type":"tool_use","id":"t","name":"f",'
+            b'"input":{"a":NaN,"b":Infinity}}]}]}',
+            b"NaN",
+        ),
+    ],
+)
+def test_from_reports_nan_as_malformed_json_at_its_place(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], source_format: str, document: bytes, literal: bytes
+) -> None:
+    # docs/cli.md: the --from input is parsed as the library parses JSON, where NaN is malformed.
+    source, out = tmp_path / "in.json", tmp_path / "out.json"
+    source.write_bytes(document)
+    assert main(["convert", str(source), str(out), "--from", source_format]) == 1
+    at = document.index(literal)
+    line = document.count(b"\n", 0, at) + 1
+    column = at - (document.rfind(b"\n", 0, at) + 1) + 1
+    assert capsys.readouterr().err.splitlines() == [
+        f"orion-messages: error: {source}:{line}:{column}: malformed JSON: expected a JSON value, "
+        f"found {'-Infinity' if b'-Infinity' in document else literal.decode()} (JSON has no NaN or infinity)"
+    ]
+    assert not out.exists()
+
+
+LONE_SURROGATES = [
+    ("openai", b'[{"role":"user","content":"a\\ud800b"}]', b"\\ud800"),
+    (
+        "anthropic",
+        b'{"messages":[{"role":"assistant","content":[{"type":"tool_use","id":"t","name":"f",'
+        b'"input":{"path":"a\\udc00b"}}]}]}',
+        b"\\udc00",
+    ),
+    ("openai", b'{"messages":[{"role":"user","content":"ab"}],"x":"\\udc00"}', b"\\udc00"),  # not converted
+    ("chat-template", b'[{"role":"user","content":"hi","name":"\\ud800"}]', b"\\ud800"),
+]
+
+
+@pytest.mark.parametrize(("source_format", "document", "escape"), LONE_SURROGATES)
+def test_from_reports_a_lone_surrogate_as_malformed_json_at_its_place(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], source_format: str, document: bytes, escape: bytes
+) -> None:
+    source, out = tmp_path / "in.json", tmp_path / "out.json"
+    source.write_bytes(document)
+    assert main(["convert", str(source), str(out), "--from", source_format]) == 1
+    (line,) = capsys.readouterr().err.splitlines()
+    head, _, message = line.partition(": malformed JSON: ")
+    assert message.startswith("invalid \\u escape (a lone surrogate")
+    prefix = f"orion-messages: error: {source}:1:"
+    assert head.startswith(prefix)
+    start = document.index(escape) + 1  # the escape's first column, then its last and the next
+    assert start <= int(head[len(prefix) :]) <= start + len(escape)
+    assert not out.exists()
+
+
+def test_a_lone_surrogate_is_told_as_the_orion_format_tells_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The bug report: the same file read as an orion conversation was already reported right.
+    source = tmp_path / "s.json"
+    source.write_bytes(b'[{"role":"user","content":"a\\ud800b"}]')
+    assert main(["convert", str(source), str(tmp_path / "o.json")]) == 1
+    as_orion = capsys.readouterr().err
+    assert main(["convert", str(source), str(tmp_path / "o.json"), "--from", "openai"]) == 1
+    assert capsys.readouterr().err == as_orion
+
+
+def test_from_keeps_a_surrogate_pair(tmp_path: Path) -> None:
+    source, out = tmp_path / "in.json", tmp_path / "out.json"
+    source.write_bytes(b'[{"role":"user","content":"\\ud83d\\ude00 -0","x":-0}]')
+    assert main(["convert", str(source), str(out), "--from", "openai", "--timestamp", "0"]) == 0
+    assert [m.content for m in load(out)] == ["\U0001f600 -0"]
+
+
+# --- --timestamp out of range is a usage error naming the option (audit) --------------------------
+
+
+@pytest.mark.parametrize("value", ["18446744073709551616", "9223372036854775808", "-9223372036854775809"])
+def test_a_timestamp_out_of_range_is_a_usage_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], value: str
+) -> None:
+    out = tmp_path / "out.json"
+    source = str(GOLDENS / "tool-loop.openai.json")
+    assert main(["convert", source, str(out), "--from", "openai", f"--timestamp={value}"]) == 2
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line.startswith(f"orion-messages: error: --timestamp {value}: ")
+    assert source not in line  # the option is wrong, not the file
+    assert not out.exists()
+    assert main(["convert", source, str(out), "--from", "openai", "--timestamp", "9223372036854775807"]) == 0
