@@ -56,16 +56,52 @@ class _Input:
         return False
 
     def string(self, data: Mapping[str, Any], key: str, where: str, *, required: bool = True) -> str | None:
-        """The string at ``data[key]``; ``None`` when absent (a problem if required) or not a string."""
+        """The string at ``data[key]``; ``None`` when absent (a problem if required), not a
+        string, or holding a lone surrogate (a problem)."""
         value = data.get(key, _MISSING)
         if value is _MISSING:
             if required:
                 self.fail(f"{where}.{key}", "required key is missing")
             return None
         if isinstance(value, str):
-            return value
+            return value if self.utf8(value, f"{where}.{key}") else None
         self.fail(f"{where}.{key}", f"expected a string, found {describe(value)}")
         return None
+
+    def utf8(self, value: str, where: str, what: str = "the string") -> bool:
+        """True when ``value`` has a UTF-8 form; else False after recording its lone surrogate.
+
+        A Python string may hold half of a surrogate pair (``"a\\ud800b"``); orion-core's strings
+        are UTF-8, which cannot, and ``dumps`` would refuse the message only later, away from
+        the input. ``isascii`` is a flag check in CPython: only non-ASCII text is encoded.
+        """
+        if value.isascii():
+            return True
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as error:
+            self.fail(where, f"{what} {_lone_surrogate(value, error.start)}")
+            return False
+        return True
+
+    def utf8_value(self, value: Any, where: str) -> None:
+        """Record each string of a JSON value (object keys included) that holds a lone surrogate.
+
+        Iterative, so that a value nested deeper than Python recurses is walked all the same.
+        """
+        stack = [(value, where)]
+        while stack:
+            item, place = stack.pop()
+            if isinstance(item, str):
+                self.utf8(item, place)
+            elif isinstance(item, Mapping):
+                for key, inner in reversed(list(item.items())):
+                    if not isinstance(key, str) or self.utf8(key, place, f"the key {key!r}"):
+                        stack.append((inner, f"{place}.{key}"))
+            elif isinstance(item, (list, tuple)):
+                stack.extend(
+                    (inner, f"{place}[{number}]") for number, inner in reversed(list(enumerate(item)))
+                )
 
     def boolean(self, data: Mapping[str, Any], key: str, where: str) -> bool:
         """The optional boolean at ``data[key]`` (``False`` when absent or invalid)."""
@@ -76,18 +112,37 @@ class _Input:
         return False
 
     def call(self, where: str, call_id: str, name: str, arguments: Any) -> ToolCall | None:
-        """A ``ToolCall``, or ``None`` after recording why the arguments are not a JSON value."""
+        """A ``ToolCall``, or ``None`` after recording why the arguments are not a JSON value
+        (a string in them holding a lone surrogate included, at its path)."""
         try:
-            return ToolCall(id=call_id, name=name, arguments=arguments)
+            call = ToolCall(id=call_id, name=name, arguments=arguments)
         except ValidationError as error:
             for problem in problems_from(error):
                 self.fail(where, problem.message)
             return None
+        found = len(self.problems)
+        self.utf8_value(call.arguments, where)
+        return call if len(self.problems) == found else None
 
     def done(self) -> None:
         """Raise every problem found, if any."""
         if self.problems:
             raise ConversionError(self.problems)
+
+
+def _lone_surrogate(value: str, start: int) -> str:
+    """Why ``value`` is refused: the lone surrogate at ``start``, written as its escape."""
+    return (
+        f"holds an unpaired surrogate (\\u{ord(value[start]):04x} at character {start}), which "
+        "orion-core's strings (UTF-8) cannot hold"
+    )
+
+
+def _kind(kind: Any, noun: str) -> str:
+    """A part named by its ``type`` (``a 'image' block``), or said to have none (``null`` or absent)."""
+    if kind is None:
+        return f"a {noun} without a type"
+    return f"a {kind!r} {noun}"
 
 
 _NO_PLACE = "orion-core has no place for this key"

@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from typing_extensions import NotRequired, TypedDict
 
-from ._conversion_input import _Builder, _Input, _unknown_keys
+from ._conversion_input import _Builder, _Input, _kind, _unknown_keys
 from ._text import quoted
 from .conversions import (
     _CALLING_ROLES,
@@ -415,14 +415,17 @@ def from_anthropic(
     ``from_anthropic(**to_anthropic(conversation).value)`` reads a converted request back. The
     system prompt becomes system messages first (one per text block); each ``tool_result`` block
     becomes its own tool_result message, named after its ``tool_use`` (the latest one with its
-    id); text blocks become the message's content; a user turn with no blocks is left out
-    (reported). Ids are ``msg-1``, ``msg-2``...; ``timestamp`` defaults to now. Losses
-    in ``system`` have ``index=None``.
+    id); text blocks become the message's content, after the turn's results (text before a
+    result is reported at its block: the order is not kept). A user turn with neither text nor
+    tool_result blocks (none at all, or only images) makes no message: reported at the turn,
+    ``[i]``, as left out. Ids are ``msg-1``, ``msg-2``...; ``timestamp`` defaults to now.
+    Losses in ``system`` have ``index=None``.
 
     Raises:
         ConversionError: ``messages`` is not a list (a string or a single dict is refused at once),
             ``timestamp`` is not a signed 64-bit integer, the input is not valid Anthropic
-            messages (every problem with its location), or a refused loss in strict mode.
+            messages (every problem with its location; a string holding a lone surrogate,
+            which orion-core's UTF-8 strings cannot, included), or a refused loss in strict mode.
         ArgumentTypeError: as ``to_openai``.
     """
     items = _input_list(messages, "a list of Anthropic message dicts")
@@ -447,7 +450,8 @@ def from_anthropic(
             continue
         content = data["content"]
         if isinstance(content, str):
-            build.add(role=Role(role), content=content)
+            if reader.utf8(content, f"{where}.content"):
+                build.add(role=Role(role), content=content)
         elif role == "user":
             _user_blocks(reader, report, build, index, content, names)
         else:
@@ -466,15 +470,17 @@ def _system_texts(reader: _Input, report: _Report, system: Any) -> list[str]:
     if system is None:
         return []
     if isinstance(system, str):
-        return [system]
+        return [system] if reader.utf8(system, "system") else []
     texts: list[str] = []
     for number, item in enumerate(reader.items(system, "system")):
         where = f"system[{number}]"
         block = reader.mapping(item, where)
         if block is None:
             continue
-        if block.get("type") != "text":
-            reader.fail(f"{where}.type", f'expected "text", found {block.get("type")!r}')
+        if not reader.present(block, "type", where):
+            continue
+        if block["type"] != "text":
+            reader.fail(f"{where}.type", f'expected "text", found {block["type"]!r}')
             continue
         _unknown_keys(report, None, block, _TEXT_KEYS, f"{where}.")
         texts.append(reader.string(block, "text", where) or "")
@@ -496,46 +502,76 @@ def _content_blocks(reader: _Input, index: int, content: Any) -> Iterator[tuple[
 def _user_blocks(
     reader: _Input, report: _Report, build: _Builder, index: int, content: Any, names: dict[str, str]
 ) -> None:
+    """A user turn's blocks: each tool_result its own message, in block order, then one user
+    message of the text blocks joined. orion-core needs the results right after their calls, so
+    text before a result moves after it (reported); a turn that makes no message is reported."""
     texts: list[str] = []
+    moved: list[int] = []  # the text blocks read since the last tool_result block
+    results = 0
     for number, where, block in _content_blocks(reader, index, content):
         kind = block.get("type")
         if kind == "text":
             _unknown_keys(report, index, block, _TEXT_KEYS, f"content[{number}].")
-            texts.append(reader.string(block, "text", where) or "")
+            text = reader.string(block, "text", where) or ""
+            if text:
+                moved.append(number)
+            texts.append(text)
         elif kind == "tool_result":
-            _unknown_keys(report, index, block, _RESULT_KEYS, f"content[{number}].")
-            call_id = reader.string(block, "tool_use_id", where)
-            text = _result_text(reader, report, index, number, block.get("content", ""))
-            is_error = reader.boolean(block, "is_error", where)
-            if call_id is None or reader.problems:
-                continue
-            if call_id not in names:
-                report.lose(
-                    index,
-                    f"content[{number}].tool_use_id",
-                    "no earlier tool_use has this id: tool_name left empty",
-                )
-            result = {
-                "tool_call_id": call_id,
-                "tool_name": names.get(call_id, ""),
-                "content": text,
-                "is_error": is_error,
-            }
-            build.add(role=Role.TOOL_RESULT, content=text, tool_result=result)
+            for earlier in moved:
+                report.lose(index, f"content[{earlier}]", _TEXT_MOVED)
+            moved.clear()
+            results += 1
+            _result_message(reader, report, build, (index, number, where), block, names)
         else:
-            report.lose(index, f"content[{number}]", f"a {kind!r} block has no place in orion-core")
+            report.lose(index, f"content[{number}]", f"{_kind(kind, 'block')} has no place in orion-core")
     if len(texts) > 1:
         report.lose(index, "content", f"{len(texts)} text blocks joined into one text")
-    if texts and not reader.problems:
+    if reader.problems:
+        return
+    if texts:
         build.add(role=Role.USER, content="".join(texts))
-    elif isinstance(content, (list, tuple)) and not content:
+    elif not results:  # nothing of the turn is kept: say so at the turn, not only at its blocks
+        report.lose(index, "", _EMPTY_TURN if not content else _NOTHING_READ)
+
+
+_TEXT_MOVED = "text before a tool_result block: the order is not kept (the results come first)"
+_EMPTY_TURN = "no content blocks: an empty user turn has no place in orion-core (left out)"
+_NOTHING_READ = "no text or tool_result block: the user turn makes no message (left out)"
+
+
+def _result_message(
+    reader: _Input,
+    report: _Report,
+    build: _Builder,
+    place: tuple[int, int, str],
+    block: Mapping[str, Any],
+    names: dict[str, str],
+) -> None:
+    """A ``tool_result`` block as a tool_result message named after the latest ``tool_use`` with
+    its id (``place``: the message's index, the block's number and its location)."""
+    index, number, where = place
+    _unknown_keys(report, index, block, _RESULT_KEYS, f"content[{number}].")
+    call_id = reader.string(block, "tool_use_id", where)
+    text = _result_text(reader, report, index, number, block.get("content", ""))
+    is_error = reader.boolean(block, "is_error", where)
+    if call_id is None or reader.problems:
+        return
+    if call_id not in names:
         report.lose(
-            index, "content", "no content blocks: an empty user turn has no place in orion-core (left out)"
+            index, f"content[{number}].tool_use_id", "no earlier tool_use has this id: tool_name left empty"
         )
+    result = {
+        "tool_call_id": call_id,
+        "tool_name": names.get(call_id, ""),
+        "content": text,
+        "is_error": is_error,
+    }
+    build.add(role=Role.TOOL_RESULT, content=text, tool_result=result)
 
 
 def _result_text(reader: _Input, report: _Report, index: int, number: int, content: Any) -> str:
     if isinstance(content, str):
+        reader.utf8(content, f"[{index}].content[{number}].content")
         return content
     texts: list[str] = []
     for part, item in enumerate(reader.items(content, f"[{index}].content[{number}].content")):
@@ -550,7 +586,7 @@ def _result_text(reader: _Input, report: _Report, index: int, number: int, conte
             report.lose(
                 index,
                 f"content[{number}].content[{part}]",
-                f"a {block.get('type')!r} block in a tool result has no place in orion-core",
+                f"{_kind(block.get('type'), 'block')} in a tool result has no place in orion-core",
             )
     if len(texts) > 1:
         report.lose(index, f"content[{number}].content", f"{len(texts)} text blocks joined into one text")
@@ -582,7 +618,7 @@ def _assistant_blocks(
                     calls.append(call)
                     names[call_id] = name  # a result answers the latest call with its id
         else:
-            report.lose(index, f"content[{number}]", f"a {kind!r} block has no place in orion-core")
+            report.lose(index, f"content[{number}]", f"{_kind(kind, 'block')} has no place in orion-core")
     if len(texts) > 1:
         report.lose(index, "content", f"{len(texts)} text blocks joined into one text")
     if not reader.problems:

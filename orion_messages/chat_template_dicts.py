@@ -339,14 +339,16 @@ def _checked_entry(reader: _Input, report: _Report, index: int, item: Any) -> Ma
     content = entry.get("content")
     if content is not None and not isinstance(content, str):
         reader.fail(f"{where}.content", f"expected a string, found {describe(content)}")
+    elif content is not None:
+        reader.utf8(content, f"{where}.content")
     for key in ("tool_call_id", "name", "tool_name"):
         reader.string(entry, key, where, required=False)
     calls = entry.get("tool_calls")
     for number, call in enumerate(reader.items(calls, f"{where}.tool_calls") if calls is not None else ()):
         _check_call(reader, report, index, number, call)
     overlay = entry.get(METADATA_KEY)
-    if overlay is not None:
-        reader.mapping(overlay, f"{where}.{METADATA_KEY}")
+    if overlay is not None and reader.mapping(overlay, f"{where}.{METADATA_KEY}") is not None:
+        reader.utf8_value(overlay, f"{where}.{METADATA_KEY}")
     _unknown_keys(report, index, entry, _KNOWN_KEYS)
     return entry if len(reader.problems) == before else None
 
@@ -373,3 +375,5 @@ def _check_call(reader: _Input, report: _Report, index: int, number: int, call: 
         reader.string(function, "name", f"{where}.function")
         if "arguments" not in function:
             reader.fail(f"{where}.function.arguments", "required key is missing")
+        else:
+            reader.utf8_value(function["arguments"], f"{where}.function.arguments")

@@ -15,7 +15,7 @@ from typing import Any, Literal, TypeAlias
 from typing_extensions import NotRequired, TypedDict
 
 from ._arguments import decode_arguments, encode_arguments
-from ._conversion_input import _Builder, _Input, _unknown_keys
+from ._conversion_input import _Builder, _Input, _kind, _unknown_keys
 from ._problems import describe
 from .conversions import (
     ConversionResult,
@@ -241,7 +241,8 @@ def from_openai(
     Raises:
         ConversionError: ``messages`` is not a list (a string or a single dict is refused at once),
             ``timestamp`` is not a signed 64-bit integer, the input is not valid OpenAI messages
-            (every problem with its location, such as ``[3].tool_calls[0].function.arguments``),
+            (every problem with its location, such as ``[3].tool_calls[0].function.arguments``;
+            a string holding a lone surrogate, which orion-core's UTF-8 strings cannot, included),
             or a refused loss in strict mode.
         ArgumentTypeError: as ``to_openai``.
     """
@@ -280,6 +281,7 @@ def _text(reader: _Input, report: _Report, index: int, data: Mapping[str, Any], 
     where = f"[{index}].content"
     content = data.get("content")
     if isinstance(content, str):
+        reader.utf8(content, where)
         return content
     if content is None:
         if not nullable and "content" not in data:
@@ -304,7 +306,7 @@ def _text(reader: _Input, report: _Report, index: int, data: Mapping[str, Any], 
             report.lose(
                 index,
                 f"content[{number}]",
-                f"a {kind!r} content part has no place in orion-core's text content",
+                f"{_kind(kind, 'content part')} has no place in orion-core's text content",
             )
     if len(texts) > 1:
         report.lose(index, "content", f"{len(texts)} text parts joined into one text")
@@ -388,7 +390,10 @@ def _tool(
     content = _text(reader, report, index, data, nullable=False)
     if call_id is None:
         return None
-    name = _tool_name(report, index, data.get("name"), names.get(call_id))
+    given = data.get("name")
+    if isinstance(given, str) and not reader.utf8(given, f"[{index}].name"):
+        return None
+    name = _tool_name(report, index, given, names.get(call_id))
     result = {"tool_call_id": call_id, "tool_name": name, "content": content, "is_error": False}
     return {"role": Role.TOOL_RESULT, "content": content, "tool_result": result}
 

@@ -1062,12 +1062,13 @@ def test_accept_and_strict_of_the_wrong_type_are_refused(convert: Callable[..., 
 
 
 def test_from_anthropic_reports_an_empty_user_turn() -> None:
+    # A message that disappears is reported as left out at its own location, [0].
     result = from_anthropic(
         [{"role": "user", "content": []}, {"role": "assistant", "content": "x"}], timestamp=0
     )
     assert [(m.role.value, m.content) for m in result.value] == [("assistant", "x")]
     assert [str(loss) for loss in result.losses] == [
-        "[0].content: no content blocks: an empty user turn has no place in orion-core (left out)"
+        "[0]: no content blocks: an empty user turn has no place in orion-core (left out)"
     ]
 
 
@@ -1174,6 +1175,239 @@ def test_from_anthropic_reports_text_after_a_tool_use_block() -> None:
     assert [call.id for call in result.value[1].tool_calls] == ["t1"]
     in_order = {"role": "assistant", "content": [turn["content"][1], turn["content"][0]]}
     assert from_anthropic([{"role": "user", "content": "q"}, in_order]).losses == ()
+
+
+_CALL_T1 = {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "f", "input": {}}]}
+_CALL_T1_T2 = {
+    "role": "assistant",
+    "content": [
+        {"type": "tool_use", "id": "t1", "name": "f", "input": {}},
+        {"type": "tool_use", "id": "t2", "name": "g", "input": {}},
+    ],
+}
+
+
+def _result_block(call_id: str, text: str) -> dict[str, Any]:
+    return {"type": "tool_result", "tool_use_id": call_id, "content": text}
+
+
+def test_from_anthropic_reports_text_moved_after_a_tool_result() -> None:
+    # The results must come right after their calls, so text before one moves after it: not silently.
+    turn = {"role": "user", "content": [{"type": "text", "text": "before"}, _result_block("t1", "r")]}
+    result = from_anthropic([_CALL_T1, turn], timestamp=0)
+    assert [(m.role.value, m.content) for m in result.value] == [
+        ("assistant", ""),
+        ("tool_result", "r"),
+        ("user", "before"),
+    ]
+    assert [str(loss) for loss in result.losses] == [
+        "[1].content[0]: text before a tool_result block: the order is not kept (the results come first)"
+    ]
+    # Only text that some result follows moves; text after the last result keeps its place.
+    blocks = [
+        _result_block("t1", "r1"),
+        {"type": "text", "text": "between"},
+        _result_block("t2", "r2"),
+        {"type": "text", "text": "after"},
+    ]
+    mixed = from_anthropic([_CALL_T1_T2, {"role": "user", "content": blocks}], timestamp=0)
+    assert [m.content for m in mixed.value] == ["", "r1", "r2", "betweenafter"]
+    assert _locations(mixed.losses) == ["[1].content[1]", "[1].content"]  # moved; two texts joined
+    in_order = {"role": "user", "content": [_result_block("t1", "r"), {"type": "text", "text": "after"}]}
+    assert from_anthropic([_CALL_T1, in_order], timestamp=0).losses == ()
+
+
+def test_from_anthropic_reports_a_user_turn_it_leaves_out() -> None:
+    # Only unsupported blocks: the turn makes no message, said at the turn as well as at its blocks.
+    image = {"type": "image", "source": {"type": "url", "url": "https://example.com/a.png"}}
+    result = from_anthropic(
+        [{"role": "user", "content": [image, image]}, {"role": "assistant", "content": "a cat"}],
+        timestamp=0,
+    )
+    assert [(m.role.value, m.content) for m in result.value] == [("assistant", "a cat")]
+    assert _locations(result.losses) == ["[0].content[0]", "[0].content[1]", "[0]"]
+    assert "left out" in result.losses[-1].reason
+    with pytest.raises(ConversionError, match=r"\[0\]: strict conversion refused: .*left out"):
+        from_anthropic([{"role": "user", "content": [image]}], strict=True, accept={"content[0]"})
+    # A turn whose results are kept is not left out: only the image is lost.
+    with_result = from_anthropic(
+        [_CALL_T1, {"role": "user", "content": [image, _result_block("t1", "r")]}], timestamp=0
+    )
+    assert [m.role.value for m in with_result.value] == ["assistant", "tool_result"]
+    assert _locations(with_result.losses) == ["[1].content[0]"]
+
+
+def test_from_openai_keeps_a_user_message_without_text_parts() -> None:
+    # The documented difference: an OpenAI message is one orion-core message, and OpenAI takes
+    # empty content, so the message stays with empty text; only the image is reported.
+    part = {"type": "image_url", "image_url": {"url": "https://example.com/a.png"}}
+    result = from_openai([{"role": "user", "content": [part]}], timestamp=0)
+    assert [(m.role.value, m.content) for m in result.value] == [("user", "")]
+    assert _locations(result.losses) == ["[0].content[0]"]
+
+
+@pytest.mark.parametrize(
+    ("convert", "messages", "loss"),
+    [
+        (
+            from_openai,
+            [{"role": "user", "content": [{"text": "x"}]}],
+            "[0].content[0]: a content part without a type has no place in orion-core's text content",
+        ),
+        (
+            from_openai,
+            [{"role": "user", "content": [{"type": None, "text": "x"}]}],
+            "[0].content[0]: a content part without a type has no place in orion-core's text content",
+        ),
+        (
+            from_anthropic,
+            [{"role": "assistant", "content": [{"text": "x"}]}],
+            "[0].content[0]: a block without a type has no place in orion-core",
+        ),
+        (
+            from_anthropic,
+            [
+                _CALL_T1,
+                {
+                    "role": "user",
+                    "content": [{"type": "tool_result", "tool_use_id": "t1", "content": [{"text": "x"}]}],
+                },
+            ],
+            "[1].content[0].content[0]: a block without a type in a tool result has no place in orion-core",
+        ),
+    ],
+)
+def test_a_part_without_a_type_is_said_to_have_none(
+    convert: Callable[..., Any], messages: list[dict[str, Any]], loss: str
+) -> None:
+    assert str(convert(messages, timestamp=0).losses[0]) == loss
+
+
+def test_a_system_block_without_a_type_is_said_missing() -> None:
+    with pytest.raises(ConversionError, match=r"^system\[0\]\.type: required key is missing$"):
+        from_anthropic([], system=[{"text": "x"}], timestamp=0)
+
+
+_LONE = "a\ud800b"  # half of a surrogate pair: a Python str may hold one, UTF-8 text cannot
+
+
+@pytest.mark.parametrize(
+    ("convert", "messages", "system", "location"),
+    [
+        (from_openai, [{"role": "user", "content": _LONE}], None, "[0].content"),
+        (
+            from_openai,
+            [{"role": "system", "content": [{"type": "text", "text": _LONE}]}],
+            None,
+            "[0].content[0].text",
+        ),
+        (
+            from_openai,
+            [{"role": "assistant", "content": None, "tool_calls": [_named_call(_LONE, "{}", "f")]}],
+            None,
+            "[0].tool_calls[0].id",
+        ),
+        (
+            from_openai,
+            [
+                {
+                    "role": "assistant",
+                    "content": None,
+                    "tool_calls": [_named_call("a", '{"p": "\ud800"}', "f")],
+                }
+            ],
+            None,
+            "[0].tool_calls[0].function.arguments",
+        ),
+        (
+            from_openai,
+            [{"role": "tool", "tool_call_id": "a", "name": _LONE, "content": "r"}],
+            None,
+            "[0].name",
+        ),
+        (from_anthropic, [{"role": "user", "content": _LONE}], None, "[0].content"),
+        (from_anthropic, [], _LONE, "system"),
+        (from_anthropic, [], [{"type": "text", "text": _LONE}], "system[0].text"),
+        (
+            from_anthropic,
+            [{"role": "assistant", "content": [{"type": "text", "text": _LONE}]}],
+            None,
+            "[0].content[0].text",
+        ),
+        (
+            from_anthropic,
+            [
+                {
+                    "role": "assistant",
+                    "content": [{"type": "tool_use", "id": "t", "name": "f", "input": {"p": [_LONE]}}],
+                }
+            ],
+            None,
+            "[0].content[0].input.p[0]",
+        ),
+        (
+            from_anthropic,
+            [
+                {
+                    "role": "assistant",
+                    "content": [{"type": "tool_use", "id": "t", "name": "f", "input": {_LONE: 1}}],
+                }
+            ],
+            None,
+            "[0].content[0].input",
+        ),
+        (
+            from_anthropic,
+            [{"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t", "content": _LONE}]}],
+            None,
+            "[0].content[0].content",
+        ),
+        (from_chat_template, [{"role": "user", "content": _LONE}], None, "[0].content"),
+        (
+            from_chat_template,
+            [
+                {
+                    "role": "assistant",
+                    "content": "",
+                    "tool_calls": [
+                        {
+                            "id": "c",
+                            "type": "function",
+                            "function": {"name": "f", "arguments": {"p": [_LONE]}},
+                        }
+                    ],
+                }
+            ],
+            None,
+            "[0].tool_calls[0].function.arguments.p[0]",
+        ),
+        (
+            from_chat_template,
+            [{"role": "user", "content": "hi", "orion": {"id": "m", "note": _LONE}}],
+            None,
+            "[0].orion.note",
+        ),
+    ],
+)
+def test_a_lone_surrogate_is_refused_where_it_is_read(
+    convert: Callable[..., Any], messages: list[dict[str, Any]], system: Any, location: str
+) -> None:
+    # orion-core's strings are UTF-8: refused at its place in the input, not later by dumps.
+    extra = {} if system is None else {"system": system}
+    with pytest.raises(ConversionError) as caught:
+        convert(messages, timestamp=0, **extra)
+    assert [problem.location for problem in caught.value.problems] == [location]
+    assert "unpaired surrogate" in caught.value.problems[0].message
+
+
+@pytest.mark.parametrize("text", ["caf\u00e9", "\U0001f600 \u2028 \u4e2d"])
+def test_non_ascii_text_is_read_and_dumps(text: str) -> None:
+    # Only a lone surrogate is refused: other non-ASCII text is read, and dumps writes it.
+    openai = from_openai([{"role": "user", "content": text}], timestamp=0)
+    anthropic = from_anthropic([{"role": "user", "content": [{"type": "text", "text": text}]}], timestamp=0)
+    for result in (openai, anthropic):
+        assert result.value[0].content == text
+        assert loads(dumps(result.value))[0].content == text
 
 
 def test_from_chat_template_reports_a_tool_name_it_cannot_find() -> None:

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
+import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
@@ -192,3 +193,50 @@ def test_orion_backend_reports_everything_but_role_and_text(history: list[Messag
             if field in ("role", "content") and not (field == "role" and message.role is Role.TOOL_RESULT):
                 continue
             assert _covered(f"[{index}].{field}", result.losses), field
+
+
+# Text that may hold lone surrogates (a Python str can; UTF-8 text, and so orion-core, cannot).
+_ANY_STR = st.text(st.one_of(st.characters(), st.characters(categories=["Cs"])), max_size=8)
+
+
+@given(_ANY_STR, _ANY_STR, _ANY_STR)
+def test_what_the_readers_accept_dumps_writes(content: str, name: str, value: str) -> None:
+    # A string orion-core cannot hold is refused as it is read, never left for dumps to refuse.
+    openai: list[dict[str, Any]] = [
+        {"role": "user", "content": content},
+        {
+            "role": "assistant",
+            "content": [{"type": "text", "text": value}],
+            "tool_calls": [
+                {"id": "c", "type": "function", "function": {"name": name, "arguments": f'"{value}"'}}
+            ],
+        },
+        {"role": "tool", "tool_call_id": "c", "name": name, "content": value},
+    ]
+    anthropic: list[dict[str, Any]] = [
+        {"role": "user", "content": [{"type": "text", "text": content}]},
+        {
+            "role": "assistant",
+            "content": [{"type": "tool_use", "id": "c", "name": name, "input": {value: [value]}}],
+        },
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "c", "content": value}]},
+    ]
+    readers: list[Callable[[], ConversionResult[list[Message]]]] = [
+        lambda: from_openai(openai, timestamp=STAMP),
+        lambda: from_anthropic(anthropic, system=content, timestamp=STAMP),
+    ]
+    lone = not all(_encodes(text) for text in (content, name, value))
+    for read in readers:
+        if lone:
+            with pytest.raises(ConversionError, match="unpaired surrogate"):
+                read()
+        else:
+            dumps(read().value)
+
+
+def _encodes(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
