@@ -14,15 +14,16 @@ from itertools import accumulate
 
 from .errors import FormatError
 from .models import Message
-from .wire import dumps_message
+from .wire import record_bytes
 
 __all__: list[str] = []
 
 
 def _encoded(messages: Sequence[Message], index: int) -> bytes:
-    """``dumps_message`` of message ``index``; its problems placed at ``[index]``, as ``save`` does."""
+    """``dumps_message`` of message ``index`` (checked as a file's bytes are: ``record_bytes``);
+    its problems placed at ``[index]``, as ``save`` does."""
     try:
-        return dumps_message(messages[index])
+        return record_bytes(messages[index])
     except FormatError as error:
         raise error.within(f"[{index}]") from None
 

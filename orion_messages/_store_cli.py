@@ -52,6 +52,11 @@ def _opened(url: StoreURL, raw: str, *, create: bool) -> Iterator[ConversationSt
     try:
         with open_store(raw, create=create) as store:
             yield store
+    except StoreError as error:
+        cause = error.__cause__
+        if isinstance(cause, OSError):  # a missing folder: the URL as given, and why
+            raise StoreError(f"{url.display}: {_reason(cause, url.display)}") from cause
+        raise
     except OrionMessagesError:
         raise
     except ImportError:
@@ -110,11 +115,19 @@ def read_source(raw: str) -> list[Message] | None:
     if not is_store_url(raw):
         return None
     url, conversation = _named(raw)
+    label = _label(url.display, conversation)  # as validate names it
     with _opened(url, raw, create=False) as store:
         try:
             return store.load(conversation)
         except StoreError as error:
-            raise StoreError(f"{url.display}: {error}") from None
+            raise StoreError(f"{url.display}: {_unnamed(error, store)}") from None
+        except FormatError as error:  # a corrupt row: the URL first, as validate places it
+            raise error.with_source(f"{label}: {error.source}" if error.source else label) from None
+
+
+def _unnamed(error: StoreError, store: ConversationStore) -> str:
+    """The error's text without the store's ``where`` in front, for a line that names the URL."""
+    return str(error).removeprefix(f"{store.where}: ")
 
 
 def write_target(raw: str, messages: Sequence[Message]) -> bool:
@@ -166,13 +179,10 @@ def _pages(store: ConversationStore) -> Iterator[ConversationInfo]:
     Each page starts after the previous page's last ``ConversationInfo``, which need not exist
     any more: a conversation deleted meanwhile stops nothing, and none still there is skipped.
     """
-    try:
-        page = store.conversations(limit=PAGE_SIZE)
-        while page:
-            yield from page
-            page = store.conversations(limit=PAGE_SIZE, after=page[-1]) if len(page) == PAGE_SIZE else []
-    except StoreError as error:  # a row another program wrote: say which store
-        raise StoreError(f"{store.where}: {error}") from None
+    page = store.conversations(limit=PAGE_SIZE)  # a row another program wrote: its error names the store
+    while page:
+        yield from page
+        page = store.conversations(limit=PAGE_SIZE, after=page[-1]) if len(page) == PAGE_SIZE else []
 
 
 def listed_conversations(raw: str) -> tuple[str, list[tuple[ConversationInfo, str]]]:
@@ -211,7 +221,7 @@ def _checked(store: ConversationStore, label: str, name: str, *, strict: bool) -
         messages = store.load(name)
     except FormatError as error:
         return (label, None, [_placed(p, error.source) for p in error.problems], [])
-    except StoreError as error:
-        return (label, None, [Problem("", str(error))], [])
+    except StoreError as error:  # the label names the store already
+        return (label, None, [Problem("", _unnamed(error, store))], [])
     semantic = find_problems(messages)
     return (label, messages, semantic if strict else [], [] if strict else semantic)

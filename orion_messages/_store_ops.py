@@ -35,15 +35,17 @@ from .errors import (
 )
 from .models import Message, now_ms
 from .pruning import ContextConfig, PrunePlan, PruneStrategy, TokenCounter, estimate_tokens, plan_prune
-from .wire import dumps_message, is_one_json_object, load_conversation, load_message
+from .wire import is_one_json_object, load_conversation, load_message, record_bytes
 
 __all__ = [
+    "ID_BYTES_MAX",
     "ConversationInfo",
     "Operation",
     "Statements",
     "SyncBackend",
     "checked_id",
     "closed_error",
+    "name_store",
     "run_sync",
 ]
 
@@ -106,6 +108,33 @@ def _info(row: Sequence[Any]) -> ConversationInfo:
 
 
 _INT64_MAX = 2**63 - 1
+
+ID_BYTES_MAX = 1024
+"""The longest conversation id, message id or tool call id a store keeps, in UTF-8 bytes.
+
+PostgreSQL refuses an index row over 2,704 bytes, and the indexes on ``(conversation_id, id)``
+and ``(conversation_id, tool_call_id)`` hold two ids a row: two of this length and the row's
+headers fit with room to spare. Both databases refuse a longer id, so an id that works on one
+works on the other.
+"""
+
+_ID_SHOWN = 40  # characters of a refused long id shown in the error: enough to recognize it
+
+
+def _check_id_bytes(what: str, text: str) -> None:
+    """Refuse ``text`` (an id the store indexes) when its UTF-8 is longer than ``ID_BYTES_MAX``.
+
+    A character takes 1 to 4 bytes, so only a text whose length could pass the limit is encoded.
+    """
+    if len(text) * 4 <= ID_BYTES_MAX:
+        return
+    size = len(text.encode("utf-8", "surrogatepass"))
+    if size > ID_BYTES_MAX:
+        shown = quoted(text[:_ID_SHOWN]) + ("..." if len(text) > _ID_SHOWN else "")
+        raise ArgumentValueError(
+            f"{what} {shown} is {size} bytes of UTF-8; the store keeps ids of at most "
+            f"{ID_BYTES_MAX} bytes, on both databases"
+        )
 
 
 def checked_id(conversation_id: Any, what: str = "a conversation id") -> str:
@@ -201,10 +230,14 @@ def key(s: Statements, text: str) -> str:
 
 
 def _message_row(message: Message) -> tuple[Any, ...]:
-    """A message's queryable columns and its exact JSON text (``dumps_message``'s bytes)."""
+    """A message's queryable columns and its exact JSON text (``dumps_message``'s bytes, looked
+    through for NaN as every writer that keeps them does: ``record_bytes``)."""
     if not isinstance(message, Message):
         raise ArgumentTypeError(f"expected a Message, got {type(message).__name__}")
     result = message.tool_result
+    _check_id_bytes("message id", message.id)
+    if result is not None:
+        _check_id_bytes(f"tool call id of message {quoted(message.id)}", result.tool_call_id)
     return (
         message.id,
         message.role.value,
@@ -213,7 +246,7 @@ def _message_row(message: Message) -> tuple[Any, ...]:
         message.is_pending,
         None if result is None else result.tool_call_id,
         message.token_count,
-        dumps_message(message).decode(),
+        record_bytes(message).decode(),
     )
 
 
@@ -310,6 +343,7 @@ def create(conversation_id: str, title: str | None, metadata: Any) -> Operation[
     keys as strs).
     """
     checked_id(conversation_id)
+    _check_id_bytes("conversation id", conversation_id)
     if title is not None:
         _plain_text("title", title)
     text = _metadata_text(metadata)
@@ -433,11 +467,12 @@ def extend(conversation_id: str, messages: Iterable[Message]) -> Operation[None]
     """Append messages at the end, all or none; positions are taken under the conversation's lock."""
     checked_id(conversation_id)
     rows = _rows(messages)  # fails before the database is touched
+    if not rows:  # nothing changes, so ``updated`` stays; a missing conversation still raises
+        return Operation(False, lambda s: _require(s, conversation_id))
 
     def steps(s: Statements) -> Steps[None]:
         start = yield from _locked(s, conversation_id)
-        if rows:
-            yield s["insert"], _inserts(s, conversation_id, start, rows), "many"
+        yield s["insert"], _inserts(s, conversation_id, start, rows), "many"
         yield s["grow"], (start + len(rows), len(rows), now_ms(), conversation_id), "none"
 
     return Operation(True, steps)
@@ -452,6 +487,8 @@ def replace(conversation_id: str, messages: Iterable[Message], create: bool) -> 
     rows = _rows(messages)
     if not isinstance(create, bool):
         raise ArgumentTypeError(f"create must be a bool, got {type(create).__name__} {create!r}")
+    if create:
+        _check_id_bytes("conversation id", conversation_id)
 
     def steps(s: Statements) -> Steps[None]:
         if create:
@@ -566,7 +603,9 @@ def resolve(conversation_id: str, tool_call_id: str, content: str, is_error: boo
     Raises:
         ArgumentTypeError: ``content`` is not a str or ``is_error`` not a bool (before the database is touched).
         PendingResultNotFound: no tool-result message answers ``tool_call_id``.
-        ResultAlreadyResolved: every result answering it is already resolved.
+        ResultAlreadyResolved: a completed result answers it, even beside a placeholder still
+            pending (the results are found by the call's id: where calls repeat an id, any
+            completed result for it counts).
     """
     checked_id(conversation_id)
     _text("tool_call_id", tool_call_id)
@@ -588,9 +627,10 @@ def resolve(conversation_id: str, tool_call_id: str, content: str, is_error: boo
             raise PendingResultNotFound(tool_call_id, conversation_id=conversation_id)
         rows = [row for row, _ in pairs]
         candidates = Conversation([message for _, message in pairs])
-        if not any(message.is_pending for message in candidates.messages):
-            raise ResultAlreadyResolved(tool_call_id, conversation_id=conversation_id)
-        resolved = candidates.resolve(tool_call_id, content, is_error=is_error)
+        try:
+            resolved = candidates.resolve(tool_call_id, content, is_error=is_error)
+        except ResultAlreadyResolved:  # its index counts the candidates, not the stored messages
+            raise ResultAlreadyResolved(tool_call_id, conversation_id=conversation_id) from None
         index = next(i for i, message in enumerate(candidates.messages) if message is resolved)
         yield from _rewrite(s, conversation_id, rows[index][0], resolved)
         return resolved
@@ -684,6 +724,18 @@ def execute(cursor: Cursor, sql: str, params: Any, fetch: str) -> Any:
     return cursor.rowcount
 
 
+def name_store(error: StoreError, where: str) -> None:
+    """Put the store, ``where``, in front of the text of an error an operation raised.
+
+    The operations do not know which store runs them, so the backend names it here, in place:
+    the error keeps its class and its attributes (``conversation_id``...). An error whose text
+    already starts with the store (a closed store, the schema's checks) is left as it is.
+    """
+    text = str(error)
+    if not text.startswith(f"{where}: "):
+        error.args = (f"{where}: {text}", *error.args[1:])
+
+
 def closed_error(where: str) -> StoreError:
     """The error of a call on a closed store."""
     return StoreError(f"{where}: the store is closed")
@@ -749,6 +801,9 @@ class SyncBackend:
             try:
                 begin = dialect.begin_write if operation.write else dialect.begin_read
                 return run_sync(cursor, begin, operation.steps(self.statements))
+            except StoreError as error:
+                name_store(error, self.where)
+                raise
             finally:
                 cursor.close()
 

@@ -15,8 +15,9 @@ from typing import Any, TypeVar
 
 import psycopg
 
-from ._store_ops import Finished, Operation, Steps, SyncBackend, advance, closed_error
+from ._store_ops import Finished, Operation, Steps, SyncBackend, advance, closed_error, name_store
 from ._store_sql import POSTGRES, statements
+from .errors import StoreError
 
 __all__ = ["AsyncBackend", "connect", "connect_async"]
 
@@ -55,7 +56,11 @@ class AsyncBackend:
         async with self._lock:
             if self.closed:
                 raise closed_error(self.where)
-            return await self._run(operation.write, steps)
+            try:
+                return await self._run(operation.write, steps)
+            except StoreError as error:
+                name_store(error, self.where)
+                raise
 
     async def _run(self, write: bool, steps: Steps[T]) -> T:
         async with self._connection.cursor(binary=True) as cursor:

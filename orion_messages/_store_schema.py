@@ -84,32 +84,27 @@ def upgrade(
 ) -> _Step:
     """The operation that brings a store to ``target``; returns the version it found.
 
-    Run in a write transaction. Raises ``StoreVersionError`` for a store newer than ``target``,
-    and, with ``create=False``, ``StoreError`` for a database that holds no store (nothing is
-    created). With ``create=False`` a store of version ``READABLE_FROM`` or later is left as it is.
+    With ``create=True`` run in a write transaction; with ``create=False`` in a read one: only
+    the version is read, and a store of version ``READABLE_FROM`` or later is left as it is (a
+    role that may only read can open it). Raises ``StoreVersionError`` for a store newer than
+    ``target``, ``StoreError`` for a version table that is not one row of a known version, and,
+    with ``create=False``, ``StoreError`` for a database that holds no store (nothing is created).
     """
-    if dialect.schema_lock is not None:
+    if create and dialect.schema_lock is not None:  # a reader changes nothing, so races no one
         yield dialect.schema_lock, (), "one"
     exists = yield render(dialect.table_exists, dialect), ("orion_store_version",), "one"
     found = 0
     if exists is not None:
-        row = yield statements["version"], (), "one"
-        if row is None:
-            raise StoreError(
-                f"{where}: the store's version table is empty; it was not made by orion-messages"
-            )
-        if type(row[0]) is not int:  # a table of the name that orion-messages did not write
-            raise StoreError(f"{where}: the store's version is {row[0]!r}, not a number; it was not made by orion-messages")  # fmt: skip
-        found = row[0]
+        found = _version(where, (yield statements["version"], (), "all"), target)
     elif not create:
         raise StoreError(
             f"{where}: no orion-messages store in this database (no orion_store_version table); "
             "nothing was created"
         )
-    if found > target:
-        raise StoreVersionError(where, found, target)
     if found == target or (not create and found >= READABLE_FROM):
         return found
+    if not create:
+        raise StoreError(f"{where}: the store has schema version {found}, which this orion-messages reads only after upgrading it; open it with create=True")  # fmt: skip
     for version in range(found, target):
         for template in UPGRADES[version]:
             yield render(template, dialect), (), "none"
@@ -118,3 +113,25 @@ def upgrade(
     else:
         yield statements["set_version"], (target,), "none"
     return found
+
+
+def _version(where: str, rows: list[Any], target: int) -> int:
+    """The version the store's version table holds: one row, a version from 1 on.
+
+    Raises:
+        StoreVersionError: a version newer than ``target``.
+        StoreError: no row, several, or a value that no orion-messages wrote (nothing is changed).
+    """
+    if not rows:
+        raise StoreError(f"{where}: the store's version table is empty; it was not made by orion-messages")
+    if len(rows) > 1:
+        found = ", ".join(repr(row[0]) for row in rows[:5]) + (", ..." if len(rows) > 5 else "")
+        raise StoreError(f"{where}: the store's version table holds {len(rows)} rows ({found}), not one; it was not made by orion-messages")  # fmt: skip
+    version = rows[0][0]
+    if type(version) is not int:  # a table of the name that orion-messages did not write
+        raise StoreError(f"{where}: the store's version is {version!r}, not a number; it was not made by orion-messages")  # fmt: skip
+    if version < 1:
+        raise StoreError(f"{where}: the store's version is {version}, which no orion-messages writes (versions start at 1); it was not made by orion-messages")  # fmt: skip
+    if version > target:
+        raise StoreVersionError(where, version, target)
+    return version

@@ -20,7 +20,8 @@ from .errors import StoreError
 
 __all__ = ["connect"]
 
-_SQLITE_BUSY = 5  # SQLite's primary result code (sqlite3.SQLITE_BUSY from Python 3.11 on)
+_SQLITE_BUSY = 5  # SQLite's primary result codes (sqlite3.SQLITE_BUSY... from Python 3.11 on)
+_SQLITE_READONLY = 8
 
 BUSY_TIMEOUT_SECONDS = 30.0
 """How long a writer waits for another's transaction before ``sqlite3.OperationalError``."""
@@ -29,11 +30,12 @@ BUSY_TIMEOUT_SECONDS = 30.0
 def connect(path: str, *, create: bool = True) -> SyncBackend:
     """Open the SQLite database at ``path`` (``:memory:`` for a private one), creating it unless ``create=False``.
 
-    WAL mode is set by ``configure``, once the store has accepted the schema version.
+    WAL mode is set by ``configure``, once the store has accepted the schema version, and only
+    for a writer's open (``create=True``): with ``create=False`` the file is only read.
 
     Raises:
-        FileNotFoundError: the folder for a new database does not exist.
-        StoreError: with ``create=False``, no database at ``path`` (nothing is created).
+        StoreError: the folder for a new database does not exist (the ``FileNotFoundError`` as
+            its cause); with ``create=False``, no database at ``path`` (nothing is created).
     """
     # isolation_level=None: the driver starts no transactions of its own; the operations'
     # BEGIN IMMEDIATE / COMMIT are the only ones. check_same_thread=False: the backend's lock
@@ -41,7 +43,8 @@ def connect(path: str, *, create: bool = True) -> SyncBackend:
     if path == ":memory:" or create:
         folder = os.path.dirname(os.path.abspath(path))
         if path != ":memory:" and not os.path.isdir(folder):  # sqlite3 would say only "unable to open"
-            raise FileNotFoundError(errno.ENOENT, "no such folder for the store's database", path)
+            missing = FileNotFoundError(errno.ENOENT, "no such folder for the store's database", path)
+            raise StoreError(f"{path}: no such folder for the store's database") from missing
         connection = sqlite3.connect(
             path, timeout=BUSY_TIMEOUT_SECONDS, isolation_level=None, check_same_thread=False
         )
@@ -50,6 +53,8 @@ def connect(path: str, *, create: bool = True) -> SyncBackend:
     try:
         connection.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_SECONDS * 1000)}")
         connection.execute("PRAGMA foreign_keys = ON")
+        if not create:
+            _check_readable(connection, path)
     except BaseException:
         connection.close()
         raise
@@ -67,6 +72,24 @@ def _connect_existing(path: str) -> sqlite3.Connection:
         if os.path.lexists(path):
             raise  # it exists but cannot be opened (a folder, no permission): the driver says why
         raise StoreError(f"{path}: no such store database; nothing was created") from None
+
+
+def _check_readable(connection: sqlite3.Connection, path: str) -> None:
+    """Read the file's header now, so that a WAL-mode file SQLite cannot open is said plainly.
+
+    A reader of a WAL-mode file needs its ``-wal`` and ``-shm`` files, or a folder where SQLite
+    may create them; a file in rollback mode (``delete``) is read with no other file.
+    """
+    try:
+        connection.execute("PRAGMA schema_version").fetchone()
+    except sqlite3.OperationalError as error:
+        code = getattr(error, "sqlite_errorcode", None)  # Python 3.11+
+        if code is None or code & 0xFF != _SQLITE_READONLY:
+            raise
+        raise StoreError(
+            f"{path}: a store in WAL mode can be read only where its -wal and -shm files exist or "
+            f"SQLite may create them in its folder ({error})"
+        ) from error
 
 
 class _SqliteBackend(SyncBackend):

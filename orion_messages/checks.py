@@ -18,14 +18,15 @@ def find_problems(messages: Sequence[Message]) -> list[Problem]:
 
     Finds duplicate message ids, duplicate tool-call ids, ``tool_calls`` on a role other than
     assistant or tool_call, a tool_result message without a result or a result on another role,
-    a result with no earlier call, two completed results for one call, and top-level content that
-    differs from the result's content. orion-core itself loads all of these; loading stays
+    a result with no earlier call, a second result for one call (a placeholder still pending
+    beside a completed result included: ``resolve`` cannot fill it in), and top-level content
+    that differs from the result's content. orion-core itself loads all of these; loading stays
     lenient unless ``strict=True`` is asked for.
     """
     problems: list[Problem] = []
     message_ids: dict[str, int] = {}
     call_ids: dict[str, str] = {}
-    completed: dict[str, int] = {}
+    answered: dict[str, dict[bool, int]] = {}  # call id -> pending -> its first such result
     for index, message in enumerate(messages):
         where = f"[{index}]"
         first = message_ids.setdefault(message.id, index)
@@ -34,7 +35,7 @@ def find_problems(messages: Sequence[Message]) -> list[Problem]:
                 Problem(f"{where}.id", f"duplicate message id {quoted(message.id)} (first at [{first}])")
             )
         problems.extend(_call_problems(where, message, call_ids))
-        problems.extend(_result_problems(index, message, call_ids, completed))
+        problems.extend(_result_problems(index, message, call_ids, answered))
     return problems
 
 
@@ -62,7 +63,7 @@ def _call_problems(where: str, message: Message, call_ids: dict[str, str]) -> li
 
 
 def _result_problems(
-    index: int, message: Message, call_ids: dict[str, str], completed: dict[str, int]
+    index: int, message: Message, call_ids: dict[str, str], answered: dict[str, dict[bool, int]]
 ) -> list[Problem]:
     """A result missing, misplaced, answering no earlier call, answering one twice, or differing in text."""
     where = f"[{index}]"
@@ -86,15 +87,19 @@ def _result_problems(
                 f"no earlier tool call has the id {quoted(result.tool_call_id)}",
             )
         )
-    if not result.pending:
-        earlier = completed.setdefault(result.tool_call_id, index)
-        if earlier != index:
-            problems.append(
-                Problem(
-                    f"{where}.tool_result.tool_call_id",
-                    f"tool call {quoted(result.tool_call_id)} already has a completed result at [{earlier}]",
-                )
+    # The call's first completed result and first placeholder: a second result of either kind
+    # answers the call twice (a completed result is the one to name, where there is one).
+    firsts = answered.setdefault(result.tool_call_id, {})
+    earlier = firsts.get(False, firsts.get(True))
+    if earlier is not None:
+        state = "a completed" if False in firsts else "a pending"
+        problems.append(
+            Problem(
+                f"{where}.tool_result.tool_call_id",
+                f"tool call {quoted(result.tool_call_id)} already has {state} result at [{earlier}]",
             )
+        )
+    firsts.setdefault(result.pending, index)
     if message.content != result.content:
         problems.append(
             Problem(f"{where}.content", "differs from tool_result.content (orion-core stores the text twice)")

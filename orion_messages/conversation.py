@@ -23,7 +23,7 @@ from ._message_index import MessageIndex
 from ._text import kind_of
 from .checks import find_problems
 from .counting import MessageCounter
-from .errors import ArgumentTypeError, PendingResultNotFound, Problem, ResultAlreadyResolved
+from .errors import ArgumentTypeError, FormatError, PendingResultNotFound, Problem, ResultAlreadyResolved
 from .ids import COUNTER_MAX, message_number
 from .models import Message, ToolResult
 from .planning import ContextConfig, PrunePlan, _context_config, _Counting, _counting, _plan, _PlanCache
@@ -155,6 +155,13 @@ class Conversation(Sequence[Message]):
         self._index: MessageIndex | None = None  # built on the first lookup by id or tool call
         self.extend(messages)
 
+    def __copy__(self) -> Conversation:
+        """A conversation of the same messages (they are immutable) that changes independently;
+        its ``next_id`` goes on from this one's."""
+        copied = Conversation(self._messages)
+        copied._last_counter = self._last_counter
+        return copied
+
     @property
     def messages(self) -> Sequence[Message]:
         """The messages, in order (a read-only view, not a copy; equal to a list of the same messages)."""
@@ -213,15 +220,26 @@ class Conversation(Sequence[Message]):
         if indent is not None:
             storage.save(path, self._messages, indent=indent)
             return
-        self._encoded.update(self._messages)
+        self._encode_for(path)
         target = Path(path)
         # storage writes any bytes-like buffer; this one is reused, not copied
         self._encoded.write_compact(lambda data: storage._replace_atomically(target, data))  # type: ignore[arg-type]
 
     def save_jsonl(self, path: str | os.PathLike[str]) -> None:
-        """Write the whole conversation as a JSON Lines log atomically (``orion_messages.save_jsonl``)."""
-        self._encoded.update(self._messages)
+        """Write the whole conversation as a JSON Lines log atomically (``orion_messages.save_jsonl``).
+
+        Raises:
+            FormatError: as ``save``; the file is left untouched.
+        """
+        self._encode_for(path)
         storage._replace_atomically(Path(path), self._encoded.jsonl())  # type: ignore[arg-type]  # any bytes-like buffer
+
+    def _encode_for(self, path: str | os.PathLike[str]) -> None:
+        """Bring the saved bytes up to date; a problem names the file, as ``storage.save``'s do."""
+        try:
+            self._encoded.update(self._messages)
+        except FormatError as error:
+            raise error.with_source(os.fspath(path)) from None
 
     # --- changes ------------------------------------------------------------------------------
 
@@ -302,12 +320,15 @@ class Conversation(Sequence[Message]):
     def resolve(self, tool_call_id: str, content: str, *, is_error: bool = False) -> Message:
         """Fill in a pending tool result: same id, same position, ``pending`` false.
 
-        Returns the resolved message.
+        Returns the resolved message. Its ``token_count`` is cleared: the count was the
+        placeholder's, and the text has changed (count it again, as for a new message).
 
         Raises:
             PendingResultNotFound: no tool-result message answers ``tool_call_id`` (a ``KeyError``).
-            ResultAlreadyResolved: the result for ``tool_call_id`` is already resolved (a
-                ``ValueError``); nothing changes.
+            ResultAlreadyResolved: the call already has a completed result (a ``ValueError``),
+                even beside a placeholder still pending: a second would answer the call twice
+                (``find_problems`` reports such a placeholder). Where calls repeat an id, a
+                result answers the call before it. Nothing changes.
             ArgumentTypeError: ``tool_call_id`` or ``content`` is not a str, or ``is_error`` not a bool.
         """
         if not isinstance(tool_call_id, str):
@@ -318,18 +339,35 @@ class Conversation(Sequence[Message]):
             raise ArgumentTypeError(f"content must be a str, got {kind_of(content)}")
         if not isinstance(is_error, bool):
             raise ArgumentTypeError(f"is_error must be a bool, got {type(is_error).__name__}")
-        index = self._lookup().first_pending(tool_call_id)
+        lookup = self._lookup()
+        index = lookup.first_pending(tool_call_id)
+        completed = lookup.completed(tool_call_id)
         if index is None:
-            resolved_at = self._lookup().last_result(tool_call_id)
-            if resolved_at is not None:
-                raise ResultAlreadyResolved(tool_call_id, index=resolved_at)
+            if completed:
+                raise ResultAlreadyResolved(tool_call_id, index=completed[-1])
             raise PendingResultNotFound(tool_call_id)
+        answered = self._answered_beside(tool_call_id, index, completed)
+        if answered is not None:
+            raise ResultAlreadyResolved(tool_call_id, index=answered)
         message = self._messages[index]
         result = cast(ToolResult, message.tool_result)  # a pending result's message holds one
         new_result = result.model_copy(update={"content": content, "is_error": is_error, "pending": False})
-        resolved = message.model_copy(update={"content": content, "tool_result": new_result})
+        update = {"content": content, "tool_result": new_result, "token_count": None}
+        resolved = message.model_copy(update=update)
         self._replace_at(index, resolved)
         return resolved
+
+    def _answered_beside(self, tool_call_id: str, placeholder: int, completed: list[int]) -> int | None:
+        """A completed result that answers the same call as the placeholder at ``placeholder``:
+        one with no call carrying ``tool_call_id`` between the two (ids repeated across calls
+        tie each result to the call before it). Only a conversation holding a completed result
+        for the id is looked through, and only between the two."""
+        for position in completed:
+            low, high = sorted((position, placeholder))
+            between = self._messages[low + 1 : high]
+            if not any(call.id == tool_call_id for message in between for call in message.tool_calls):
+                return position
+        return None
 
     def _count(self, message: Message) -> None:
         counter = message_number(message.id)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import inspect
 import os
 import warnings
-from collections.abc import Generator, Iterable
+from collections.abc import Generator, Iterable, Mapping
 from functools import partial
 from pathlib import Path
 from typing import Annotated, Any, ClassVar, Literal, get_args
@@ -396,10 +396,22 @@ def messages_from_events(events: Iterable[AgentEvent]) -> list[Message]:
     count the agent leaves unset); a message that already has a ``token_count`` keeps it.
     Every other event adds nothing: ``message_start`` is followed by a ``message_end`` with the
     same message, and ``agent_end`` and ``turn_end`` repeat messages already recorded.
+
+    Raises:
+        ArgumentTypeError: ``events`` is text, bytes or a mapping, or an item is not an event
+            model (a dict or a JSON line: ``parse_event`` and ``iter_events`` read those).
     """
+    if isinstance(events, (str, bytes, bytearray, Mapping)):
+        raise ArgumentTypeError(
+            f"messages_from_events takes events, got {kind_of(events)} (iter_events reads a log)"
+        )
     messages: list[Message] = []
     stats: GenerationStatsEvent | None = None
-    for event in events:
+    for index, event in enumerate(events):
+        if not isinstance(event, _Event):
+            raise ArgumentTypeError(
+                f"[{index}]: expected an event, found {kind_of(event)} (parse_event reads one)"
+            )
         if isinstance(event, GenerationStatsEvent):
             stats = event
         elif isinstance(event, MessageEndEvent):

@@ -32,14 +32,14 @@ from .errors import (
 )
 from .models import Message
 from .wire import (
-    dumps,
-    dumps_message,
     duplicate_key_problems,
+    file_bytes,
     is_array_of_objects,
     is_one_json_object,
     load_conversation,
     load_message,
     loads_message,
+    record_bytes,
 )
 
 __all__ = ["TornLineWarning", "append_jsonl", "iter_jsonl", "load", "read_jsonl", "save", "save_jsonl"]
@@ -87,8 +87,12 @@ def _check_regular(mode: int, path: PathLike) -> None:
         raise NotARegularFileError(os.fspath(path), kind)
 
 
-def _open_regular(path: PathLike, flags: int, mode: int = 0o644) -> int:
-    """Open ``path`` (following symlinks) and return the descriptor, if it is a regular file."""
+def _open_regular(path: PathLike, flags: int, mode: int = 0o666) -> int:
+    """Open ``path`` (following symlinks) and return the descriptor, if it is a regular file.
+
+    A file it creates gets ``mode`` less the umask, as an ordinary ``open`` gives it (a log that
+    several processes of a group append to stays writable by the group).
+    """
     try:
         fd = os.open(path, flags | _O_NONBLOCK | _O_CLOEXEC | _O_BINARY, mode)
     except IsADirectoryError:  # opening a folder for writing fails before it can be looked at
@@ -145,7 +149,7 @@ def save(path: PathLike, messages: Iterable[Message], *, indent: int | None = No
         OSError: the file cannot be written; the previous file is left whole.
     """
     try:
-        data = dumps(messages, indent=indent)  # fails before the disk changes
+        data = file_bytes(messages, indent=indent)  # fails before the disk changes
     except FormatError as error:
         raise error.with_source(os.fspath(path)) from None
     _replace_atomically(path, data)
@@ -156,7 +160,7 @@ def _record(index: int, message: Message) -> bytes:
     if not isinstance(message, Message):
         raise ArgumentTypeError(f"[{index}]: expected a Message, found {kind_of(message)}")
     try:
-        return dumps_message(message) + b"\n"
+        return record_bytes(message) + b"\n"
     except FormatError as error:
         raise error.within(f"[{index}]") from None
 
@@ -524,7 +528,10 @@ def append_jsonl(path: PathLike, message: Message, *, fsync: bool = True) -> Non
         OSError: naming the file, when the record cannot be written whole (a full disk); the
             partial record is removed again.
     """
-    record = dumps_message(message) + b"\n"
+    try:
+        record = record_bytes(message) + b"\n"
+    except FormatError as error:
+        raise error.with_source(os.fspath(path)) from None
     fd = _open_regular(path, os.O_RDWR | os.O_CREAT | os.O_APPEND)
     try:
         with _locked(fd):

@@ -106,32 +106,54 @@ def parse_store_url(url: str) -> StoreURL:
     return StoreURL("sqlite", path or ":memory:", conversation, display)
 
 
+_SECRET_PARAMETERS = frozenset({"password", "sslpassword"})
+"""The libpq parameters whose values are secrets, masked wherever a URL is shown."""
+
+
 def masked_url(url: str) -> str:
-    """``url`` with its passwords (``user:pw@``, ``?password=``) shown as ``***``, for messages."""
+    """``url`` with its passwords (``user:pw@``, ``?password=``, ``?sslpassword=``) shown as ``***``, for messages.
+
+    Conservatively: the password in the authority runs from the user name's colon to the last
+    ``@`` (a password may hold ``@``, ``/`` and ``?``), so an ``@`` later in the URL masks more
+    than the password, never less. A whole parameter value equal to a password is masked too.
+    """
+    spans = _secret_spans(url)
     masked = url
-    for secret in filter(None, url_passwords(url)):  # a value equal to it elsewhere is masked too
-        masked = masked.replace(f":{secret}@", ":***@", 1)
+    for start, end in reversed(spans):
+        masked = f"{masked[:start]}***{masked[end:]}"
+    for secret in {url[start:end] for start, end in spans if end > start}:
         masked = re.sub(f"=({re.escape(secret)})(?=[&#]|$)", "=***", masked)  # whole values only
     return masked
 
 
 def url_passwords(url: str) -> list[str]:
-    """The passwords a store URL holds, as written: the authority's ``user:pw@``, then the
-    value of each ``password`` parameter.
+    """The passwords a store URL holds, as written: the authority's ``user:pw@`` (from the user
+    name's colon to the last ``@``), then the value of each ``password`` and ``sslpassword``
+    parameter."""
+    return [url[start:end] for start, end in _secret_spans(url)]
 
-    The user information ends at the first ``@`` before any ``/``, as libpq reads it, so a
-    password may hold a ``?`` (``postgresql://me:pa?ss@db/chats``).
-    """
-    _, _, rest = url.partition(":")
-    after = rest[2:] if rest.startswith("//") else ""
-    userinfo, at, _ = after.partition("/")[0].partition("@")
-    found = [userinfo.partition(":")[2]] if at and ":" in userinfo else []
-    query = (after[len(userinfo) + 1 :] if at else rest).partition("?")[2]
-    for segment in query.split("&") if query else ():
-        key, equals, value = segment.partition("=")
-        if equals and unquote(key).strip().lower() == "password":
-            found.append(value)
-    return found
+
+def _secret_spans(url: str) -> list[tuple[int, int]]:
+    """Where ``url``'s passwords are, as ``(start, end)`` offsets in order."""
+    spans: list[tuple[int, int]] = []
+    scheme, _, rest = url.partition(":")
+    query_from = len(scheme) + 1
+    if rest.startswith("//"):
+        authority = len(scheme) + 3
+        at = url.rfind("@")
+        colon = url.find(":", authority, at) if at > authority else -1
+        # A "/" or "?" before the colon: it is a port's or a parameter's, not the user name's.
+        if colon >= 0 and not any(mark in url[authority:colon] for mark in "/?"):
+            spans.append((colon + 1, at))
+            query_from = at + 1
+    mark = url.find("?", query_from)
+    offset = mark + 1
+    for segment in url[offset:].split("&") if mark >= 0 else ():
+        key, equals, _ = segment.partition("=")
+        if equals and unquote(key).strip().lower() in _SECRET_PARAMETERS:
+            spans.append((offset + len(key) + 1, offset + len(segment)))
+        offset += len(segment) + 1
+    return spans
 
 
 def _conversation_parameter(segments: list[str], display: str) -> tuple[str | None, list[str]]:
@@ -166,7 +188,9 @@ class _Backend(Protocol):
 def _upgrade_operation(dialect: Dialect, where: str, create: bool) -> Operation[int]:
     # The module attribute, read now: tests stand in a newer version to prove the mechanism.
     target = _store_schema.SCHEMA_VERSION
-    return Operation(True, lambda s: _store_schema.upgrade(s, dialect, where, target, create=create))
+    # create=False only reads the version: a read transaction takes no write lock, so a file or a
+    # role that may only read opens the store.
+    return Operation(create, lambda s: _store_schema.upgrade(s, dialect, where, target, create=create))
 
 
 def _planning(
@@ -200,7 +224,8 @@ def _open_sync(url: StoreURL, create: bool) -> SyncBackend:
         backend = _store_postgres.connect(url.database, url.display)
     try:
         backend.run(_upgrade_operation(backend.dialect, backend.where, create))
-        backend.configure()
+        if create:  # a reader's open leaves the database as it found it (SQLite's journal mode too)
+            backend.configure()
     except BaseException:
         backend.close()
         raise
@@ -216,8 +241,12 @@ def open_store(url: str, *, create: bool = True) -> ConversationStore:
     upgraded either, so a role that may only read can open it, and an older orion-messages
     sharing it keeps working; with ``create=True`` it is upgraded.
 
+    With ``create=False`` the database is only read (the version in a read transaction; a SQLite
+    file's journal mode is left as it is), so a file or a role that may only read opens it.
+
     Raises:
-        StoreError: a bad URL; with ``create=False``, no store at ``url``.
+        StoreError: a bad URL; a missing folder for a new SQLite file; a version table that is
+            not one row of a known version; with ``create=False``, no store at ``url``.
         StoreVersionError: the store was written by a newer orion-messages; it is left untouched.
         ImportError: a PostgreSQL URL without psycopg installed (``pip install orion-messages[postgres]``).
     """

@@ -33,7 +33,7 @@ from ._problems import problem_from, problems_from
 from ._text import kind_of, location, quoted
 from ._unknown_values import Origin, is_malformed, is_too_deep, json_invalid, without_unwritable_unknown_keys
 from .checks import find_problems
-from .errors import ArgumentTypeError, FormatError, Problem
+from .errors import ArgumentTypeError, ArgumentValueError, FormatError, Problem
 from .models import Message, ToolCall, ToolResult, _WireModel
 
 __all__ = ["FloatStyle", "dumps", "dumps_message", "loads", "loads_message"]
@@ -419,13 +419,44 @@ def dumps(
             an item is not a ``Message`` (the message names it: ``[3]``).
         FormatError: a message holds something that cannot be written back losslessly.
     """
+    return dump_json(_CONVERSATION, _listed(messages), indent=indent, float_style=float_style)
+
+
+def _listed(messages: Iterable[Message]) -> list[Message]:
     if isinstance(messages, (str, bytes, bytearray, Mapping, BaseModel)):
         raise ArgumentTypeError(
             f"dumps takes a list of messages, got {kind_of(messages)} (dumps_message writes one)"
         )
-    if not isinstance(messages, list):
-        messages = list(messages)
-    return dump_json(_CONVERSATION, messages, indent=indent, float_style=float_style)
+    return messages if isinstance(messages, list) else list(messages)
+
+
+def file_bytes(messages: Iterable[Message], *, indent: int | None = None) -> bytes:
+    """``dumps`` for bytes bound for a file: always looked through for NaN and infinity.
+
+    Validation keeps them out, but a value changed in place inside a message (an ``arguments``
+    dict, which Python cannot freeze) may hold one; a file that would not load again must never
+    replace one that does. The look costs little beside writing the file.
+    """
+    return dump_json(_CONVERSATION, _listed(messages), indent=indent, check_numbers=True)
+
+
+def record_bytes(message: Message) -> bytes:
+    """``dumps_message`` for a record bound for a file or a database row, looked through for
+    NaN and infinity as ``file_bytes`` is (a log with a record it cannot read is stuck).
+
+    Only a message holding free JSON values (``arguments``, unknown keys' values: the dicts and
+    lists Python lets a caller change) is looked through; every other value was validated.
+    """
+    if not isinstance(message, Message):
+        raise ArgumentTypeError(f"expected a Message, got {kind_of(message)}")
+    return dump_json(_MESSAGE, message, check_numbers=_holds_free_values(message))
+
+
+def _holds_free_values(message: Message) -> bool:
+    result = message.tool_result
+    return bool(
+        message.tool_calls or message.__pydantic_extra__ or (result is not None and result.__pydantic_extra__)
+    )
 
 
 def dumps_message(message: Message, *, indent: int | None = None, float_style: FloatStyle = "zmij") -> bytes:
@@ -450,13 +481,19 @@ def dump_json(
     *,
     indent: int | None = None,
     float_style: FloatStyle = "zmij",
+    check_numbers: bool = False,
     **options: Any,
 ) -> bytes:
     """``adapter.dump_json`` (the models' own omission rules), refusing what cannot be read back.
 
     Shared by every writer in the package (conversations, messages, events); ``options`` go to
     pydantic's ``dump_json``. pydantic-core already spells floats as current serde_json does.
+    ``check_numbers``: look for NaN and infinity even if no value was set without validation.
     """
+    if indent is not None and type(indent) is not int:
+        raise ArgumentTypeError(f"indent must be None or an int, got {kind_of(indent)} {indent!r}")
+    if indent is not None and indent < 0:
+        raise ArgumentValueError(f"indent must not be negative, got {indent}")
     try:
         # warnings="error": a value of the wrong type (a dict in a list of messages, a float set
         # through model_construct) is refused instead of written with a warning.
@@ -466,8 +503,8 @@ def dump_json(
         raise FormatError([_unwritable(value, _serialization_reason(error))]) from None
     # NaN and infinity reach a model only past validation (model_construct), which raises the
     # flag; the writer spells them as literals, and the scan finds any.
-    if _WireModel.values_unchecked and (literal := first_non_finite_literal(data)):
-        why = f"a number is {literal[0]}, which JSON cannot hold (set without validation, through model_construct)"
+    if (check_numbers or _WireModel.values_unchecked) and (literal := first_non_finite_literal(data)):
+        why = f"a number is {literal[0]}, which JSON cannot hold (set without validation: through model_construct, or changed in place)"
         raise FormatError([_unwritable(value, why)])
     if float_style == "ryu" and b"e+" in data:
         data = _STRING_OR_EXPONENT.sub(_drop_exponent_sign, data)

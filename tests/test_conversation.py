@@ -350,7 +350,9 @@ def test_check_two_completed_results_for_one_call() -> None:
         Message.tool_result_message("m4", "c", "tool", "y", timestamp=4),
     ]
     assert find_problems(messages) == [
-        Problem("[3].tool_result.tool_call_id", 'tool call "c" already has a completed result at [2]')
+        # A completed result beside a placeholder never filled in: the call is answered twice.
+        Problem("[2].tool_result.tool_call_id", 'tool call "c" already has a pending result at [1]'),
+        Problem("[3].tool_result.tool_call_id", 'tool call "c" already has a completed result at [2]'),
     ]
 
 
@@ -485,7 +487,7 @@ def test_a_message_that_cannot_be_written_leaves_the_next_save_whole(
     path = tmp_path / "chat.json"
     conversation = Conversation(_tool_loop())
     conversation.save(path)
-    monkeypatch.setattr(_encoded, "dumps_message", refuse_msg_7)
+    monkeypatch.setattr(_encoded, "record_bytes", refuse_msg_7)
     conversation.append(Message.user("msg-7", "unwritable", timestamp=7))
     assert conversation.set_pinned("msg-2", True)  # a replaced message waits to be encoded too
     with pytest.raises(orion_messages.FormatError):
@@ -595,7 +597,7 @@ def test_a_save_error_names_the_message_as_save_does(tmp_path: Path) -> None:
     for write in writes:
         with pytest.raises(FormatError) as raised:
             write()
-        assert raised.value.problems[0].location == "[1]"
+        assert raised.value.problems[0].location == "[1].content"
     smuggled = Message.model_construct(**{**messages[0].__dict__, "timestamp": 1.5})
     with pytest.raises(FormatError) as raised:
         Conversation([messages[0], smuggled]).save(tmp_path / "e.json")
@@ -690,3 +692,78 @@ def test_a_conversation_is_a_read_only_sequence_of_its_messages() -> None:
     assert second in conversation
     assert conversation.index(second) == 1
     assert list(reversed(conversation)) == [second, first]
+
+
+def _call_with_results(*results: Message) -> Conversation:
+    call = ToolCall(id="c1", name="build", arguments={})
+    return Conversation(
+        [
+            Message.user("msg-1", "go", timestamp=1),
+            Message.assistant("msg-2", "", [call], timestamp=2),
+            *results,
+        ]
+    )
+
+
+def test_resolve_refuses_a_call_that_already_has_a_completed_result_beside_a_placeholder() -> None:
+    # A placeholder left beside a completed result cannot be filled in: the call would have two.
+    done = Message.tool_result_message("msg-3", "c1", "build", "ok", timestamp=3)
+    waiting = Message.pending_result("msg-4", "c1", "build", timestamp=4)
+    conversation = _call_with_results(done, waiting)
+    before = list(conversation)
+    with pytest.raises(orion_messages.ResultAlreadyResolved, match=r"already resolved \(at \[2\]\)"):
+        conversation.resolve("c1", "again")
+    assert list(conversation) == before
+    assert [problem.location for problem in find_problems(conversation.messages)] == [
+        "[3].tool_result.tool_call_id"
+    ]
+
+
+def test_two_placeholders_for_one_call_fill_in_once() -> None:
+    first = Message.pending_result("msg-3", "c1", "build", timestamp=3)
+    second = Message.pending_result("msg-4", "c1", "build", timestamp=4)
+    conversation = _call_with_results(first, second)
+    assert [str(problem) for problem in find_problems(conversation.messages)] == [
+        '[3].tool_result.tool_call_id: tool call "c1" already has a pending result at [2]'
+    ]
+    assert conversation.resolve("c1", "ok").id == "msg-3"
+    with pytest.raises(orion_messages.ResultAlreadyResolved, match=r"\(at \[2\]\)"):
+        conversation.resolve("c1", "twice")
+
+
+def test_resolve_clears_the_placeholder_s_token_count() -> None:
+    waiting = Message.pending_result("msg-3", "c1", "build", timestamp=3).with_token_count(1)
+    conversation = _call_with_results(waiting)
+    resolved = conversation.resolve("c1", "x" * 40_000)
+    assert resolved.token_count is None
+    # Planned with the default counter, the result now costs its estimate (chars / 4), not 1.
+    with pytest.raises(orion_messages.ContextOverflowError):
+        conversation.plan_prune(ContextConfig(max_context_tokens=200, max_response_tokens=10))
+
+
+def test_a_copy_changes_independently_and_hands_out_fresh_ids() -> None:
+    import copy
+
+    conversation = _call_with_results()
+    assert conversation.next_id() == "msg-3"
+    copied = copy.copy(conversation)
+    copied.append(Message.user("msg-9", "only in the copy", timestamp=5))
+    assert [m.id for m in conversation] == ["msg-1", "msg-2"]
+    assert conversation.next_id() == "msg-4"  # still past every id it handed out
+    assert copied.next_id() == "msg-10"
+
+
+def test_a_call_id_used_again_by_a_later_call_is_resolved_for_that_call() -> None:
+    # Ids repeated across calls tie each result to the call before it: the earlier call's
+    # completed result does not answer the later call, whose placeholder is filled in.
+    call = ToolCall(id="c1", name="build", arguments={})
+    messages = [
+        Message.assistant("msg-1", "", [call], timestamp=1),
+        Message.tool_result_message("msg-2", "c1", "build", "first", timestamp=2),
+        Message.assistant("msg-3", "", [call], timestamp=3),
+        Message.pending_result("msg-4", "c1", "build", timestamp=4),
+    ]
+    conversation = Conversation(messages)
+    assert conversation.resolve("c1", "second").id == "msg-4"
+    with pytest.raises(orion_messages.ResultAlreadyResolved, match=r"\(at \[3\]\)"):
+        conversation.resolve("c1", "third")

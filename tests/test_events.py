@@ -16,7 +16,15 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from orion_messages import FormatError, Message, ToolCall, ToolResult, UnknownKeyWarning, loads
+from orion_messages import (
+    ArgumentTypeError,
+    FormatError,
+    Message,
+    ToolCall,
+    ToolResult,
+    UnknownKeyWarning,
+    loads,
+)
 from orion_messages.events import (
     AgentEndEvent,
     AgentEvent,
@@ -633,3 +641,19 @@ def test_strict_refuses_a_repeat_only_of_a_key_the_event_type_has(line: str, ref
             parse_event(line, strict=True)
     else:
         parse_event(line, strict=True)
+
+
+@pytest.mark.parametrize(
+    ("events", "said"),
+    [
+        ('{"type":"message_end"}', "messages_from_events takes events, got a str"),
+        (b"{}", "messages_from_events takes events, got a bytes"),
+        ({"type": "warning", "message": "w"}, "messages_from_events takes events, got a dict"),
+        ([{"type": "warning", "message": "w"}], "[0]: expected an event, found a dict"),
+    ],
+)
+def test_messages_from_events_refuses_what_is_not_an_event(events: Any, said: str) -> None:
+    # A dict or a JSON line is not an event model: refused, not skipped as "adding nothing".
+    with pytest.raises(ArgumentTypeError) as raised:
+        messages_from_events(events)
+    assert str(raised.value).startswith(said)

@@ -1189,3 +1189,81 @@ def test_a_message_that_cannot_be_saved_is_named_with_the_file(
     assert caught.value.source == str(path)
     assert str(caught.value).startswith(f"{path}: [1]")
     assert not path.exists()
+
+
+# --- a value changed in place, past validation -------------------------------------------------
+
+
+def _mutated_call() -> Message:
+    """An assistant message whose arguments dict was changed in place to hold NaN (Python lets
+    a caller do it; validation never saw the value)."""
+    message = Message.assistant("msg-2", "", [ToolCall(id="c", name="t", arguments={"k": [1]})], timestamp=1)
+    message.tool_calls[0].arguments["k"] = float("nan")
+    return message
+
+
+@pytest.mark.parametrize(
+    "writer", ["append_jsonl", "save", "save_jsonl", "Conversation.save", "Conversation.save_jsonl"]
+)
+def test_a_nan_put_in_place_never_reaches_the_disk(tmp_path: Path, writer: str) -> None:
+    first = Message.user("msg-1", "hi", timestamp=1)
+    path = tmp_path / ("log.jsonl" if "jsonl" in writer else "chat.json")
+    messages = [first, _mutated_call()]
+    writes: dict[str, Callable[[], None]] = {
+        "append_jsonl": lambda: append_jsonl(path, messages[1]),
+        "save": lambda: save(path, messages),
+        "save_jsonl": lambda: save_jsonl(path, messages),
+        "Conversation.save": lambda: om.Conversation(messages).save(path),
+        "Conversation.save_jsonl": lambda: om.Conversation(messages).save_jsonl(path),
+    }
+    if writer == "append_jsonl":
+        append_jsonl(path, first)
+    before = path.read_bytes() if path.exists() else None
+    with pytest.raises(FormatError) as raised:
+        writes[writer]()
+    assert "NaN, which JSON cannot hold" in str(raised.value)
+    assert str(raised.value).startswith(f"{path}: ")  # the file is named, as every writer names it
+    assert (path.read_bytes() if path.exists() else None) == before
+    if writer == "append_jsonl":
+        append_jsonl(path, Message.user("msg-3", "still a log", timestamp=3))  # not stuck
+        assert [m.id for m in read_jsonl(path)] == ["msg-1", "msg-3"]
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX permission bits")
+def test_append_jsonl_creates_a_log_as_an_ordinary_open_does(tmp_path: Path) -> None:
+    old = os.umask(0o002)
+    try:
+        append_jsonl(tmp_path / "log.jsonl", Message.user("msg-1", "hi", timestamp=1))
+        with open(tmp_path / "plain.txt", "w"):
+            pass
+    finally:
+        os.umask(old)
+    mode = stat.S_IMODE((tmp_path / "log.jsonl").stat().st_mode)
+    assert mode == 0o664 == stat.S_IMODE((tmp_path / "plain.txt").stat().st_mode)
+
+
+@pytest.mark.parametrize(
+    ("indent", "error"),
+    [
+        (-1, om.ArgumentValueError),
+        (True, om.ArgumentTypeError),
+        ("  ", om.ArgumentTypeError),
+        (2.0, om.ArgumentTypeError),
+    ],
+)
+def test_indent_must_be_a_non_negative_int(tmp_path: Path, indent: Any, error: type[Exception]) -> None:
+    messages = [Message.user("msg-1", "hi", timestamp=1)]
+    with pytest.raises(error, match=r"^indent must"):
+        save(tmp_path / "chat.json", messages, indent=indent)
+    with pytest.raises(error, match=r"^indent must"):
+        om.dumps(messages, indent=indent)
+    assert not (tmp_path / "chat.json").exists()
+
+
+def test_a_nan_put_in_place_in_an_unknown_key_is_refused_too(tmp_path: Path) -> None:
+    message = loads(b'[{"id":"msg-1","role":"user","content":"hi","timestamp":1,"x_meta":{"a":[1]}}]')[0]
+    assert message.model_extra is not None
+    message.model_extra["x_meta"]["a"] = float("inf")
+    with pytest.raises(FormatError, match="Infinity, which JSON cannot hold"):
+        append_jsonl(tmp_path / "log.jsonl", message)
+    assert not (tmp_path / "log.jsonl").exists()  # refused before the log is opened

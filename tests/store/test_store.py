@@ -456,11 +456,17 @@ def test_opening_sqlite_uses_wal_and_a_busy_timeout(tmp_path: Path) -> None:
         assert connection.execute("PRAGMA busy_timeout").fetchone()[0] >= 1000
 
 
-def test_a_store_in_a_missing_folder_is_a_file_not_found_error_naming_it(tmp_path: Path) -> None:
+def test_a_store_in_a_missing_folder_is_a_store_error_naming_it(tmp_path: Path) -> None:
+    # Every error the store raises on purpose is an OrionMessagesError; the OSError is its cause.
     missing = tmp_path / "nowhere" / "chats.db"
-    with pytest.raises(FileNotFoundError) as caught:
+    from orion_messages import StoreError
+
+    with pytest.raises(StoreError) as caught:
         open_store(f"sqlite:///{missing}")
-    assert caught.value.filename == str(missing)
+    assert str(caught.value) == f"{missing}: no such folder for the store's database"
+    assert isinstance(caught.value.__cause__, FileNotFoundError)
+    assert caught.value.__cause__.filename == str(missing)
+    assert not missing.parent.exists()
 
 
 def test_without_a_server_the_postgres_tests_skip_but_fail_under_ci(monkeypatch: pytest.MonkeyPatch) -> None:

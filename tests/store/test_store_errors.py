@@ -162,3 +162,21 @@ def test_argument_errors_are_orion_errors_with_their_builtin_base(
     assert isinstance(caught.value, OrionMessagesError)
     assert [m.id for m in store.load("c1")] == ["msg-1", "msg-2", "msg-3"]
     assert [c.id for c in store.conversations()] == ["c1"]
+
+
+def test_resolve_refuses_a_placeholder_beside_a_completed_result(store: ConversationStore) -> None:
+    # As Conversation.resolve: a second completed result would answer the call twice.
+    store.append("c1", Message.tool_result_message("msg-4", "call-1", "weather", "18 °C", timestamp=4))
+    before = store.load("c1")
+    with pytest.raises(ResultAlreadyResolved) as caught:
+        store.resolve("c1", "call-1", "again")
+    assert str(caught.value) == 'conversation "c1": the result for tool call "call-1" is already resolved'
+    assert store.load("c1") == before
+
+
+def test_resolve_clears_the_placeholder_s_token_count(store: ConversationStore) -> None:
+    store.set_pinned("c1", "msg-3", True)
+    store.replace_messages("c1", [m.with_token_count(1) for m in store.load("c1")])
+    resolved = store.resolve("c1", "call-1", "x" * 400)
+    assert resolved.token_count is None
+    assert store.load("c1")[2].token_count is None

@@ -126,7 +126,7 @@ def test_after_a_missing_or_deleted_conversation_raises(store: ConversationStore
     with pytest.raises(ConversationNotFound) as caught:
         store.conversations(limit=2, after="nope")
     assert caught.value.conversation_id == "nope"
-    assert str(caught.value) == 'no conversation "nope" in the store'
+    assert str(caught.value) == f'{store.where}: no conversation "nope" in the store'
     store.delete("b")
     with pytest.raises(ConversationNotFound):
         store.conversations(limit=2, after="b")
