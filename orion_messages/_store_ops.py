@@ -32,6 +32,7 @@ from .errors import (
     PendingResultNotFound,
     ResultAlreadyResolved,
     StoreError,
+    require_bool,
 )
 from .models import Message, now_ms
 from .pruning import ContextConfig, PrunePlan, PruneStrategy, TokenCounter, estimate_tokens, plan_prune
@@ -485,8 +486,7 @@ def replace(conversation_id: str, messages: Iterable[Message], create: bool) -> 
     """
     checked_id(conversation_id)
     rows = _rows(messages)
-    if not isinstance(create, bool):
-        raise ArgumentTypeError(f"create must be a bool, got {type(create).__name__} {create!r}")
+    require_bool("create", create)
     if create:
         _check_id_bytes("conversation id", conversation_id)
 
@@ -580,8 +580,7 @@ def set_pinned(conversation_id: str, message_id: str, pinned: bool) -> Operation
     """
     checked_id(conversation_id)
     _text("message_id", message_id)
-    if not isinstance(pinned, bool):
-        raise ArgumentTypeError(f"pinned must be a bool, got {type(pinned).__name__} {pinned!r}")
+    require_bool("pinned", pinned)
 
     def steps(s: Statements) -> Steps[bool]:
         yield from _locked(s, conversation_id)
@@ -653,8 +652,7 @@ def prune(
         ArgumentValueError: ``config`` asks for the summarize strategy, which needs a model call.
     """
     checked_id(conversation_id)
-    if not isinstance(archive, bool):
-        raise ArgumentTypeError(f"archive must be a bool, got {type(archive).__name__} {archive!r}")
+    require_bool("archive", archive)
     if isinstance(config, ContextConfig) and config.strategy is PruneStrategy.SUMMARIZE:
         raise ArgumentValueError(
             "the store's prune drops turns (the sliding window); to summarize, load the messages, "

@@ -23,7 +23,7 @@ from ._arguments import decode_arguments, encode_arguments
 from ._conversion_input import _Input, _Numbering, _stamp, _unknown_keys
 from ._problems import describe, problems_from
 from .conversions import ConversionResult, OrphanPolicy, _fix_orphans, _input_list, _Report
-from .errors import ConversionError, Problem
+from .errors import ConversionError, Problem, require_bool
 from .models import Message, Role
 
 __all__ = ["METADATA_KEY", "ArgumentsMode", "from_chat_template", "to_chat_template"]
@@ -72,8 +72,10 @@ def to_chat_template(
         ConversionError: a tool_result message without a result, an orphan with
             ``orphans="error"``, an unknown ``orphans`` policy or ``arguments`` mode, a refused
             loss in strict mode, or an item that is not a ``Message``.
-        ArgumentTypeError: ``strict`` is not a bool, or ``accept`` is a string or holds a non-string.
+        ArgumentTypeError: ``strict`` or ``metadata`` is not a bool, or ``accept`` is a string
+            or holds a non-string.
     """
+    require_bool("metadata", metadata)
     report = _Report(strict=strict, accept=accept)
     _check_arguments_mode(arguments)
     fixed, sources, changes = _fix_orphans(messages, orphans)

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
-from ._text import quoted
-from .errors import Problem
+from ._text import kind_of, quoted
+from .errors import ArgumentTypeError, Problem
 from .models import Message, Role
 
 __all__ = ["find_problems"]
@@ -22,12 +22,19 @@ def find_problems(messages: Sequence[Message]) -> list[Problem]:
     beside a completed result included: ``resolve`` cannot fill it in), and top-level content
     that differs from the result's content. orion-core itself loads all of these; loading stays
     lenient unless ``strict=True`` is asked for.
+
+    Raises:
+        ArgumentTypeError: ``messages`` is text or a mapping, or an item is not a ``Message``.
     """
+    if isinstance(messages, (str, bytes, bytearray, Mapping)):
+        raise ArgumentTypeError(f"find_problems takes a list of messages, got {kind_of(messages)}")
     problems: list[Problem] = []
     message_ids: dict[str, int] = {}
     call_ids: dict[str, str] = {}
     answered: dict[str, dict[bool, int]] = {}  # call id -> pending -> its first such result
     for index, message in enumerate(messages):
+        if not isinstance(message, Message):
+            raise ArgumentTypeError(f"find_problems: [{index}]: expected a Message, found {kind_of(message)}")
         where = f"[{index}]"
         first = message_ids.setdefault(message.id, index)
         if first != index:

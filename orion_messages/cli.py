@@ -51,6 +51,7 @@ from ._store_cli import (
 from ._version import __version__
 from .checks import find_problems
 from .errors import (
+    MAX_REPORTED_PROBLEMS,
     ContextOverflowError,
     FormatError,
     OrionMessagesError,
@@ -111,7 +112,7 @@ _PROGRESS_MIN_FILES = 20
 _PROGRESS_MIN_BYTES = 8 << 20
 _READ_CHUNK = 1 << 20
 _PROGRESS_EVERY_RECORDS = 2048
-_MAX_PROBLEMS_PER_FILE = 1000
+_MAX_PROBLEMS_PER_FILE = MAX_REPORTED_PROBLEMS  # what a FormatError keeps: one cap for .json and .jsonl
 
 
 class _Fatal(Exception):
@@ -129,6 +130,9 @@ class _Fatal(Exception):
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line with ``argv`` (default: ``sys.argv[1:]``) and return the exit status."""
+    if sys.stdout is None:  # started with standard output closed (``>&-``): nothing can be said
+        _err("error: standard output is closed")
+        return EXIT_INVALID
     parser = _parser()
     try:
         args = parser.parse_args(argv)
@@ -152,7 +156,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             os.dup2(devnull, sys.stdout.fileno())
         return EXIT_INVALID
     except OSError as error:  # anything the checks above did not foresee: still one line
-        _err(f"error: {error.filename or ''}: {error.strerror or error}")
+        where = f"{error.filename}: " if error.filename else ""  # none: a standard stream
+        _err(f"error: {where}{error.strerror or error}")
         return EXIT_INVALID
     except MemoryError:
         _err("error: out of memory")
@@ -216,14 +221,15 @@ def _add_validate(commands: argparse._SubParsersAction[argparse.ArgumentParser])
         help="check conversation files and logs against orion-core's format",
         description="Check .json conversations, .jsonl logs and agent event streams (folders are "
         "searched recursively; '-' reads standard input). Each problem is one line, FILE: [i].field: "
-        "message. Semantic problems (duplicate ids, results without a call, ...) are warnings; "
-        "--strict makes them errors, along with keys repeated in one object and a torn last line.",
+        "message. A known key repeated in one object is an error, as orion-core refuses it. Semantic "
+        "problems (duplicate ids, results without a call, ...) are warnings; --strict makes them "
+        "errors, along with a torn last line.",
     )
     validate.add_argument(
         "paths", nargs="+", metavar="PATH", help="a file, a folder to search, a store URL, or -"
     )
     validate.add_argument(
-        "--strict", action="store_true", help="semantic problems, duplicate keys and torn lines are errors"
+        "--strict", action="store_true", help="semantic problems and a torn last line are errors"
     )
     _add_format(validate)
     validate.add_argument("-q", "--quiet", action="store_true", help="print problems only, no summary")
@@ -999,7 +1005,9 @@ def _is_regular(path: str) -> bool:
 
 
 def _validate(args: argparse.Namespace) -> int:
-    stores = [_listed(raw) for raw in args.paths if is_store_url(raw)]
+    _stdin_once(*((f"PATH {number}", path) for number, path in enumerate(args.paths, 1)))
+    # A store named twice is checked once, as a file named twice is (``_collect``).
+    stores = [_listed(raw) for raw in dict.fromkeys(args.paths) if is_store_url(raw)]
     files = [raw for raw in args.paths if not is_store_url(raw)]
     found = _collect(files) if files else []
     total = sum(len(store.conversations) for store in stores) + len(found)
@@ -1130,7 +1138,7 @@ def _tally(report: _Parsed, progress: _Progress, *, as_text: bool) -> _Tally:
         messages=len(report.messages),
         events=report.events,
         errors=len(report.errors) + report.omitted,
-        warnings=len(report.warnings),
+        warnings=len(report.warnings) + report.omitted_warnings,
         entry=None if as_text else _file_json(report),
     )
 
@@ -1186,7 +1194,7 @@ def _file_json(report: _Parsed) -> dict[str, Any]:
         "messages": None if not report.valid else report.events or len(report.messages),
         "errors": [_problem_json(p) for p in report.errors],
         "warnings": [_problem_json(p) for p in report.warnings],
-        "omitted": report.omitted,
+        "omitted": report.omitted + report.omitted_warnings,
     }
 
 
@@ -1332,6 +1340,8 @@ def _prune(args: argparse.Namespace) -> int:
     to_store = args.output is not None and is_store_url(args.output)
     if to_store and args.to is not None:
         args.parser.error(_STORE_TO)
+    if args.output is None and args.to is not None:
+        args.parser.error("--to is for the pruned messages' format: it needs -o/--output")
     name, kind, messages = _messages(args.path)
     target_kind = _output_kind(args, default=kind) if args.output and not to_store else None
     config = ContextConfig(

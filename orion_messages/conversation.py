@@ -35,6 +35,10 @@ from .turns import TurnLayout, split_turns
 __all__ = ["Conversation"]
 
 
+def _counted(count: int) -> str:
+    return f"{count} message" if count == 1 else f"{count} messages"
+
+
 def _require_message(message: object) -> None:
     if not isinstance(message, Message):
         raise ArgumentTypeError(f"expected a Message, got {type(message).__name__}")
@@ -73,7 +77,7 @@ class _MessagesView(Sequence[Message]):
         return iter(self._items)
 
     def __repr__(self) -> str:
-        return f"<{len(self._items)} messages>"
+        return f"<{_counted(len(self._items))}>"
 
     def __eq__(self, other: object) -> bool:
         """Equal to a view, list or tuple holding equal messages in the same order."""
@@ -181,7 +185,7 @@ class Conversation(Sequence[Message]):
         return self._messages[index]
 
     def __repr__(self) -> str:
-        return f"Conversation({len(self._messages)} messages)"
+        return f"Conversation({_counted(len(self._messages))})"
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Conversation):

@@ -15,8 +15,8 @@ from functools import lru_cache
 from typing import Any, Generic, Literal, NamedTuple, TypeVar, get_args
 
 from ._problems import describe
-from .errors import ArgumentTypeError, ConversionError, Problem
-from .models import Message, Role, ToolCall
+from .errors import ArgumentTypeError, ConversionError, Problem, require_bool
+from .models import Message, Role, ToolCall, first_non_message, require_message_list
 
 __all__ = [
     "MISSING_RESULT_TEXT",
@@ -168,8 +168,7 @@ class _Report:
     """Collects losses while converting; ``finish`` applies strict mode (private)."""
 
     def __init__(self, *, strict: bool, accept: Iterable[str]) -> None:
-        if not isinstance(strict, bool):
-            raise ArgumentTypeError(f"strict must be a bool, got {type(strict).__name__} {strict!r}")
+        require_bool("strict", strict)
         self.losses: list[Loss] = []
         self.strict = strict
         self.accept = _field_names(accept)
@@ -246,7 +245,13 @@ def find_orphans(messages: Sequence[Message]) -> list[Orphan]:
     between the call's message and it; a later one is misplaced (``Orphan.partner``). A pending
     placeholder counts as a result: it answers its call (see ``docs/conversions.md`` for what
     each format receives for it).
+
+    Raises:
+        ArgumentTypeError: ``messages`` is not a list of messages.
     """
+    require_message_list(messages, "find_orphans")
+    if (wrong := first_non_message(messages, "find_orphans")) is not None:
+        raise wrong
     return _find_orphans(messages, moved_out=frozenset())
 
 

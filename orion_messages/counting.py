@@ -23,7 +23,7 @@ from typing import Any
 
 import orjson
 
-from .errors import ArgumentTypeError, ArgumentValueError
+from .errors import ArgumentTypeError, ArgumentValueError, require_bool
 from .models import Message
 from .text_counters import callable_counter
 
@@ -147,6 +147,7 @@ class TokenCounter:
 
     def __init__(self, count: MessageCounter, *, use_token_count: bool = False) -> None:
         self._count = _require_message_counter(count, "TokenCounter")
+        require_bool("use_token_count", use_token_count)
         self._use_token_count = use_token_count
         # Keyed by id(message), each entry dropped by a weakref callback when its message goes.
         self._counts: dict[int, int] = {}

@@ -447,6 +447,16 @@ class ArgumentTypeError(OrionMessagesError, TypeError):
     """
 
 
+def require_bool(name: str, value: object) -> None:
+    """Refuse a flag that is not a ``bool`` (``strict="no"`` would be taken as true).
+
+    Raises:
+        ArgumentTypeError: naming the argument and what it got.
+    """
+    if not isinstance(value, bool):
+        raise ArgumentTypeError(f"{name} must be a bool, got {type(value).__name__} {value!r}")
+
+
 class ArgumentValueError(OrionMessagesError, ValueError):
     """An argument whose value is not allowed, such as a negative count.
 

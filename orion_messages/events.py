@@ -29,7 +29,7 @@ from ._json_rules import JSON_VALUE
 from ._problems import describe, integer_ranges, problem_from
 from ._text import kind_of, location
 from .checks import find_problems
-from .errors import ArgumentTypeError, FormatError, Problem
+from .errors import ArgumentTypeError, FormatError, Problem, require_bool
 from .models import U32_MAX, Message, Role, ToolResult, _WireModel
 from .wire import dump_json, duplicate_key_problems, message_fields, validate_json
 
@@ -334,6 +334,7 @@ def parse_event(line: bytes | bytearray | memoryview | str, *, strict: bool = Fa
     Raises:
         FormatError: with every problem and its location inside the event (``message.timestamp``).
     """
+    require_bool("strict", strict)
     if isinstance(line, (bytearray, memoryview)):
         line = bytes(line)
     event = validate_json(_EVENT, line, _event_problems, read_whole=True)  # serde buffers a tagged enum
@@ -375,6 +376,7 @@ def iter_events(path: str | os.PathLike[str], *, strict: bool = False) -> Genera
         FormatError: with the file, the line number and every problem on that line.
         OSError: the file cannot be read.
     """
+    require_bool("strict", strict)
     source = str(path)
     with Path(path).open("rb") as handle:
         for number, raw in enumerate(handle, 1):

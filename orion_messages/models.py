@@ -445,6 +445,29 @@ _CONSTRUCTORS = {
 }
 
 
+def require_message_list(messages: object, function: str, because: str = "") -> None:
+    """Refuse what is not a list of messages where ``function`` needs one (it reads it twice, or
+    indexes into it): an iterator would be read once and give a wrong answer, text would be
+    read as characters. ``because`` is said after "a list of messages", in parentheses.
+
+    Raises:
+        ArgumentTypeError: ``messages`` is not a sequence, or is text or bytes.
+    """
+    if isinstance(messages, (str, bytes, bytearray, Mapping)) or not (
+        hasattr(messages, "__len__") and hasattr(messages, "__getitem__")
+    ):
+        raise ArgumentTypeError(f"{function} takes a list of messages{because}, got {kind_of(messages)}")
+
+
+def first_non_message(messages: Iterable[object], function: str) -> ArgumentTypeError | None:
+    """The error naming the first item of ``messages`` that is not a ``Message``, or None: for
+    the failing path of a function that reads the messages' fields without looking first."""
+    for index, item in enumerate(messages):
+        if not isinstance(item, Message):
+            return ArgumentTypeError(f"{function}: [{index}]: expected a Message, found {kind_of(item)}")
+    return None
+
+
 _Model = TypeVar("_Model", bound=BaseModel)
 
 

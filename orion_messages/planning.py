@@ -30,7 +30,7 @@ from ._layout import _Columns, _Layout, _read_columns
 from ._text import kind_of
 from .counting import MessageCounter, TokenCounter, _require_message_counter, default_counts, message_counts
 from .errors import ArgumentTypeError, ArgumentValueError, ContextOverflowError
-from .models import Message
+from .models import Message, first_non_message, require_message_list
 from .templates import ChatTemplate, ToolSchema, get_template
 from .text_counters import TextCounter, callable_counter, estimate_text_tokens
 
@@ -346,12 +346,7 @@ def plan_prune(
             ``tools`` of the wrong type (a ``TypeError``).
         ArgumentValueError: ``system_prompt`` or ``tools`` without a ``template`` (a ``ValueError``).
     """
-    if not (hasattr(messages, "__len__") and hasattr(messages, "__getitem__")) or isinstance(
-        messages, (str, bytes)
-    ):
-        raise ArgumentTypeError(
-            f"plan_prune takes a list of messages (the plan's ranges index into it), got {kind_of(messages)}"
-        )
+    require_message_list(messages, "plan_prune", " (the plan's ranges index into it)")
     config = _context_config(config)
     counting = _counting(count, template, system_prompt, tools, counter)
     return _plan(_PlanCache(), messages, config, counting)
@@ -363,7 +358,10 @@ def _plan(
     config: ContextConfig,
     counting: _Counting,
 ) -> PrunePlan:
-    layout, prefix = cache.update(messages, counting)
+    try:
+        layout, prefix = cache.update(messages, counting)
+    except (TypeError, KeyError, AttributeError) as error:  # what reading a non-message's fields raises
+        raise first_non_message(messages, "plan_prune") or error from None
     if counting.templated:
         return _plan_as_orion_core(layout, prefix, config, counting.fixed + config.reserved_tokens)
     return _plan_without_template(layout, prefix, config)

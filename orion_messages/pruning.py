@@ -17,7 +17,7 @@ from ._whitespace import UNICODE_WHITESPACE
 from .counting import MessageCounter, TokenCounter, estimate_tokens, tokenizer_counter
 from .errors import ArgumentValueError, ContextOverflowError
 from .ids import last_counter
-from .models import Message
+from .models import Message, first_non_message, require_message_list
 from .planning import (
     ContextConfig,
     PrunePlan,
@@ -120,8 +120,12 @@ def prune(
 
     Raises:
         ContextOverflowError: as ``plan_prune``.
+        ArgumentTypeError: as ``plan_prune`` (``messages`` not a list of messages, say).
         ValueError: the strategy is ``SUMMARIZE`` and no ``summarize`` was given.
     """
+    require_message_list(messages, "prune")
+    if (wrong := first_non_message(messages, "prune")) is not None:
+        raise wrong
     config = _context_config(config)
     counting = _counting(count, template, system_prompt, tools, counter)
     if new_id is None:

@@ -29,6 +29,7 @@ from .errors import (
     NotARegularFileError,
     Problem,
     TornLineWarning,
+    require_bool,
 )
 from .models import Message
 from .wire import (
@@ -464,6 +465,7 @@ def load(path: PathLike, *, strict: bool = False) -> list[Message]:
         NotARegularFileError: ``path`` names a FIFO, a device or a folder.
         OSError: the file cannot be read.
     """
+    require_bool("strict", strict)
     data = _read_regular(path)
     try:
         return load_conversation(data, strict=strict, origin=Origin(os.fspath(path)))
@@ -528,6 +530,7 @@ def append_jsonl(path: PathLike, message: Message, *, fsync: bool = True) -> Non
         OSError: naming the file, when the record cannot be written whole (a full disk); the
             partial record is removed again.
     """
+    require_bool("fsync", fsync)
     try:
         record = record_bytes(message) + b"\n"
     except FormatError as error:
@@ -671,6 +674,8 @@ def read_jsonl(path: PathLike, *, repair: bool = False, strict: bool = False) ->
         NotARegularFileError: ``path`` names a FIFO, a device or a folder.
         OSError: the file cannot be read (or, with ``repair=True``, written).
     """
+    require_bool("repair", repair)
+    require_bool("strict", strict)
     if not repair:
         return _read_log(path, _read_regular(path), strict=strict, repair_fd=None)
     fd = _open_regular(path, os.O_RDWR)

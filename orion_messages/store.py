@@ -15,7 +15,7 @@ import re
 import uuid
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, Literal, Protocol, TypeVar
 from urllib.parse import parse_qsl, unquote
@@ -25,7 +25,7 @@ from . import _store_schema, _store_sqlite
 from ._store_ops import ConversationInfo, Operation, SyncBackend, _Unchanged, closed_error
 from ._store_sql import Dialect
 from .counting import MessageCounter
-from .errors import ArgumentTypeError, StoreError
+from .errors import ArgumentTypeError, StoreError, require_bool
 from .models import Message
 from .pruning import ContextConfig, PrunePlan
 from .templates import ChatTemplate, ToolSchema
@@ -52,8 +52,9 @@ class StoreURL:
 
     backend: Literal["sqlite", "postgresql"]
     """``"sqlite"`` or ``"postgresql"``."""
-    database: str
-    """The SQLite file (``:memory:`` for none), or the libpq URL without ``conversation``."""
+    database: str = field(repr=False)  # it may hold a password: the repr shows ``display``
+    """The SQLite file (``:memory:`` for none), or the libpq URL without ``conversation``; it
+    may hold a password, so the repr leaves it out (``display`` is shown)."""
     conversation: str | None
     """The ``conversation`` query parameter (used by the command line), if given."""
     display: str
@@ -211,8 +212,7 @@ def _planning(
 
 
 def _check_create(create: bool) -> None:
-    if not isinstance(create, bool):
-        raise ArgumentTypeError(f"create must be a bool, got {type(create).__name__} {create!r}")
+    require_bool("create", create)
 
 
 def _open_sync(url: StoreURL, create: bool) -> SyncBackend:

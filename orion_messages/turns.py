@@ -13,7 +13,7 @@ from itertools import compress, repeat
 from operator import eq, itemgetter
 from typing import TYPE_CHECKING, Any
 
-from .models import Message, Role
+from .models import Message, Role, first_non_message, require_message_list
 
 __all__ = ["TurnLayout", "split_turns"]
 
@@ -45,8 +45,17 @@ def _turn_ranges(starts: Sequence[int], stop: int) -> list[range]:
 
 
 def split_turns(messages: Sequence[Message]) -> TurnLayout:
-    """Split ``messages`` into the preamble and orion-core's turns."""
-    starts = _user_starts([_ROLE(vars(message)) for message in messages])
+    """Split ``messages`` into the preamble and orion-core's turns.
+
+    Raises:
+        ArgumentTypeError: ``messages`` is not a list of messages.
+    """
+    require_message_list(messages, "split_turns")
+    try:
+        roles = [_ROLE(vars(message)) for message in messages]
+    except (TypeError, KeyError) as error:  # what reading a non-message's fields raises
+        raise first_non_message(messages, "split_turns") or error from None
+    starts = _user_starts(roles)
     first = starts[0] if starts else len(messages)
     return TurnLayout(range(first), _turn_ranges(starts, len(messages)))
 

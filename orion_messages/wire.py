@@ -12,7 +12,7 @@ import re
 import sysconfig
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, TypeVar, get_args
 
 import orjson
 from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
@@ -33,7 +33,7 @@ from ._problems import problem_from, problems_from
 from ._text import kind_of, location, quoted
 from ._unknown_values import Origin, is_malformed, is_too_deep, json_invalid, without_unwritable_unknown_keys
 from .checks import find_problems
-from .errors import ArgumentTypeError, ArgumentValueError, FormatError, Problem
+from .errors import ArgumentTypeError, ArgumentValueError, FormatError, Problem, require_bool
 from .models import Message, ToolCall, ToolResult, _WireModel
 
 __all__ = ["FloatStyle", "dumps", "dumps_message", "loads", "loads_message"]
@@ -100,6 +100,7 @@ def loads(data: bytes | bytearray | memoryview | str, *, strict: bool = False) -
     Raises:
         FormatError: with every problem and its location; nothing is returned partially.
     """
+    require_bool("strict", strict)
     return load_conversation(_as_input(data), strict=strict)
 
 
@@ -128,6 +129,7 @@ def loads_message(data: bytes | bytearray | memoryview | str, *, strict: bool = 
         FormatError: with every problem and its location; a JSON array of messages (a whole
             conversation, which ``loads`` reads) is refused as such.
     """
+    require_bool("strict", strict)
     return load_message(_as_input(data), strict=strict)
 
 
@@ -490,10 +492,7 @@ def dump_json(
     pydantic's ``dump_json``. pydantic-core already spells floats as current serde_json does.
     ``check_numbers``: look for NaN and infinity even if no value was set without validation.
     """
-    if indent is not None and type(indent) is not int:
-        raise ArgumentTypeError(f"indent must be None or an int, got {kind_of(indent)} {indent!r}")
-    if indent is not None and indent < 0:
-        raise ArgumentValueError(f"indent must not be negative, got {indent}")
+    _check_options(indent, float_style)
     try:
         # warnings="error": a value of the wrong type (a dict in a list of messages, a float set
         # through model_construct) is refused instead of written with a warning.
@@ -509,6 +508,16 @@ def dump_json(
     if float_style == "ryu" and b"e+" in data:
         data = _STRING_OR_EXPONENT.sub(_drop_exponent_sign, data)
     return data
+
+
+def _check_options(indent: object, float_style: object) -> None:
+    """Refuse a writer's options that would otherwise be taken by truthiness or ignored."""
+    if indent is not None and type(indent) is not int:
+        raise ArgumentTypeError(f"indent must be None or an int, got {kind_of(indent)} {indent!r}")
+    if indent is not None and indent < 0:
+        raise ArgumentValueError(f"indent must not be negative, got {indent}")
+    if float_style not in get_args(FloatStyle):
+        raise ArgumentValueError(f'float_style must be "zmij" or "ryu", got {float_style!r}')
 
 
 def _unwritable(value: Any, why: str) -> Problem:

@@ -2105,8 +2105,9 @@ def test_validate_counts_every_repeated_key_past_the_librarys_first_hundred(
         assert main(["validate", "--format", "json", *options, str(path)]) == 1
         report = json.loads(capsys.readouterr().out)
         assert report["counts"]["errors"] == 150
-        assert [e["location"] for e in report["files"][0]["errors"]] == [f"[{i}]" for i in range(150)]
-        assert report["files"][0]["omitted"] == 0
+        # The first 100 listed (MAX_REPORTED_PROBLEMS, for .json and .jsonl alike), 50 counted.
+        assert [e["location"] for e in report["files"][0]["errors"]] == [f"[{i}]" for i in range(100)]
+        assert report["files"][0]["omitted"] == 50
     # The same with one id for all: 149 duplicate ids, warnings (errors with --strict).
     twins = tmp_path / "twins.json"
     twins.write_text(re.sub(r'"id":"m[0-9]+"', '"id":"twin"', path.read_text()), encoding="utf-8")
@@ -2176,3 +2177,92 @@ def test_blank_standard_input_is_told_as_the_library_tells_an_empty_document(
         f"orion-messages: error: <stdin>:{problem.line}:{problem.column}: malformed JSON: the document is empty"
     ]
     assert not (tmp_path / "out.json").exists()
+
+
+# --- from an audit of the commands besides convert -------------------------------------------
+
+
+def _users(count: int, *, same_id: bool) -> list[dict[str, Any]]:
+    return [
+        {"id": "msg-1" if same_id else f"msg-{i}", "role": "user", "content": "x", "timestamp": 1}
+        for i in range(1, count + 1)
+    ]
+
+
+def test_validate_counts_every_warning_past_the_listed_ones(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # 150 messages with one id: 149 duplicate-id warnings, the first 100 listed.
+    path = tmp_path / "dups.json"
+    path.write_text(json.dumps(_users(150, same_id=True)))
+    assert main(["validate", "--format", "json", str(path)]) == 0
+    report = json.loads(capsys.readouterr().out)
+    (entry,) = report["files"]
+    assert (len(entry["warnings"]), entry["omitted"], report["counts"]["warnings"]) == (100, 49, 149)
+
+
+@pytest.mark.parametrize("suffix", [".json", ".jsonl"])
+def test_validate_lists_the_same_number_of_errors_for_both_formats(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], suffix: str
+) -> None:
+    # 150 messages with a timestamp of the wrong type: 150 errors, the first 100 listed.
+    bad = [{**message, "timestamp": "1"} for message in _users(150, same_id=False)]
+    path = tmp_path / f"bad{suffix}"
+    path.write_text(json.dumps(bad) if suffix == ".json" else "".join(json.dumps(m) + "\n" for m in bad))
+    assert main(["validate", "--format", "json", str(path)]) == 1
+    (entry,) = json.loads(capsys.readouterr().out)["files"]
+    assert (len(entry["errors"]), entry["omitted"]) == (100, 50)
+
+
+def test_validate_reads_standard_input_once(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["validate", "-", "-"]) == 2
+    assert "PATH 1 and PATH 2 both name - (standard input)" in capsys.readouterr().err
+
+
+def test_validate_checks_a_store_named_twice_once(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from orion_messages.store import open_store
+
+    url = f"sqlite:///{tmp_path / 's.db'}"
+    with open_store(url) as store:
+        for name in ("a", "b", "c"):
+            store.create(name)
+    assert main(["validate", "--format", "json", url, url]) == 0
+    assert len(json.loads(capsys.readouterr().out)["files"]) == 3
+
+
+def test_prune_refuses_to_without_an_output(hand: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["prune", str(hand), "--to", "json"]) == 2
+    assert "--to is for the pruned messages' format: it needs -o/--output" in capsys.readouterr().err
+
+
+def test_a_closed_standard_output_is_one_error_line(hand: Path) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "orion_messages", "stats", str(hand)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        timeout=120,
+        check=False,
+        preexec_fn=lambda: os.close(1),  # the child starts with fd 1 closed
+    )
+    assert (result.returncode, _lines(result.stderr)) == (
+        1,
+        ["orion-messages: error: standard output is closed"],
+    )
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+def test_a_full_standard_output_is_said_without_an_empty_name(hand: Path) -> None:
+    with open("/dev/full", "w") as full:
+        result = subprocess.run(
+            [sys.executable, "-m", "orion_messages", "stats", str(hand)],
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+    assert (result.returncode, _lines(result.stderr)) == (
+        1,
+        ["orion-messages: error: No space left on device"],
+    )

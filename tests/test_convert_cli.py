@@ -498,6 +498,14 @@ def test_a_file_format_option_with_a_store_output_is_a_usage_error(
 # --- NaN, Infinity and lone surrogates in a --from input are malformed JSON (audit) ---------------
 
 
+def _convert_from(tmp_path: Path, source_format: str, document: bytes) -> tuple[Path, Path]:
+    """Convert ``document`` (IN) to OUT ``--from source_format``, which must fail (exit 1)."""
+    source, out = tmp_path / "in.json", tmp_path / "out.json"
+    source.write_bytes(document)
+    assert main(["convert", str(source), str(out), "--from", source_format]) == 1
+    return source, out
+
+
 @pytest.mark.parametrize(
     ("source_format", "document", "literal"),
     [
@@ -516,9 +524,7 @@ def test_from_reports_nan_as_malformed_json_at_its_place(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], source_format: str, document: bytes, literal: bytes
 ) -> None:
     # docs/cli.md: the --from input is parsed as the library parses JSON, where NaN is malformed.
-    source, out = tmp_path / "in.json", tmp_path / "out.json"
-    source.write_bytes(document)
-    assert main(["convert", str(source), str(out), "--from", source_format]) == 1
+    source, out = _convert_from(tmp_path, source_format, document)
     at = document.index(literal)
     line = document.count(b"\n", 0, at) + 1
     column = at - (document.rfind(b"\n", 0, at) + 1) + 1
@@ -546,9 +552,7 @@ LONE_SURROGATES = [
 def test_from_reports_a_lone_surrogate_as_malformed_json_at_its_place(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], source_format: str, document: bytes, escape: bytes
 ) -> None:
-    source, out = tmp_path / "in.json", tmp_path / "out.json"
-    source.write_bytes(document)
-    assert main(["convert", str(source), str(out), "--from", source_format]) == 1
+    source, out = _convert_from(tmp_path, source_format, document)
     (line,) = capsys.readouterr().err.splitlines()
     head, _, message = line.partition(": malformed JSON: ")
     assert message.startswith("invalid \\u escape (a lone surrogate")

@@ -1,0 +1,122 @@
+"""Arguments of the wrong kind are refused with the library's own errors, naming the argument,
+instead of being taken by truthiness, read once, or failing deep inside with a bare TypeError."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from orion_messages import (
+    ArgumentTypeError,
+    ArgumentValueError,
+    Conversation,
+    Message,
+    TokenCounter,
+    ToolCall,
+    append_jsonl,
+    dumps,
+    estimate_tokens,
+    find_orphans,
+    find_problems,
+    load,
+    loads,
+    loads_message,
+    parse_event,
+    plan_prune,
+    prune,
+    read_jsonl,
+    save,
+    split_turns,
+    to_chat_template,
+)
+from orion_messages.store import parse_store_url
+
+USER = Message.user("msg-1", "hi", timestamp=1)
+CALL = Message.assistant("msg-2", "", [ToolCall(id="c", name="t", arguments={})], timestamp=2)
+
+
+@pytest.mark.parametrize("function", [plan_prune, prune, split_turns, find_orphans], ids=lambda f: f.__name__)
+def test_functions_that_read_the_messages_twice_refuse_an_iterator(function: Callable[..., Any]) -> None:
+    # An iterator would be read once: find_orphans returned [] for one holding an orphan.
+    with pytest.raises(ArgumentTypeError, match=rf"^{function.__name__} takes a list of messages"):
+        function(iter([USER, CALL]))
+    with pytest.raises(ArgumentTypeError, match=rf"^{function.__name__} takes a list of messages"):
+        function("msg-1")
+
+
+@pytest.mark.parametrize(
+    "function", [plan_prune, prune, split_turns, find_orphans, find_problems], ids=lambda f: f.__name__
+)
+def test_an_item_that_is_not_a_message_is_named(function: Callable[..., Any]) -> None:
+    with pytest.raises(ArgumentTypeError) as raised:
+        function([USER, {"id": "msg-2", "role": "user"}])
+    assert str(raised.value) == f"{function.__name__}: [1]: expected a Message, found a dict"
+
+
+def _flag_calls(tmp_path: Path) -> dict[str, Callable[[Any], object]]:
+    path = tmp_path / "chat.json"
+    path.write_bytes(dumps([USER]))
+    log = tmp_path / "log.jsonl"
+    log.write_bytes(b"")  # an empty log
+    return {
+        "loads strict": lambda flag: loads(dumps([USER]), strict=flag),
+        "loads_message strict": lambda flag: loads_message(
+            b'{"id":"a","role":"user","content":"","timestamp":1}', strict=flag
+        ),
+        "load strict": lambda flag: load(path, strict=flag),
+        "Conversation.load strict": lambda flag: Conversation.load(path, strict=flag),
+        "read_jsonl repair": lambda flag: read_jsonl(log, repair=flag),
+        "append_jsonl fsync": lambda flag: append_jsonl(log, USER, fsync=flag),
+        "parse_event strict": lambda flag: parse_event('{"type":"warning","message":"w"}', strict=flag),
+        "TokenCounter use_token_count": lambda flag: TokenCounter(estimate_tokens, use_token_count=flag),
+        "to_chat_template metadata": lambda flag: to_chat_template([USER], metadata=flag),
+    }
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        "loads strict",
+        "loads_message strict",
+        "load strict",
+        "Conversation.load strict",
+        "read_jsonl repair",
+        "append_jsonl fsync",
+        "parse_event strict",
+        "TokenCounter use_token_count",
+        "to_chat_template metadata",
+    ],
+)
+def test_a_flag_must_be_a_bool(tmp_path: Path, call: str) -> None:
+    # "no" would be taken as true; to_chat_template(metadata="no") wrote the metadata.
+    run = _flag_calls(tmp_path)[call]
+    name = call.split()[-1]
+    with pytest.raises(ArgumentTypeError, match=rf"^{name} must be a bool, got str 'no'$"):
+        run("no")
+    run(False)  # the same call with a bool works
+
+
+def test_a_float_style_that_is_not_one_of_the_two_is_refused() -> None:
+    with pytest.raises(ArgumentValueError, match=r"""^float_style must be "zmij" or "ryu", got 'Ryu'$"""):
+        dumps([USER], float_style="Ryu")  # type: ignore[arg-type]
+
+
+def test_a_parsed_store_url_never_shows_its_password() -> None:
+    url = parse_store_url("postgresql://alice:s3cret@db/app")
+    assert "s3cret" not in repr(url)
+    assert "postgresql://alice:***@db/app" in repr(url)
+    assert url.database == "postgresql://alice:s3cret@db/app"  # still there to connect with
+
+
+def test_reprs_count_in_words() -> None:
+    assert repr(Conversation([USER])) == "Conversation(1 message)"
+    assert repr(Conversation([USER, CALL]).messages) == "<2 messages>"
+
+
+def test_save_refuses_a_flag_before_writing(tmp_path: Path) -> None:
+    with pytest.raises(ArgumentTypeError):
+        save(tmp_path / "chat.json", [USER], indent="2")  # type: ignore[arg-type]
+    assert not (tmp_path / "chat.json").exists()
