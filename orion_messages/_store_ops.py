@@ -218,7 +218,12 @@ def _rows(messages: Any) -> list[tuple[Any, ...]]:
             f"messages must be an iterable of Message (a list), got {type(messages).__name__}"
             + ("; append takes one" if isinstance(messages, Message) else "")
         )
-    return [_message_row(message) for message in messages]
+    rows = [_message_row(message) for message in messages]
+    for row in rows:  # new rows: a rewrite in place keeps the ids a store already holds
+        _check_id_bytes("message id", row[0])
+        if row[5] is not None:
+            _check_id_bytes(f"tool call id of message {quoted(row[0])}", row[5])
+    return rows
 
 
 def key(s: Statements, text: str) -> str:
@@ -236,9 +241,6 @@ def _message_row(message: Message) -> tuple[Any, ...]:
     if not isinstance(message, Message):
         raise ArgumentTypeError(f"expected a Message, got {type(message).__name__}")
     result = message.tool_result
-    _check_id_bytes("message id", message.id)
-    if result is not None:
-        _check_id_bytes(f"tool call id of message {quoted(message.id)}", result.tool_call_id)
     return (
         message.id,
         message.role.value,
@@ -602,9 +604,7 @@ def resolve(conversation_id: str, tool_call_id: str, content: str, is_error: boo
     Raises:
         ArgumentTypeError: ``content`` is not a str or ``is_error`` not a bool (before the database is touched).
         PendingResultNotFound: no tool-result message answers ``tool_call_id``.
-        ResultAlreadyResolved: a completed result answers it, even beside a placeholder still
-            pending (the results are found by the call's id: where calls repeat an id, any
-            completed result for it counts).
+        ResultAlreadyResolved: no result answering it is pending, and one is completed.
     """
     checked_id(conversation_id)
     _text("tool_call_id", tool_call_id)

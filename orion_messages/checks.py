@@ -18,9 +18,9 @@ def find_problems(messages: Sequence[Message]) -> list[Problem]:
 
     Finds duplicate message ids, duplicate tool-call ids, ``tool_calls`` on a role other than
     assistant or tool_call, a tool_result message without a result or a result on another role,
-    a result with no earlier call, a second result for one call (a placeholder still pending
-    beside a completed result included: ``resolve`` cannot fill it in), and top-level content
-    that differs from the result's content. orion-core itself loads all of these; loading stays
+    a result with no earlier call, a second result for one call id (a placeholder beside a
+    completed result included: filling it in would answer the call twice), and top-level
+    content that differs from the result's content. orion-core itself loads all of these; loading stays
     lenient unless ``strict=True`` is asked for.
 
     Raises:

@@ -162,7 +162,8 @@ class Conversation(Sequence[Message]):
     def __copy__(self) -> Conversation:
         """A conversation of the same messages (they are immutable) that changes independently;
         its ``next_id`` goes on from this one's."""
-        copied = Conversation(self._messages)
+        copied = type(self).__new__(type(self))  # a subclass copies as itself
+        Conversation.__init__(copied, self._messages)
         copied._last_counter = self._last_counter
         return copied
 
@@ -327,12 +328,14 @@ class Conversation(Sequence[Message]):
         Returns the resolved message. Its ``token_count`` is cleared: the count was the
         placeholder's, and the text has changed (count it again, as for a new message).
 
+        The first placeholder for ``tool_call_id`` is filled in, also where several calls repeat
+        an id (a server that names every turn's call ``call_0``). A placeholder beside a
+        completed result for the same call is a conversation ``find_problems`` reports.
+
         Raises:
             PendingResultNotFound: no tool-result message answers ``tool_call_id`` (a ``KeyError``).
-            ResultAlreadyResolved: the call already has a completed result (a ``ValueError``),
-                even beside a placeholder still pending: a second would answer the call twice
-                (``find_problems`` reports such a placeholder). Where calls repeat an id, a
-                result answers the call before it. Nothing changes.
+            ResultAlreadyResolved: no result for ``tool_call_id`` is pending and one is
+                completed (a ``ValueError``; ``index`` is the last); nothing changes.
             ArgumentTypeError: ``tool_call_id`` or ``content`` is not a str, or ``is_error`` not a bool.
         """
         if not isinstance(tool_call_id, str):
@@ -350,9 +353,6 @@ class Conversation(Sequence[Message]):
             if completed:
                 raise ResultAlreadyResolved(tool_call_id, index=completed[-1])
             raise PendingResultNotFound(tool_call_id)
-        answered = self._answered_beside(tool_call_id, index, completed)
-        if answered is not None:
-            raise ResultAlreadyResolved(tool_call_id, index=answered)
         message = self._messages[index]
         result = cast(ToolResult, message.tool_result)  # a pending result's message holds one
         new_result = result.model_copy(update={"content": content, "is_error": is_error, "pending": False})
@@ -360,18 +360,6 @@ class Conversation(Sequence[Message]):
         resolved = message.model_copy(update=update)
         self._replace_at(index, resolved)
         return resolved
-
-    def _answered_beside(self, tool_call_id: str, placeholder: int, completed: list[int]) -> int | None:
-        """A completed result that answers the same call as the placeholder at ``placeholder``:
-        one with no call carrying ``tool_call_id`` between the two (ids repeated across calls
-        tie each result to the call before it). Only a conversation holding a completed result
-        for the id is looked through, and only between the two."""
-        for position in completed:
-            low, high = sorted((position, placeholder))
-            between = self._messages[low + 1 : high]
-            if not any(call.id == tool_call_id for message in between for call in message.tool_calls):
-                return position
-        return None
 
     def _count(self, message: Message) -> None:
         counter = message_number(message.id)

@@ -10,6 +10,7 @@ and its limits.
 from __future__ import annotations
 
 import os
+import re
 import secrets
 import stat
 import warnings
@@ -35,7 +36,6 @@ from .models import Message
 from .wire import (
     duplicate_key_problems,
     file_bytes,
-    is_array_of_objects,
     is_one_json_object,
     load_conversation,
     load_message,
@@ -742,10 +742,15 @@ def _parse_line(number: int, line: bytes, source: str) -> Message:
     try:
         return load_message(line, origin=Origin(source, (number,)))
     except FormatError as error:
-        if is_array_of_objects(line):
+        if _SAVED_ARRAY.match(line):
             why = "expected a message object, found a JSON array: a conversation file, as save() writes one (read it with load())"
             raise FormatError([Problem("", why, number)], source=source) from None
         raise error.at_line(number, source=source) from None
+
+
+# A line opening an array of objects, or only its bracket (the first line of a pretty-printed
+# file); a struct written as an array of its fields (``["msg-1","user",...]``) has its own message.
+_SAVED_ARRAY = re.compile(rb"[ \t\r]*\[[ \t\r]*(?:\{|$)")
 
 
 def _strict_line(line: bytes) -> None:

@@ -135,10 +135,14 @@ def url_passwords(url: str) -> list[str]:
 
 
 def _secret_spans(url: str) -> list[tuple[int, int]]:
-    """Where ``url``'s passwords are, as ``(start, end)`` offsets in order."""
+    """Where ``url``'s passwords are, as ``(start, end)`` offsets in order, overlaps merged.
+
+    Both readings are taken, whatever the other finds: the authority's password (up to the
+    last ``@``, which may lie in a parameter) and every ``password``/``sslpassword`` parameter
+    after the first ``?`` (which may lie in the authority's password).
+    """
     spans: list[tuple[int, int]] = []
     scheme, _, rest = url.partition(":")
-    query_from = len(scheme) + 1
     if rest.startswith("//"):
         authority = len(scheme) + 3
         at = url.rfind("@")
@@ -146,15 +150,20 @@ def _secret_spans(url: str) -> list[tuple[int, int]]:
         # A "/" or "?" before the colon: it is a port's or a parameter's, not the user name's.
         if colon >= 0 and not any(mark in url[authority:colon] for mark in "/?"):
             spans.append((colon + 1, at))
-            query_from = at + 1
-    mark = url.find("?", query_from)
+    mark = url.find("?", len(scheme) + 1)
     offset = mark + 1
     for segment in url[offset:].split("&") if mark >= 0 else ():
         key, equals, _ = segment.partition("=")
         if equals and unquote(key).strip().lower() in _SECRET_PARAMETERS:
             spans.append((offset + len(key) + 1, offset + len(segment)))
         offset += len(segment) + 1
-    return spans
+    merged: list[tuple[int, int]] = []
+    for start, end in sorted(spans):
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+        else:
+            merged.append((start, end))
+    return merged
 
 
 def _conversation_parameter(segments: list[str], display: str) -> tuple[str | None, list[str]]:

@@ -148,15 +148,15 @@ def load_message(data: bytes | str, *, strict: bool = False, origin: Origin | No
 
 
 def is_array_of_objects(data: bytes | str) -> bool:
-    """Whether ``data`` opens an array whose first item is an object (or only the array's
-    bracket, on a line of its own): a conversation where one message was expected. A struct
-    written as an array of its fields (``["msg-1","user",...]``) has its own message."""
+    """Whether ``data`` opens an array whose first item is an object: a conversation where one
+    message was expected. A struct written as an array of its fields (``["msg-1","user",...]``)
+    has its own message."""
     return _ARRAY_OF_OBJECTS[type(data)].match(data) is not None
 
 
 _ARRAY_OF_OBJECTS: dict[type, re.Pattern[Any]] = {
-    bytes: re.compile(rb"[ \t\r\n]*\[[ \t\r]*(?:\{|$|\n)"),
-    str: re.compile(r"[ \t\r\n]*\[[ \t\r]*(?:\{|$|\n)"),
+    bytes: re.compile(rb"[ \t\r\n]*\[[ \t\r\n]*\{"),
+    str: re.compile(r"[ \t\r\n]*\[[ \t\r\n]*\{"),
 }
 
 
@@ -510,13 +510,16 @@ def dump_json(
     return data
 
 
+_FLOAT_STYLES = get_args(FloatStyle)  # a tuple: an unhashable value is compared, not hashed
+
+
 def _check_options(indent: object, float_style: object) -> None:
     """Refuse a writer's options that would otherwise be taken by truthiness or ignored."""
     if indent is not None and type(indent) is not int:
         raise ArgumentTypeError(f"indent must be None or an int, got {kind_of(indent)} {indent!r}")
     if indent is not None and indent < 0:
         raise ArgumentValueError(f"indent must not be negative, got {indent}")
-    if float_style not in get_args(FloatStyle):
+    if float_style not in _FLOAT_STYLES:
         raise ArgumentValueError(f'float_style must be "zmij" or "ryu", got {float_style!r}')
 
 

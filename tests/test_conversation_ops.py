@@ -21,21 +21,18 @@ CALLS = st.sampled_from(["call_0", "call_1", "c"])
 
 def _reference_resolve(messages: list[Message], call: str, content: str, is_error: bool) -> int | Exception:
     """The position resolved, or the error ``resolve`` documents, reading every message: the
-    first placeholder is filled in, unless a completed result answers the same call (these
-    messages hold no calls, so any completed result of the id does: the first is named); with
-    no placeholder, the last completed result is named."""
+    first placeholder of the id is filled in; with none, the last completed result is named."""
     answers = [
         (index, message.tool_result.pending)
         for index, message in enumerate(messages)
         if message.tool_result is not None and message.tool_result.tool_call_id == call
     ]
-    completed = [index for index, pending in answers if not pending]
     placeholders = [index for index, pending in answers if pending]
-    if not placeholders:
-        return ResultAlreadyResolved(call, index=completed[-1]) if completed else PendingResultNotFound(call)
-    if completed:
-        return ResultAlreadyResolved(call, index=completed[0])
-    return placeholders[0]
+    if placeholders:
+        return placeholders[0]
+    if answers:
+        return ResultAlreadyResolved(call, index=answers[-1][0])
+    return PendingResultNotFound(call)
 
 
 class ConversationOperations(RuleBasedStateMachine):

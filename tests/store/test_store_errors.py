@@ -164,14 +164,13 @@ def test_argument_errors_are_orion_errors_with_their_builtin_base(
     assert [c.id for c in store.conversations()] == ["c1"]
 
 
-def test_resolve_refuses_a_placeholder_beside_a_completed_result(store: ConversationStore) -> None:
-    # As Conversation.resolve: a second completed result would answer the call twice.
+def test_resolve_fills_a_placeholder_beside_a_completed_result_as_the_conversation_does(
+    store: ConversationStore,
+) -> None:
     store.append("c1", Message.tool_result_message("msg-4", "call-1", "weather", "18 °C", timestamp=4))
-    before = store.load("c1")
-    with pytest.raises(ResultAlreadyResolved) as caught:
+    assert store.resolve("c1", "call-1", "20 °C").id == "msg-3"
+    with pytest.raises(ResultAlreadyResolved):
         store.resolve("c1", "call-1", "again")
-    assert str(caught.value) == 'conversation "c1": the result for tool call "call-1" is already resolved'
-    assert store.load("c1") == before
 
 
 def test_resolve_clears_the_placeholder_s_token_count(store: ConversationStore) -> None:

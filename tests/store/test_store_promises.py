@@ -304,6 +304,12 @@ def test_stats_and_convert_name_the_url_of_a_corrupt_row(
         ),
         ("postgresql://me@host/db?conversation=a:b@c", "postgresql://me@host/db?conversation=a:b@c"),
         ("postgresql:///db?host=/run/postgresql", "postgresql:///db?host=/run/postgresql"),
+        # An @ in a parameter before ?password=: both passwords masked, whatever lies between.
+        (
+            "postgresql://me:pw@db/chats?application_name=me@host&password=secret",
+            "postgresql://me:***@host&password=***",
+        ),
+        ("postgresql://db:5432/x?user=a@b&password=secret", "postgresql://db:***@b&password=***"),
     ],
 )
 def test_every_password_is_masked(url: str, shown: str) -> None:
@@ -361,3 +367,26 @@ def test_a_version_table_that_is_not_one_known_version_is_refused(
     assert str(caught.value).startswith(f"{where}: {said}")
     if before is not None:
         assert digest(Path(parsed.database)) == before
+
+
+def test_a_longer_id_stored_before_the_limit_can_still_be_pinned_and_resolved(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # docs/store.md: lookups take an id of any length; a rewrite in place keeps the stored ids.
+    url = f"sqlite:///{tmp_path / 'old.db'}"
+    long_id, long_call = "m" * 2000, "c" * 2000
+    with monkeypatch.context() as before_the_limit:
+        before_the_limit.setattr(_store_ops, "ID_BYTES_MAX", 10**6)
+        with open_store(url) as store:
+            store.create("c")
+            store.extend(
+                "c",
+                [
+                    Message.user(long_id, "hi", timestamp=1),
+                    Message.pending_result("r", long_call, "t", timestamp=2),
+                ],
+            )
+    with open_store(url) as store:
+        assert store.set_pinned("c", long_id, True)
+        assert store.resolve("c", long_call, "done").content == "done"
+        assert [m.pinned for m in store.load("c")] == [True, False]
