@@ -12,7 +12,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from ._json_rules import lone_surrogates, surrogate_at
 from ._problems import describe, problems_from
+from ._text import location
 from .conversions import _Report
 from .errors import ConversionError, Problem
 from .ids import last_counter
@@ -73,35 +75,20 @@ class _Input:
 
         A Python string may hold half of a surrogate pair (``"a\\ud800b"``); orion-core's strings
         are UTF-8, which cannot, and ``dumps`` would refuse the message only later, away from
-        the input. ``isascii`` is a flag check in CPython: only non-ASCII text is encoded.
+        the input.
         """
-        if value.isascii():
-            return True
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError as error:
-            self.fail(where, f"{what} {_lone_surrogate(value, error.start)}")
-            return False
-        return True
+        at = surrogate_at(value)
+        if at is not None:
+            self.fail(where, f"{what} {_lone_surrogate(value, at)}")
+        return at is None
 
     def utf8_value(self, value: Any, where: str) -> None:
-        """Record each string of a JSON value (object keys included) that holds a lone surrogate.
-
-        Iterative, so that a value nested deeper than Python recurses is walked all the same.
-        """
-        stack = [(value, where)]
-        while stack:
-            item, place = stack.pop()
-            if isinstance(item, str):
-                self.utf8(item, place)
-            elif isinstance(item, Mapping):
-                for key, inner in reversed(list(item.items())):
-                    if not isinstance(key, str) or self.utf8(key, place, f"the key {key!r}"):
-                        stack.append((inner, f"{place}.{key}"))
-            elif isinstance(item, (list, tuple)):
-                stack.extend(
-                    (inner, f"{place}[{number}]") for number, inner in reversed(list(enumerate(item)))
-                )
+        """Record each string of a JSON value (object keys included) that holds a lone surrogate."""
+        for found in lone_surrogates(value):
+            inside = location(found.path)
+            place = f"{where}{inside}" if inside.startswith("[") or not inside else f"{where}.{inside}"
+            what = f"the key {found.text!r}" if found.is_key else "the string"
+            self.fail(place, f"{what} {_lone_surrogate(found.text, found.at)}")
 
     def boolean(self, data: Mapping[str, Any], key: str, where: str) -> bool:
         """The optional boolean at ``data[key]`` (``False`` when absent or invalid)."""

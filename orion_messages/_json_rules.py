@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
 import orjson
@@ -43,14 +43,17 @@ __all__ = [
     "UNKNOWN_VALUE",
     "UNKNOWN_VALUE_ERROR",
     "VALUE_DEPTH_MAX",
+    "LoneSurrogate",
     "Unreadable",
     "duplicate_key_paths",
     "first_deeper_than",
     "flatten_deeper_than",
     "line_and_column",
+    "lone_surrogates",
     "may_repeat_keys",
     "scan_repeated_keys",
     "SyntaxFault",
+    "surrogate_at",
     "syntax_fault",
     "unreadable_spans",
     "first_non_finite_literal",
@@ -561,6 +564,49 @@ def _string_end(data: bytes | str, start: int) -> int:
 
 PARSER_INT_DIGITS_MAX = 4300
 """The most digits the integer part of a number may have for pydantic-core's parser (jiter)."""
+
+
+class LoneSurrogate(NamedTuple):
+    """A string of a value that holds half of a surrogate pair alone, which UTF-8 cannot encode
+    (a Python ``str`` may; orion-core's strings cannot)."""
+
+    path: tuple[int | str, ...]
+    """Where the string is; for an object key, the object's path."""
+    text: str
+    at: int
+    """The surrogate's index in ``text``."""
+    is_key: bool
+
+
+def surrogate_at(text: str) -> int | None:
+    """The index of the first lone surrogate in ``text``, or None (only non-ASCII text is
+    encoded to look: ``isascii`` is a flag check in CPython)."""
+    if text.isascii():
+        return None
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as error:
+        return error.start
+    return None
+
+
+def lone_surrogates(value: Any) -> Iterator[LoneSurrogate]:
+    """Every string of a Python JSON value (dicts, lists, tuples, str) holding a lone
+    surrogate, keys included (a key's value is not looked into). Iterative: any depth."""
+    stack: list[tuple[Any, tuple[int | str, ...]]] = [(value, ())]
+    while stack:
+        item, path = stack.pop()
+        if isinstance(item, str):
+            if (at := surrogate_at(item)) is not None:
+                yield LoneSurrogate(path, item, at, False)
+        elif isinstance(item, Mapping):
+            for key, inner in reversed(list(item.items())):
+                if isinstance(key, str) and (at := surrogate_at(key)) is not None:
+                    yield LoneSurrogate(path, key, at, True)
+                else:
+                    stack.append((inner, (*path, key)))
+        elif isinstance(item, (list, tuple)):
+            stack.extend((inner, (*path, number)) for number, inner in reversed(list(enumerate(item))))
 
 
 class Unreadable(NamedTuple):

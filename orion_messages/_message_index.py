@@ -33,8 +33,8 @@ class MessageIndex:
         self._first_with_id: dict[str, int] = dict(
             zip(reversed(ids), range(len(ids) - 1, -1, -1), strict=True)
         )
+        self._last_result: dict[str, int] = {}  # tool_call_id -> the last result's position
         self._pending: dict[str, list[int]] = {}  # tool_call_id -> pending results' positions, ascending
-        self._completed: dict[str, list[int]] = {}  # tool_call_id -> completed results' positions, ascending
         for position, result in enumerate(map(_TOOL_RESULT, messages)):
             if result is not None:
                 self._add_result(position, result)
@@ -47,10 +47,9 @@ class MessageIndex:
             self._add_result(position, result)
 
     def _add_result(self, position: int, result: ToolResult) -> None:
+        self._last_result[result.tool_call_id] = position
         if result.pending:
             self._pending.setdefault(result.tool_call_id, []).append(position)
-        else:
-            self._completed.setdefault(result.tool_call_id, []).append(position)
 
     def replaced(self, position: int, old: Message, new: Message) -> None:
         """Record that ``new`` took ``old``'s place (the same id: pinned, unpinned or resolved)."""
@@ -62,8 +61,6 @@ class MessageIndex:
                 del self._pending[before.tool_call_id]
         if after is not None and after.pending:
             insort(self._pending.setdefault(after.tool_call_id, []), position)
-        elif after is not None and (before is None or before.pending):  # resolved
-            insort(self._completed.setdefault(after.tool_call_id, []), position)
 
     def first_with_id(self, id: str) -> int | None:
         """The position of the first message with ``id``, or None."""
@@ -74,13 +71,9 @@ class MessageIndex:
         positions = self._pending.get(tool_call_id)
         return positions[0] if positions else None
 
-    def completed(self, tool_call_id: str) -> list[int]:
-        """The positions of the completed (not pending) results of ``tool_call_id``, ascending.
-
-        Replacements never turn a completed result back into a placeholder (``resolve`` only
-        completes one; pinning keeps the result as it is).
-        """
-        return self._completed.get(tool_call_id, [])
+    def last_result(self, tool_call_id: str) -> int | None:
+        """The position of the last tool result of ``tool_call_id``, pending or not, or None."""
+        return self._last_result.get(tool_call_id)
 
     def pending(self) -> list[int]:
         """The positions of every pending result, ascending."""

@@ -610,8 +610,7 @@ def resolve(conversation_id: str, tool_call_id: str, content: str, is_error: boo
     _text("tool_call_id", tool_call_id)
     if not isinstance(content, str):
         raise ArgumentTypeError(f"content must be a str, got {type(content).__name__}")
-    if not isinstance(is_error, bool):
-        raise ArgumentTypeError(f"is_error must be a bool, got {type(is_error).__name__}")
+    require_bool("is_error", is_error)
 
     def steps(s: Statements) -> Steps[Message]:
         yield from _locked(s, conversation_id)

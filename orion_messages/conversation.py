@@ -23,7 +23,14 @@ from ._message_index import MessageIndex
 from ._text import kind_of
 from .checks import find_problems
 from .counting import MessageCounter
-from .errors import ArgumentTypeError, FormatError, PendingResultNotFound, Problem, ResultAlreadyResolved
+from .errors import (
+    ArgumentTypeError,
+    FormatError,
+    PendingResultNotFound,
+    Problem,
+    ResultAlreadyResolved,
+    require_bool,
+)
 from .ids import COUNTER_MAX, message_number
 from .models import Message, ToolResult
 from .planning import ContextConfig, PrunePlan, _context_config, _Counting, _counting, _plan, _PlanCache
@@ -295,8 +302,7 @@ class Conversation(Sequence[Message]):
         """
         if not isinstance(id, str):
             raise ArgumentTypeError(f"id must be a str, got {kind_of(id)} {id!r}")
-        if not isinstance(pinned, bool):
-            raise ArgumentTypeError(f"pinned must be a bool, got {kind_of(pinned)} {pinned!r}")
+        require_bool("pinned", pinned)
         index = self._lookup().first_with_id(id)
         if index is None:
             return False
@@ -344,14 +350,12 @@ class Conversation(Sequence[Message]):
             )
         if not isinstance(content, str):
             raise ArgumentTypeError(f"content must be a str, got {kind_of(content)}")
-        if not isinstance(is_error, bool):
-            raise ArgumentTypeError(f"is_error must be a bool, got {type(is_error).__name__}")
-        lookup = self._lookup()
-        index = lookup.first_pending(tool_call_id)
-        completed = lookup.completed(tool_call_id)
+        require_bool("is_error", is_error)
+        index = self._lookup().first_pending(tool_call_id)
         if index is None:
-            if completed:
-                raise ResultAlreadyResolved(tool_call_id, index=completed[-1])
+            resolved_at = self._lookup().last_result(tool_call_id)
+            if resolved_at is not None:
+                raise ResultAlreadyResolved(tool_call_id, index=resolved_at)
             raise PendingResultNotFound(tool_call_id)
         message = self._messages[index]
         result = cast(ToolResult, message.tool_result)  # a pending result's message holds one

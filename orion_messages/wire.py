@@ -25,6 +25,7 @@ from ._json_rules import (
     first_deeper_than,
     first_non_finite_literal,
     line_and_column,
+    lone_surrogates,
     minus_zero_as_float,
     unreadable_spans,
     value_problem,
@@ -544,19 +545,8 @@ def _unwritable(value: Any, why: str) -> Problem:
 def _unencodable_string(message: Message, problem: Problem) -> Problem | None:
     """``problem`` placed at the first string of ``message`` that UTF-8 cannot encode: one
     holding a lone surrogate, which a message built in Python may hold."""
-    stack: list[tuple[Any, tuple[int | str, ...]]] = [(message.model_dump(), ())]
-    while stack:  # iterative: a value may nest as deep as the rules allow
-        item, path = stack.pop()
-        if isinstance(item, str) and not item.isascii():
-            try:
-                item.encode("utf-8")
-            except UnicodeEncodeError:
-                return Problem(location(path), problem.message)
-        elif isinstance(item, dict):  # its keys were validated: pydantic refuses a lone surrogate there
-            stack.extend((inner, (*path, key)) for key, inner in reversed(list(item.items())))
-        elif isinstance(item, (list, tuple)):
-            stack.extend((inner, (*path, number)) for number, inner in reversed(list(enumerate(item))))
-    return None
+    found = next(lone_surrogates(message.model_dump()), None)
+    return None if found is None else Problem(location(found.path), problem.message)
 
 
 def _refuse_non_messages(value: Any) -> None:
