@@ -4,13 +4,23 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
 from collections.abc import Sequence
 from typing import Any
 
 from ._text import printable
 from .errors import Problem
 
-__all__ = ["MAX_PROBLEMS_ON_STDERR", "json_report", "one_line", "printable", "problem_line", "problem_lines"]
+__all__ = [
+    "MAX_PROBLEMS_ON_STDERR",
+    "display_width",
+    "json_report",
+    "one_line",
+    "padded",
+    "printable",
+    "problem_line",
+    "problem_lines",
+]
 
 MAX_PROBLEMS_ON_STDERR = 20
 """How many problems a fatal error lists on stderr; the rest are counted on one more line."""
@@ -40,6 +50,27 @@ def _json_escape(match: re.Match[str]) -> str:
         code -= 0x10000
         return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
     return f"\\u{code:04x}"
+
+
+def display_width(text: str) -> int:
+    """How many terminal columns ``text`` takes: two for a wide or full-width character (CJK,
+    most emoji), none for a combining mark, one for the rest (``text`` is ``printable``'s)."""
+    if text.isascii():
+        return len(text)
+    return sum(_char_columns(char) for char in text)
+
+
+def _char_columns(char: str) -> int:
+    if unicodedata.combining(char):
+        return 0
+    return 2 if unicodedata.east_asian_width(char) in ("W", "F") else 1
+
+
+def padded(text: str, width: int, *, right: bool = False) -> str:
+    """``text`` padded with spaces to ``width`` terminal columns (``display_width``), on the left when
+    ``right``; ``str.ljust`` counts characters, so wide ids would push the columns after them."""
+    fill = " " * max(0, width - display_width(text))
+    return fill + text if right else text + fill
 
 
 def one_line(text: str) -> str:

@@ -68,10 +68,11 @@ def _opened(url: StoreURL, raw: str, *, create: bool) -> Iterator[ConversationSt
 
 
 def _reason(error: Exception, display: str) -> str:
-    """Why opening failed: an ``OSError`` without its ``[Errno 2]`` and quotes, the file named
-    only when the URL shown does not already name it."""
+    """Why opening failed, on one line: an ``OSError`` without its ``[Errno 2]`` and quotes, the
+    file named only when the URL shown does not already name it; a driver's message of several
+    lines (libpq's ``...refused\n\tIs the server running...``) with its lines joined by ``; ``."""
     if not isinstance(error, OSError) or not error.strerror:
-        return str(error)
+        return "; ".join(line.strip() for line in str(error).splitlines() if line.strip())
     name = os.fsdecode(error.filename) if error.filename is not None else ""
     return f"{error.strerror}: {name}" if name and name not in display else error.strerror
 

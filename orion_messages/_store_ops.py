@@ -46,6 +46,7 @@ __all__ = [
     "SyncBackend",
     "checked_id",
     "closed_error",
+    "NAMED_ERRORS",
     "name_store",
     "run_sync",
 ]
@@ -721,7 +722,11 @@ def execute(cursor: Cursor, sql: str, params: Any, fetch: str) -> Any:
     return cursor.rowcount
 
 
-def name_store(error: StoreError, where: str) -> None:
+NAMED_ERRORS = (StoreError, PendingResultNotFound, ResultAlreadyResolved)
+"""The errors an operation raises about what a store holds, which the backend names it in."""
+
+
+def name_store(error: StoreError | PendingResultNotFound | ResultAlreadyResolved, where: str) -> None:
     """Put the store, ``where``, in front of the text of an error an operation raised.
 
     The operations do not know which store runs them, so the backend names it here, in place:
@@ -798,7 +803,7 @@ class SyncBackend:
             try:
                 begin = dialect.begin_write if operation.write else dialect.begin_read
                 return run_sync(cursor, begin, operation.steps(self.statements))
-            except StoreError as error:
+            except NAMED_ERRORS as error:
                 name_store(error, self.where)
                 raise
             finally:

@@ -15,9 +15,17 @@ from typing import Any, TypeVar
 
 import psycopg
 
-from ._store_ops import Finished, Operation, Steps, SyncBackend, advance, closed_error, name_store
+from ._store_ops import (
+    NAMED_ERRORS,
+    Finished,
+    Operation,
+    Steps,
+    SyncBackend,
+    advance,
+    closed_error,
+    name_store,
+)
 from ._store_sql import POSTGRES, statements
-from .errors import StoreError
 
 __all__ = ["AsyncBackend", "connect", "connect_async"]
 
@@ -58,7 +66,7 @@ class AsyncBackend:
                 raise closed_error(self.where)
             try:
                 return await self._run(operation.write, steps)
-            except StoreError as error:
+            except NAMED_ERRORS as error:
                 name_store(error, self.where)
                 raise
 

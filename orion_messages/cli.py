@@ -34,8 +34,8 @@ from pydantic import TypeAdapter, ValidationError
 
 from . import _cli_convert
 from ._cli_text import MAX_PROBLEMS_ON_STDERR as _MAX_PROBLEMS_ON_STDERR
+from ._cli_text import display_width, one_line, padded
 from ._cli_text import json_report as _json_report
-from ._cli_text import one_line
 from ._cli_text import printable as _printable
 from ._cli_text import problem_line as _problem_line
 from ._cli_text import problem_lines as _problem_lines
@@ -1308,10 +1308,10 @@ def _list(args: argparse.Namespace) -> int:
          _when(info.updated, _iso(info.updated)), _printable(info.title or ""))
         for info, _ in listed
     ]  # fmt: skip
-    widths = [max(len(row[column]) for row in rows) for column in range(4)]
+    widths = [max(display_width(row[column]) for row in rows) for column in range(4)]
     for shown_id, count, created, updated, title in rows if listed else []:
-        line = f"{shown_id.ljust(widths[0])}  {count.rjust(widths[1])}  {created.ljust(widths[2])}  "
-        _out(f"{line}{updated.ljust(widths[3])}  {title}".rstrip())
+        line = f"{padded(shown_id, widths[0])}  {padded(count, widths[1], right=True)}  {padded(created, widths[2])}  "
+        _out(f"{line}{padded(updated, widths[3])}  {title}".rstrip())
     _out(f"{_plural(len(listed), 'conversation')} in {store}")
     return EXIT_OK
 

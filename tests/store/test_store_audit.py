@@ -110,6 +110,20 @@ def test_a_connection_error_on_the_command_line_hides_the_password(
     assert "hunter2" not in text
 
 
+def test_a_driver_message_of_several_lines_is_shown_on_one_line(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # libpq says "...Connection refused\n\tIs the server running...": neither a raw newline
+    # nor its escaped form reaches the terminal, and the hint on the second line is kept.
+    assert main(["list", "postgresql://me@127.0.0.1:1/db?connect_timeout=3"]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert err.endswith("\n")
+    assert "\\n" not in err
+    assert "\\t" not in err
+    assert "; Is the server running" in err
+
+
 def test_a_hash_is_part_of_the_sqlite_path(tmp_path: Path) -> None:
     open_store(f"sqlite:///{tmp_path}/chats#1.db").close()
     assert sorted(p.name for p in tmp_path.iterdir() if p.suffix == ".db") == ["chats#1.db"]

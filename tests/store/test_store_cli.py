@@ -198,6 +198,24 @@ def test_list_shows_each_conversation_oldest_first(
     ]
 
 
+def test_list_lines_up_wide_and_combining_characters(
+    sqlite_url: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_store_ops, "now_ms", lambda: 1_765_000_000_000)
+    with open_store(sqlite_url) as store:
+        for name in ("\u4f1a\u8a71", "e\u0301t\u00e9", "abcdef"):  # 会話 (4 columns), e+acute t é (3), 6
+            store.create(name, title="t")
+    capsys.readouterr()
+    assert main(["list", sqlite_url]) == 0
+    when = "2025-12-06T05:46:40.000Z"
+    assert capsys.readouterr().out.splitlines()[:4] == [
+        "ID      MESSAGES  CREATED (UTC)             UPDATED (UTC)             TITLE",
+        f"abcdef         0  {when}  {when}  t",  # created together: listed by id
+        f"e\u0301t\u00e9            0  {when}  {when}  t",
+        f"\u4f1a\u8a71           0  {when}  {when}  t",
+    ]
+
+
 def test_list_as_json_adds_the_metadata(
     store_url: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

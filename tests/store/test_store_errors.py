@@ -62,7 +62,8 @@ def test_the_texts_without_a_conversation() -> None:
 def test_resolve_an_unknown_call(store: ConversationStore) -> None:
     with pytest.raises(PendingResultNotFound) as caught:
         store.resolve("c1", "call-9", "x")
-    assert str(caught.value) == 'conversation "c1": no pending result for tool call "call-9"'
+    # The store is named, as in every error about what it holds (MessageNotFound and the rest).
+    assert str(caught.value) == f'{store.where}: conversation "c1": no pending result for tool call "call-9"'
     assert isinstance(caught.value, KeyError)
     assert (caught.value.tool_call_id, caught.value.conversation_id) == ("call-9", "c1")
 
@@ -71,7 +72,9 @@ def test_resolve_twice(store: ConversationStore) -> None:
     store.resolve("c1", "call-1", "18 °C")
     with pytest.raises(ResultAlreadyResolved) as caught:
         store.resolve("c1", "call-1", "again")
-    assert str(caught.value) == 'conversation "c1": the result for tool call "call-1" is already resolved'
+    assert str(caught.value) == (
+        f'{store.where}: conversation "c1": the result for tool call "call-1" is already resolved'
+    )
     assert isinstance(caught.value, ValueError)
     assert store.load("c1")[2].content == "18 °C"  # unchanged by the refused call
 
@@ -113,6 +116,18 @@ def test_the_async_set_pinned_takes_only_a_bool(store_url: str) -> None:
 
     with pytest.raises(ArgumentTypeError, match="pinned must be a bool, got str 'yes'"):
         asyncio.run(run())
+
+
+def test_the_async_store_names_itself_in_a_resolve_it_refuses(store_url: str) -> None:
+    async def run() -> tuple[str, str]:
+        async with await open_async_store(store_url) as store:
+            await store.create("c1")
+            with pytest.raises(PendingResultNotFound) as caught:
+                await store.resolve("c1", "call-9", "x")
+            return store.where, str(caught.value)
+
+    where, text = asyncio.run(run())
+    assert text == f'{where}: conversation "c1": no pending result for tool call "call-9"'
 
 
 def _nested(levels: int) -> list[object]:
