@@ -49,6 +49,19 @@ class PruneStrategy(str, Enum):
         return self.value
 
 
+def _strategy(value: object) -> PruneStrategy:
+    """``ContextConfig.strategy`` given by its value (``"summarize"``), or why it cannot be."""
+    values = ", ".join(repr(strategy.value) for strategy in PruneStrategy)
+    if not isinstance(value, str):
+        raise ArgumentTypeError(
+            f"ContextConfig.strategy must be a PruneStrategy or one of {values}, got {kind_of(value)} {value!r}"
+        )
+    try:
+        return PruneStrategy(value)
+    except ValueError:
+        raise ArgumentValueError(f"ContextConfig.strategy must be one of {values}, got {value!r}") from None
+
+
 @dataclass(frozen=True)
 class ContextConfig:
     """The context window to fit a conversation into, with orion-core's defaults."""
@@ -73,7 +86,7 @@ class ContextConfig:
             if value < 0:
                 raise ArgumentValueError(f"ContextConfig.{name} must be a non-negative int, got {value!r}")
         if not isinstance(self.strategy, PruneStrategy):
-            object.__setattr__(self, "strategy", PruneStrategy(self.strategy))
+            object.__setattr__(self, "strategy", _strategy(self.strategy))
 
     @property
     def available_tokens(self) -> int:

@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 import pytest
 
-from orion_messages import Conversation, Message, Role, ToolCall
+from orion_messages import ArgumentTypeError, ArgumentValueError, Conversation, Message, Role, ToolCall
 from orion_messages.pruning import (
     SUMMARY_PREFIX,
     ContextConfig,
@@ -436,6 +436,15 @@ def test_config_is_validated() -> None:
     with pytest.raises(TypeError, match="max_context_tokens must be an int, got a str '4096'"):
         ContextConfig(max_context_tokens="4096")  # type: ignore[arg-type]
     assert ContextConfig(strategy="summarize").strategy is PruneStrategy.SUMMARIZE  # type: ignore[arg-type]
+    allowed = "one of 'sliding_window', 'summarize'"
+    with pytest.raises(
+        ArgumentTypeError, match=f"strategy must be a PruneStrategy or {allowed}, got a NoneType None"
+    ):
+        ContextConfig(strategy=None)  # type: ignore[arg-type]
+    with pytest.raises(
+        ArgumentValueError, match=f"ContextConfig.strategy must be {allowed}, got 'Summarize'"
+    ):
+        ContextConfig(strategy="Summarize")  # type: ignore[arg-type]
 
 
 # --- the conversation ----------------------------------------------------------------------
