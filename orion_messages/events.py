@@ -31,7 +31,7 @@ from ._text import kind_of, location
 from .checks import find_problems
 from .errors import ArgumentTypeError, FormatError, Problem, require_bool
 from .models import U32_MAX, Message, Role, ToolResult, _WireModel
-from .wire import dump_json, duplicate_key_problems, message_fields, validate_json
+from .wire import dump_json, duplicate_key_problems, json_input, message_fields, validate_json
 
 __all__ = [
     "AgentEndEvent",
@@ -333,10 +333,10 @@ def parse_event(line: bytes | bytearray | memoryview | str, *, strict: bool = Fa
 
     Raises:
         FormatError: with every problem and its location inside the event (``message.timestamp``).
+        ArgumentTypeError: ``line`` is not ``bytes``, ``bytearray``, ``memoryview`` or ``str``.
     """
     require_bool("strict", strict)
-    if isinstance(line, (bytearray, memoryview)):
-        line = bytes(line)
+    line = json_input(line, "parse_event")
     event = validate_json(_EVENT, line, _event_problems, read_whole=True)  # serde buffers a tagged enum
     if strict:
         problems = duplicate_event_key_problems(line, event.type)

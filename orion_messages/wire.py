@@ -80,8 +80,14 @@ def _collector_paused() -> Iterator[None]:
 _FREEZE_IS_CHEAP = not sysconfig.get_config_var("Py_GIL_DISABLED")
 
 
-def _as_input(data: bytes | bytearray | memoryview | str) -> bytes | str:
-    return bytes(data) if isinstance(data, (bytearray, memoryview)) else data
+def json_input(data: bytes | bytearray | memoryview | str, reader: str) -> bytes | str:
+    """``data`` as the parser takes it (``bytes`` or ``str``), or ``ArgumentTypeError`` naming
+    ``reader`` when it is neither JSON text nor bytes (``loads(None)``)."""
+    if isinstance(data, (bytes, str)):
+        return data
+    if isinstance(data, (bytearray, memoryview)):
+        return bytes(data)
+    raise ArgumentTypeError(f"{reader}: expected JSON as bytes or str, got {kind_of(data)}")
 
 
 def loads(data: bytes | bytearray | memoryview | str, *, strict: bool = False) -> list[Message]:
@@ -100,9 +106,10 @@ def loads(data: bytes | bytearray | memoryview | str, *, strict: bool = False) -
 
     Raises:
         FormatError: with every problem and its location; nothing is returned partially.
+        ArgumentTypeError: ``data`` is not ``bytes``, ``bytearray``, ``memoryview`` or ``str``.
     """
     require_bool("strict", strict)
-    return load_conversation(_as_input(data), strict=strict)
+    return load_conversation(json_input(data, "loads"), strict=strict)
 
 
 def load_conversation(
@@ -129,9 +136,10 @@ def loads_message(data: bytes | bytearray | memoryview | str, *, strict: bool = 
     Raises:
         FormatError: with every problem and its location; a JSON array of messages (a whole
             conversation, which ``loads`` reads) is refused as such.
+        ArgumentTypeError: ``data`` is not ``bytes``, ``bytearray``, ``memoryview`` or ``str``.
     """
     require_bool("strict", strict)
-    return load_message(_as_input(data), strict=strict)
+    return load_message(json_input(data, "loads_message"), strict=strict)
 
 
 def load_message(data: bytes | str, *, strict: bool = False, origin: Origin | None = None) -> Message:

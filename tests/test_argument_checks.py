@@ -99,6 +99,19 @@ def test_a_flag_must_be_a_bool(tmp_path: Path, call: str) -> None:
     run(False)  # the same call with a bool works
 
 
+@pytest.mark.parametrize("reader", [loads, loads_message, parse_event])
+@pytest.mark.parametrize(
+    ("data", "kind"), [(None, "a NoneType"), (5, "an int"), (Path("c.json"), f"a {type(Path()).__name__}")]
+)
+def test_a_reader_names_input_that_is_not_json_text(
+    reader: Callable[..., Any], data: object, kind: str
+) -> None:
+    # It was a TypeError from a regular expression inside: "expected string or bytes-like object".
+    expected = f"{reader.__name__}: expected JSON as bytes or str, got {kind}"
+    with pytest.raises(ArgumentTypeError, match=expected):
+        reader(data)
+
+
 def test_a_float_style_that_is_not_one_of_the_two_is_refused() -> None:
     with pytest.raises(ArgumentValueError, match=r"""^float_style must be "zmij" or "ryu", got 'Ryu'$"""):
         dumps([USER], float_style="Ryu")  # type: ignore[arg-type]
