@@ -109,13 +109,25 @@ const isConversation = ajv.compile<Conversation>(
 );
 const isEvent = ajv.compile<AgentEvent>(JSON.parse(readFileSync(join(schemasDir, "agent-event.schema.json"), "utf8")));
 
+// As orion-core reads: invalid UTF-8 is an error (readFileSync's "utf8" would put U+FFFD in its
+// place), and a byte order mark stays in the text, where JSON.parse refuses it as serde does.
+const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+// A blank line holds JSON whitespace only (String.prototype.trim would also drop U+00A0 and
+// other Unicode spaces, which orion_messages.iter_events refuses).
+const blank = /^[ \t\r]*$/;
+
 const output: Record<string, MessageSummary[] | RecordedSummary[]> = {};
 for (const file of files) {
-  const text = readFileSync(file, "utf8");
+  let text: string;
+  try {
+    text = decoder.decode(readFileSync(file));
+  } catch {
+    throw new Error(`${file}: not UTF-8`);
+  }
   if (file.endsWith(".jsonl")) {
     const events: AgentEvent[] = [];
     for (const line of text.split("\n")) {
-      if (line.trim() === "") {
+      if (blank.test(line)) {
         continue;
       }
       const value: unknown = JSON.parse(line);

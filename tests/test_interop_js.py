@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -175,6 +176,15 @@ def test_the_generated_types_are_as_strict_as_the_schema(reader: list[str]) -> N
     declarations = (INTEROP / "generated" / "conversation.d.ts").read_text(encoding="utf-8")
     assert 'export type Role = "system" | "user" | "assistant" | "tool_call" | "tool_result";' in declarations
     assert "export type Conversation = Message[];" in declarations
+    # One TypeScript name per schema type: a described "$ref" no longer makes a numbered copy.
+    events = (INTEROP / "generated" / "agent-event.d.ts").read_text(encoding="utf-8")
+    names = re.findall(r"^export (?:interface|type) (\w+)", declarations + events, re.MULTILINE)
+    assert [name for name in names if name[-1].isdigit()] == []
+    assert "export interface TurnEndEvent {" in events
+    assert re.search(
+        r"type: \"turn_end\";\n  message: Message;\n(?:  /\*\*\n(?:   \*.*\n)+)?  tool_results: ToolResult\[\];",
+        events,
+    )
     # reader.ts holds lines that must not compile (@ts-expect-error); tsc passing means they did not.
     source = (INTEROP / "reader.ts").read_text(encoding="utf-8")
     assert source.count("// @ts-expect-error") == 6
@@ -213,3 +223,29 @@ def test_typescript_reads_the_goldens_as_the_library_does(reader: list[str]) -> 
     assert output[str(FIXTURES / TS_STREAM)] == [
         {"id": message.id, "token_count": message.token_count} for message in recorded
     ]
+
+
+@pytest.mark.parametrize(
+    ("name", "data", "said"),
+    [
+        (
+            "bad-utf8.json",
+            b'[{"id":"m\xff","role":"user","content":"","timestamp":0}]',
+            "bad-utf8.json: not UTF-8",
+        ),
+        ("nbsp-line.jsonl", b'{"type":"agent_start"}\n\xc2\xa0\n', "SyntaxError"),  # JSON.parse's
+    ],
+    ids=["invalid-utf8", "nbsp-line"],
+)
+def test_the_typescript_reader_refuses_what_orion_core_refuses(
+    reader: list[str], tmp_path: Path, name: str, data: bytes, said: str
+) -> None:
+    # orion-core refuses both: invalid UTF-8 (the reference: "[is] rejected"), and a line of
+    # U+00A0, which is not JSON whitespace. The reader must not take them quietly.
+    path = tmp_path / name
+    path.write_bytes(data)
+    completed = subprocess.run(
+        [*reader, str(path)], cwd=INTEROP, capture_output=True, text=True, timeout=300, check=False
+    )
+    assert completed.returncode != 0, completed.stdout
+    assert said in completed.stderr
