@@ -167,7 +167,7 @@ def _note_unchecked(values: Iterable[Any]) -> None:
 class ToolCall(_WireModel):
     """A tool call an assistant message asks for, as orion-core writes it.
 
-    Unknown keys are kept as extra fields and written back after the known ones.
+    In Python, unknown keys are kept as extra fields and written back after the known ones.
     """
 
     id: str
@@ -175,16 +175,17 @@ class ToolCall(_WireModel):
     name: str
     """The name of the tool to call. Always written."""
     arguments: JSON_VALUE
-    """The arguments, any JSON value (usually an object); key order and int/float are kept. Always written.
+    """The arguments, any JSON value (usually an object). Always written; orion-core writes
+    object keys sorted (serde_json's map).
 
-    orion-core writes object keys sorted (serde_json's map); this library keeps the order it was given.
+    In Python, the keys keep the order they were read or given in, and int/float is kept.
     """
 
 
 class ToolResult(_WireModel):
     """The result of a tool call, carried by a ``tool_result`` message.
 
-    Unknown keys are kept as extra fields and written back after the known ones.
+    In Python, unknown keys are kept as extra fields and written back after the known ones.
     """
 
     tool_call_id: str
@@ -244,8 +245,8 @@ if TYPE_CHECKING:
 class Message(_WireModel):
     """One message of a conversation, exactly as orion-core serializes it.
 
-    Messages are immutable; ``pin``, ``unpin`` and ``model_copy(update=...)`` give changed copies.
-    Unknown keys are kept as extra fields and written back after the known ones.
+    In Python, messages are immutable: ``pin``, ``unpin`` and ``model_copy(update=...)`` give
+    changed copies. Unknown keys are kept as extra fields and written back after the known ones.
     """
 
     id: str
@@ -255,7 +256,10 @@ class Message(_WireModel):
     content: str
     """The text; on a tool-result message, the same text as ``tool_result.content``."""
     timestamp: int = Field(ge=I64_MIN, le=I64_MAX)
-    """Milliseconds since the Unix epoch (signed 64-bit); required (the constructors stamp now)."""
+    """Milliseconds since the Unix epoch (signed 64-bit); required.
+
+    In Python, the constructors (``Message.user`` and the others) stamp the current time.
+    """
     tool_calls: tuple[ToolCall, ...] = Field(default=(), strict=False, exclude_if=_IF_EMPTY)  # lists, dicts
     """The tool calls an assistant message asks for; written only when non-empty."""
     if TYPE_CHECKING:

@@ -96,15 +96,16 @@ def _for_other_languages(schema: Any) -> Any:
     """The wire schema without what only this library needs.
 
     A free JSON value (checked here level by level, to a depth limit) is any JSON value; an
-    unknown key's value is anything (orion-core skips it unread); the field list that events
-    add to their docstrings for ``help()`` is left out of descriptions.
+    unknown key's value is anything (orion-core skips it unread); descriptions are written for
+    any language (``_described_for_other_languages``).
     """
     if isinstance(schema, list):
         return [_for_other_languages(item) for item in schema]
     if not isinstance(schema, dict):
         return schema
     if str(schema.get("$ref", "")).startswith(_JSON_VALUE_REF):
-        return {**{k: v for k, v in schema.items() if k != "$ref"}, "type": list(_ANY_JSON)}
+        described = {k: v for k, v in schema.items() if k != "$ref"}
+        return {**_for_other_languages(described), "type": list(_ANY_JSON)}
     result: dict[str, Any] = {}
     for key, value in schema.items():
         if key == "$defs":
@@ -112,9 +113,25 @@ def _for_other_languages(schema: Any) -> Any:
         elif key == "additionalProperties" and isinstance(value, dict):
             value = True
         elif key == "description" and isinstance(value, str):
-            value = value.split(f"\n\n{_FIELDS_HEADING}")[0]
+            value = _described_for_other_languages(value)
         result[key] = _for_other_languages(value)
     return result
+
+
+_FOR_PYTHON = "In Python"
+"""How a docstring paragraph for Python readers begins; schemas leave such paragraphs out."""
+
+
+def _described_for_other_languages(docstring: str) -> str:
+    """A docstring as a schema description: without the paragraphs for Python readers (those
+    beginning ``_FOR_PYTHON`` and the field list of an event), each paragraph on one line (the
+    docstring's line breaks are the source's), code marked as Markdown marks it (`msg-N`, where
+    reStructuredText's docstrings write two backquotes)."""
+    paragraphs = docstring.split(f"\n\n{_FIELDS_HEADING}")[0].split("\n\n")
+    kept = [
+        " ".join(paragraph.split("\n")) for paragraph in paragraphs if not paragraph.startswith(_FOR_PYTHON)
+    ]
+    return "\n\n".join(kept).replace("``", "`")
 
 
 def _finish(

@@ -4,6 +4,7 @@ and agree with the library on every fixture."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -220,6 +221,42 @@ def test_every_object_allows_unknown_keys_and_every_field_is_described() -> None
             for field, subschema in definition.get("properties", {}).items():
                 assert subschema.get("description"), (name, definition.get("title"), field)
                 assert "title" not in subschema, "property titles would become named types in generators"
+
+
+def _descriptions(node: Any) -> Iterator[str]:
+    if isinstance(node, dict):
+        if isinstance(node.get("description"), str):
+            yield node["description"]
+        for value in node.values():
+            yield from _descriptions(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from _descriptions(value)
+
+
+def test_descriptions_are_written_for_any_language() -> None:
+    # The schemas feed TypeScript and Go generators: no reStructuredText double backquotes, no
+    # notes for Python readers (immutability, constructors), no source line breaks in a paragraph.
+    for name in FILES:
+        for text in _descriptions(_checked_in(name)):
+            assert "``" not in text, (name, text)
+            assert "In Python" not in text, (name, text)
+            assert all("\n" not in paragraph for paragraph in text.split("\n\n")), (name, text)
+    message = _checked_in("message.schema.json")
+    assert message["description"] == "One message of a conversation, exactly as orion-core serializes it."
+    assert (
+        message["properties"]["id"]["description"]
+        == "The message id; orion-core's agent makes it `msg-N` from a counter."
+    )
+    assert (
+        message["properties"]["timestamp"]["description"]
+        == "Milliseconds since the Unix epoch (signed 64-bit); required."
+    )
+    arguments = message["$defs"]["ToolCall"]["properties"]["arguments"]["description"]
+    assert arguments == (
+        "The arguments, any JSON value (usually an object). Always written; orion-core writes "
+        "object keys sorted (serde_json's map)."
+    )
 
 
 def test_agent_event_schema_has_the_15_variants_of_the_reference() -> None:
