@@ -19,6 +19,7 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
+from ._cli_exit import EXIT_INVALID, EXIT_OK, EXIT_USAGE
 from ._cli_text import printable, problem_lines
 from ._json_rules import minus_zero_as_float
 from ._problems import problems_from
@@ -53,7 +54,6 @@ ReadOptionText = Callable[[str, str], str]
 """How the command line reads the text of the file an option names: ``(option, name)``, ``-`` for stdin."""
 
 _SHOWN = 20
-_EXIT_OK, _EXIT_INVALID, _EXIT_USAGE = 0, 1, 2
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -192,7 +192,7 @@ def run(
         omitted = error.omitted if isinstance(error, FormatError) else 0
         for line in problem_lines(source, error.problems, omitted):
             _err(line)
-        return _EXIT_INVALID
+        return EXIT_INVALID
     try:
         if args.from_format == ORION:
             _write_foreign(args.output, result.value, pretty=args.pretty)
@@ -200,17 +200,17 @@ def run(
             write_orion(args.output, result.value)
     except FormatError as error:
         _err(f"error: {_shown(args.output)}: {error}")
-        return _EXIT_INVALID
+        return EXIT_INVALID
     except OSError as error:
         _err(f"error: {_shown(args.output)}: cannot write: {error.strerror or error}")
-        return _EXIT_INVALID
+        return EXIT_INVALID
     _print_report(args, result)
-    return _EXIT_OK
+    return EXIT_OK
 
 
 def _usage(text: str) -> int:
     _err(f"error: {text}")
-    return _EXIT_USAGE
+    return EXIT_USAGE
 
 
 def _err(line: str) -> None:

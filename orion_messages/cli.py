@@ -33,6 +33,8 @@ from typing import Any, BinaryIO, Literal, NamedTuple, NoReturn, TextIO
 from pydantic import TypeAdapter, ValidationError
 
 from . import _cli_convert
+from ._cli_exit import EXIT_INTERRUPTED, EXIT_INVALID, EXIT_OK, EXIT_USAGE, PROG
+from ._cli_exit import err as _err
 from ._cli_text import MAX_PROBLEMS_ON_STDERR as _MAX_PROBLEMS_ON_STDERR
 from ._cli_text import display_width, one_line, padded
 from ._cli_text import json_report as _json_report
@@ -86,18 +88,6 @@ from .wire import (
 )
 
 __all__ = ["main"]
-
-PROG = "orion-messages"
-"""The command's name, as installed by the console script."""
-
-EXIT_OK = 0
-"""Exit status: everything checked is valid, or the command did what was asked."""
-EXIT_INVALID = 1
-"""Exit status: an input is invalid, missing or unreadable, or an operation was refused."""
-EXIT_USAGE = 2
-"""Exit status: the command line itself is wrong."""
-EXIT_INTERRUPTED = 130
-"""Exit status: interrupted with Ctrl-C."""
 
 STDIO = "-"
 """The name that means standard input (for an input) or standard output (for an output)."""
@@ -176,10 +166,6 @@ def _status(code: object) -> int:
 def _out(line: str) -> None:
     """Print one line of human output; data in it cannot reach the terminal raw."""
     print(_printable(line))
-
-
-def _err(line: str) -> None:
-    print(_printable(f"{PROG}: {line}"), file=sys.stderr)
 
 
 # --------------------------------------------------------------------------------------------

@@ -14,8 +14,10 @@ import io
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
+import time
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any
@@ -676,6 +678,45 @@ def test_module_entry_point_missing_file_has_no_traceback(tmp_path: Path) -> Non
     assert result.returncode == 1
     assert result.stdout == ""
     assert _lines(result.stderr) == [f"orion-messages: error: {tmp_path / 'gone.json'}: no such file"]
+
+
+_INTERRUPT_WHILE_LOADING = """
+import importlib.abc, sys
+class Interrupt(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        if name == "orion_messages.cli":
+            raise KeyboardInterrupt  # what Ctrl-C raises while the command line's modules load
+sys.meta_path.insert(0, Interrupt())
+from orion_messages.__main__ import main
+sys.exit(main())
+"""
+
+
+def test_ctrl_c_while_the_command_line_loads_is_one_line_and_130() -> None:
+    # Loading takes a few tenths of a second (the models are built); Ctrl-C then printed a traceback.
+    result = subprocess.run(
+        [sys.executable, "-c", _INTERRUPT_WHILE_LOADING],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert (result.returncode, result.stdout, result.stderr) == (130, "", "orion-messages: interrupted\n")
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="SIGINT to a child is POSIX")
+def test_ctrl_c_while_reading_stdin_is_one_line_and_130() -> None:
+    process = subprocess.Popen(
+        [sys.executable, "-m", "orion_messages", "validate", "-"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    time.sleep(1.5)  # loading or already waiting on stdin: either way the same ending
+    process.send_signal(signal.SIGINT)
+    out, error = process.communicate(timeout=120)
+    assert (process.returncode, out, error) == (130, "", "orion-messages: interrupted\n")
 
 
 def _pipe(*args: str, stdin: bytes, cwd: Path | None = None) -> subprocess.CompletedProcess[bytes]:

@@ -6,6 +6,8 @@ import ast
 import importlib
 import inspect
 import pkgutil
+import subprocess
+import sys
 import typing
 from pathlib import Path
 
@@ -138,3 +140,47 @@ def test_an_unknown_name_is_still_an_attribute_error() -> None:
     with pytest.raises(AttributeError, match="has no attribute 'no_such_name'"):
         orion_messages.no_such_name  # type: ignore[attr-defined]  # noqa: B018
     assert not hasattr(orion_messages, "no_such_name")
+
+
+# --- names imported on first use ----------------------------------------------------------------
+
+
+def _type_checking_imports() -> dict[str, str]:
+    """What ``orion_messages/__init__.py`` imports for type checkers: name -> module."""
+    tree = ast.parse((PACKAGE / "__init__.py").read_text(encoding="utf-8"))
+    blocks = [
+        node for node in tree.body if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING"
+    ]
+    assert len(blocks) == 1
+    return {
+        alias.asname or alias.name: str(node.module)
+        for node in blocks[0].body
+        if isinstance(node, ast.ImportFrom)
+        for alias in node.names
+    }
+
+
+def test_the_lazy_exports_are_what_type_checkers_see() -> None:
+    # Type checkers read the imports; the run time reads _EXPORTS. They must name the same places.
+    assert _type_checking_imports() == orion_messages._EXPORTS
+    assert set(orion_messages._EXPORTS) == set(orion_messages.__all__) - {"__version__"}
+
+
+@pytest.mark.parametrize("name", sorted(orion_messages._EXPORTS))
+def test_every_lazy_export_is_its_module_s_object(name: str) -> None:
+    module = importlib.import_module(f"orion_messages.{orion_messages._EXPORTS[name]}")
+    assert getattr(orion_messages, name) is getattr(module, name)
+    assert name in dir(orion_messages)
+
+
+def test_importing_the_package_builds_no_models() -> None:
+    # The point of importing on first use: a program pays for the modules it touches. Run in a
+    # fresh interpreter, since this one has imported everything already.
+    script = (
+        "import sys, orion_messages\n"
+        "loaded = sorted(m for m in sys.modules if m.startswith('orion_messages.'))\n"
+        "from orion_messages import Message\n"
+        "print(loaded, 'orion_messages.events' in sys.modules)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "['orion_messages._version'] False"
