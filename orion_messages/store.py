@@ -18,7 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, Literal, Protocol, TypeVar
-from urllib.parse import parse_qsl, unquote
+from urllib.parse import unquote
 
 from . import _store_ops as ops
 from . import _store_schema, _store_sqlite
@@ -167,16 +167,20 @@ def _secret_spans(url: str) -> list[tuple[int, int]]:
 
 
 def _conversation_parameter(segments: list[str], display: str) -> tuple[str | None, list[str]]:
-    """The ``conversation`` parameter's value, and the other segments as written (for libpq)."""
+    """The ``conversation`` parameter's value, and the other segments as written (for libpq).
+
+    The value is percent-decoded as the SQLite path is, and as libpq decodes its URIs: ``%20``
+    is a space and ``+`` a plus (form encoding's space would silently name another conversation).
+    """
     conversation: str | None = None
     kept: list[str] = []
     for segment in segments:
-        pairs = parse_qsl(segment, keep_blank_values=True, separator="&")
-        if pairs and pairs[0][0] == "conversation":
-            if not pairs[0][1]:
+        key, _, value = segment.partition("=")
+        if unquote(key) == "conversation":
+            if not value:
                 raise StoreError(f"{display}: conversation= names no conversation; give an id")
             if conversation is None:  # the first one counts
-                conversation = pairs[0][1]
+                conversation = unquote(value)
         elif segment:
             kept.append(segment)
     return conversation, kept

@@ -426,6 +426,10 @@ def test_the_async_store_does_what_the_sync_one_does(store_url: str) -> None:
             "postgresql://me:secret@db:5433/chats?sslmode=require",
             "c 2",
         ),
+        # Percent-decoded only, as the path and as libpq: a plus is a plus, not a space.
+        ("sqlite:///my+chats.db?conversation=user+42", "sqlite", "my+chats.db", "user+42"),
+        ("sqlite:///c.db?conversation=a%2Bb%20c", "sqlite", "c.db", "a+b c"),
+        ("sqlite:///c.db?conversation=a=b", "sqlite", "c.db", "a=b"),
     ],
 )
 def test_store_urls(url: str, backend: str, database: str, conversation: str | None) -> None:
