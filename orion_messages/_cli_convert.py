@@ -20,6 +20,7 @@ from typing import Any
 from pydantic import TypeAdapter, ValidationError
 
 from ._cli_exit import EXIT_INVALID, EXIT_OK, EXIT_USAGE
+from ._cli_exit import err as _err
 from ._cli_text import printable, problem_lines
 from ._json_rules import minus_zero_as_float
 from ._problems import problems_from
@@ -211,10 +212,6 @@ def run(
 def _usage(text: str) -> int:
     _err(f"error: {text}")
     return EXIT_USAGE
-
-
-def _err(line: str) -> None:
-    print(printable(f"orion-messages: {line}"), file=sys.stderr)
 
 
 def _options(args: argparse.Namespace) -> dict[str, Any]:

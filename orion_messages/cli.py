@@ -245,9 +245,14 @@ def _add_prune(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         description="Plan pruning as orion-core does (sliding window over whole turns; pinned "
         "messages keep their turn) and print a summary (--verbose: every turn). With -o, write "
         "the pruned conversation (-o - writes it to stdout and the summary to stderr). A budget "
-        "that cannot hold the latest turn or the pinned turns is refused (exit 1).",
+        "that cannot hold the fixed overhead (system prompt and tools), the latest turn or the "
+        "pinned turns is refused (exit 1).",
     )
-    prune.add_argument("path", metavar="PATH", help="a .json conversation, a .jsonl log, or - (stdin)")
+    prune.add_argument(
+        "path",
+        metavar="PATH",
+        help="a .json conversation, a .jsonl log, a store URL with ?conversation=ID, or -",
+    )
     defaults = ContextConfig()  # orion-core's defaults
     for flag, metavar, text, default in (
         ("--max-context-tokens", "N", "the model's whole context window", defaults.max_context_tokens),
@@ -1670,7 +1675,7 @@ def _output_kind(args: argparse.Namespace, *, default: Kind | None = None) -> Li
 def _convert(args: argparse.Namespace) -> int:
     parser: argparse.ArgumentParser = args.parser
     if (ignored := _cli_convert.inapplicable_option(args)) is not None:
-        parser.error(ignored)
+        raise _Fatal(f"error: {ignored}", code=EXIT_USAGE)  # one line, as prune's --tools without --template
     if _cli_convert.wants_conversion(args):
         return _convert_formats(args)
     from_store = is_store_url(args.input)

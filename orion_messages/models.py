@@ -265,6 +265,7 @@ class Message(_WireModel):
     if TYPE_CHECKING:
         # For type checkers: a constructor on the class, the field on an instance.
         tool_result: _ToolResultName = None  # type: ignore[assignment]
+        """On a tool-result message, the result it carries (a ``ToolResult``); written only when present."""
     else:
         tool_result: ToolResult | None = Field(default=None, strict=False, exclude_if=_IF_NONE)
         """On a tool-result message, the result it carries; written only when present."""

@@ -317,3 +317,25 @@ def test_a_row_orion_messages_did_not_write_is_one_error_line(
         pytest.raises(StoreError, match=f"^{re.escape(f'{where}: {said}')}$"),
     ):
         store.conversations()
+
+
+def test_prune_reads_and_writes_a_store_as_it_does_files(
+    store_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The same conversation from a file and from a store prunes the same; -o into a store URL
+    # holds what -o into a file holds.
+    golden = FIXTURES / "v0.7" / "edge-unicode-escapes.json"  # 5 turns, 7 messages
+    source = with_conversation(store_url, "c1")
+    assert main(["convert", str(golden), source]) == 0
+    window = ["--max-context-tokens", "60", "--max-response-tokens", "0"]  # keeps 2 turns of 5
+    from_file = tmp_path / "pruned.json"
+    assert main(["prune", str(golden), *window, "-o", str(from_file)]) == 0
+    capsys.readouterr()
+    assert main(["prune", source, *window, "--format", "json"]) == 0
+    plan_from_store = json.loads(capsys.readouterr().out)
+    assert main(["prune", str(golden), *window, "--format", "json"]) == 0
+    assert plan_from_store == {**json.loads(capsys.readouterr().out), "path": source}
+    assert main(["prune", source, *window, "-o", with_conversation(store_url, "c2")]) == 0
+    with open_store(store_url) as store:
+        assert store.load("c2") == load(from_file)
+        assert len(store.load("c2")) < len(store.load("c1"))
