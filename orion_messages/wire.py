@@ -546,8 +546,15 @@ def _unwritable(value: Any, why: str) -> Problem:
             found = _invalid_field(message) or _unencodable_string(message, problem)
             return FormatError([found or problem]).within(where).problems[0]
         if first_non_finite_literal(written) is not None:
-            return FormatError([problem]).within(where).problems[0]
+            return FormatError([_non_finite_number(message, problem) or problem]).within(where).problems[0]
     return problem
+
+
+def _non_finite_number(message: Message, problem: Problem) -> Problem | None:
+    """``problem`` placed at the first NaN or infinity in ``message`` (``tool_calls[0].arguments.a[2]``),
+    put there past validation (``model_construct``, or a value changed in place)."""
+    found = value_problem(message.model_dump(mode="json"), unknown=True, depth=False)
+    return None if found is None else Problem(location(found[0]), problem.message)
 
 
 def _unencodable_string(message: Message, problem: Problem) -> Problem | None:

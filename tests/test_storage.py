@@ -1223,6 +1223,9 @@ def test_a_nan_put_in_place_never_reaches_the_disk(tmp_path: Path, writer: str) 
         writes[writer]()
     assert "NaN, which JSON cannot hold" in str(raised.value)
     assert str(raised.value).startswith(f"{path}: ")  # the file is named, as every writer names it
+    # ... and the value, at its place (reliability.md: "named by its field").
+    at = "" if writer == "append_jsonl" else "[1]."  # append_jsonl writes one message
+    assert [p.location for p in raised.value.problems] == [f"{at}tool_calls[0].arguments.k"]
     assert (path.read_bytes() if path.exists() else None) == before
     if writer == "append_jsonl":
         append_jsonl(path, Message.user("msg-3", "still a log", timestamp=3))  # not stuck
