@@ -26,7 +26,7 @@ def find_problems(messages: Sequence[Message]) -> list[Problem]:
     Raises:
         ArgumentTypeError: ``messages`` is text or a mapping, or an item is not a ``Message``.
     """
-    if isinstance(messages, (str, bytes, bytearray, Mapping)):
+    if isinstance(messages, (str, bytes, bytearray, Mapping, Message)):
         raise ArgumentTypeError(f"find_problems takes a list of messages, got {kind_of(messages)}")
     problems: list[Problem] = []
     message_ids: dict[str, int] = {}

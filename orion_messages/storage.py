@@ -37,6 +37,7 @@ from .wire import (
     duplicate_key_problems,
     file_bytes,
     is_one_json_object,
+    listed_messages,
     load_conversation,
     load_message,
     loads_message,
@@ -150,7 +151,9 @@ def save(path: PathLike, messages: Iterable[Message], *, indent: int | None = No
         OSError: the file cannot be written; the previous file is left whole.
     """
     try:
-        data = file_bytes(messages, indent=indent)  # fails before the disk changes
+        data = file_bytes(
+            listed_messages(messages, "save", "put it in a list: [message]"), indent=indent
+        )  # fails before the disk changes
     except FormatError as error:
         raise error.with_source(os.fspath(path)) from None
     _replace_atomically(path, data)
@@ -174,13 +177,15 @@ def save_jsonl(path: PathLike, messages: Iterable[Message]) -> None:
     rewritten go to the old file and are lost, so rewrite a log only while nobody appends to it.
 
     Raises:
-        TypeError: an item is not a ``Message``; the file is left untouched.
+        TypeError: ``messages`` is one message, text or a mapping rather than a list, or an item
+            is not a ``Message``; the file is left untouched.
         FormatError: a message cannot be written back losslessly; the file is left untouched.
         NotARegularFileError: ``path`` names a FIFO, a device or a folder.
         OSError: the file cannot be written; the previous file is left whole.
     """
+    listed = listed_messages(messages, "save_jsonl", "append_jsonl adds one to a log")
     try:
-        data = b"".join(_record(index, message) for index, message in enumerate(messages))
+        data = b"".join(_record(index, message) for index, message in enumerate(listed))
     except FormatError as error:
         raise error.with_source(os.fspath(path)) from None
     _replace_atomically(path, data)

@@ -430,25 +430,30 @@ def dumps(
             an item is not a ``Message`` (the message names it: ``[3]``).
         FormatError: a message holds something that cannot be written back losslessly.
     """
-    return dump_json(_CONVERSATION, _listed(messages), indent=indent, float_style=float_style)
+    return dump_json(
+        _CONVERSATION,
+        listed_messages(messages, "dumps", "dumps_message writes one"),
+        indent=indent,
+        float_style=float_style,
+    )
 
 
-def _listed(messages: Iterable[Message]) -> list[Message]:
+def listed_messages(messages: Iterable[Message], writer: str, hint: str) -> list[Message]:
+    """``messages`` as a list for ``writer``, refusing text, a mapping and a lone message (an
+    iterable of its fields) with ``ArgumentTypeError``; ``hint`` says what to do instead."""
     if isinstance(messages, (str, bytes, bytearray, Mapping, BaseModel)):
-        raise ArgumentTypeError(
-            f"dumps takes a list of messages, got {kind_of(messages)} (dumps_message writes one)"
-        )
+        raise ArgumentTypeError(f"{writer} takes a list of messages, got {kind_of(messages)} ({hint})")
     return messages if isinstance(messages, list) else list(messages)
 
 
-def file_bytes(messages: Iterable[Message], *, indent: int | None = None) -> bytes:
+def file_bytes(messages: list[Message], *, indent: int | None = None) -> bytes:
     """``dumps`` for bytes bound for a file: always looked through for NaN and infinity.
 
     Validation keeps them out, but a value changed in place inside a message (an ``arguments``
     dict, which Python cannot freeze) may hold one; a file that would not load again must never
     replace one that does. The look costs little beside writing the file.
     """
-    return dump_json(_CONVERSATION, _listed(messages), indent=indent, check_numbers=True)
+    return dump_json(_CONVERSATION, messages, indent=indent, check_numbers=True)
 
 
 def record_bytes(message: Message) -> bytes:

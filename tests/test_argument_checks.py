@@ -3,6 +3,7 @@ instead of being taken by truthiness, read once, or failing deep inside with a b
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,7 @@ from orion_messages import (
     prune,
     read_jsonl,
     save,
+    save_jsonl,
     split_turns,
     to_chat_template,
 )
@@ -110,6 +112,34 @@ def test_a_reader_names_input_that_is_not_json_text(
     expected = f"{reader.__name__}: expected JSON as bytes or str, got {kind}"
     with pytest.raises(ArgumentTypeError, match=expected):
         reader(data)
+
+
+@pytest.mark.parametrize(
+    ("call", "said"),
+    [
+        (
+            lambda path: save(path, USER),
+            "save takes a list of messages, got a Message (put it in a list: [message])",
+        ),
+        (
+            lambda path: save_jsonl(path, USER),
+            "save_jsonl takes a list of messages, got a Message (append_jsonl adds",
+        ),
+        (
+            lambda path: dumps(USER),
+            "dumps takes a list of messages, got a Message (dumps_message writes one)",
+        ),
+        (lambda path: find_problems(USER), "find_problems takes a list of messages, got a Message"),
+    ],
+    ids=["save", "save_jsonl", "dumps", "find_problems"],
+)
+def test_one_message_where_a_list_belongs_is_named(
+    tmp_path: Path, call: Callable[[Path], object], said: str
+) -> None:
+    # A Message iterates over its fields: it was "[0]: expected a Message, found a tuple".
+    with pytest.raises(ArgumentTypeError, match=re.escape(said)):
+        call(tmp_path / "out.json")
+    assert not (tmp_path / "out.json").exists()
 
 
 def test_a_float_style_that_is_not_one_of_the_two_is_refused() -> None:
