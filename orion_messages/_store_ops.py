@@ -219,11 +219,16 @@ def _rows(messages: Any) -> list[tuple[Any, ...]]:
             f"messages must be an iterable of Message (a list), got {type(messages).__name__}"
             + ("; append takes one" if isinstance(messages, Message) else "")
         )
-    rows = [_message_row(message) for message in messages]
-    for row in rows:  # new rows: a rewrite in place keeps the ids a store already holds
+    listed = list(messages)
+    rows = [_message_row(message) for message in listed]
+    for message, row in zip(
+        listed, rows, strict=True
+    ):  # new rows: a rewrite in place keeps the ids a store holds
         _check_id_bytes("message id", row[0])
         if row[5] is not None:
             _check_id_bytes(f"tool call id of message {quoted(row[0])}", row[5])
+        for call in message.tool_calls:  # its result's id is indexed: the call's must fit too
+            _check_id_bytes(f"tool call id of message {quoted(row[0])}", call.id)
     return rows
 
 

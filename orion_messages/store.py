@@ -71,8 +71,8 @@ def parse_store_url(url: str) -> StoreURL:
     """Parse a store URL; see the module docstring for the forms.
 
     A ``#`` is literal: part of the SQLite path or of a parameter's value, never a fragment
-    (``%23`` works too). Passwords, in the authority (``user:pw@``) or in a ``password``
-    parameter, are masked in ``display``.
+    (``%23`` works too). Passwords, in the authority (``user:pw@``) or in a ``password`` or
+    ``sslpassword`` parameter, are masked in ``display``.
 
     Raises:
         ArgumentTypeError: ``url`` is not a str.
@@ -258,6 +258,7 @@ def open_store(url: str, *, create: bool = True) -> ConversationStore:
     file's journal mode is left as it is), so a file or a role that may only read opens it.
 
     Raises:
+        ArgumentTypeError: ``url`` is not a str (a ``Path`` included: write ``sqlite:///PATH``).
         StoreError: a bad URL; a missing folder for a new SQLite file; a version table that is
             not one row of a known version; with ``create=False``, no store at ``url``.
         StoreVersionError: the store was written by a newer orion-messages; it is left untouched.
@@ -291,7 +292,8 @@ class ConversationStore:
     ) -> ConversationInfo:
         """Create an empty conversation (a random id when none is given); ``ConversationExists`` if taken.
 
-        ``metadata`` is any JSON value, stored as given.
+        ``metadata`` is any JSON value, stored as JSON: it reads back as JSON reads it (tuples
+        as lists, keys as strings).
         """
         return self._backend.run(ops.create(_check_id(conversation_id), title, metadata))
 

@@ -9,6 +9,7 @@ optional extra and imports its library only when called.
 
 from __future__ import annotations
 
+import errno
 import importlib
 import inspect
 import os
@@ -154,6 +155,15 @@ def _import(module: str, feature: str, package: str, extra: str) -> Any:
         raise MissingExtraError(feature, package, extra) from error
 
 
+def _existing_file(path: str | os.PathLike[str]) -> str:
+    """``path`` as text, or ``FileNotFoundError`` naming it: the tokenizer libraries report a
+    missing file in their own words and types (``tokenizers`` raises a bare ``Exception``)."""
+    text = os.fspath(path)
+    if not os.path.isfile(text):
+        raise FileNotFoundError(errno.ENOENT, "no such tokenizer file", text)
+    return text
+
+
 def huggingface_counter(
     tokenizer: str | os.PathLike[str] | _HuggingFaceTokenizer, *, add_special_tokens: bool = False
 ) -> TextCounter:
@@ -163,10 +173,15 @@ def huggingface_counter(
     texts are counted in full. Special-token text in the input (``<|im_start|>``) counts as the one
     token it is; with ``add_special_tokens`` the tokenizer's own BOS/EOS are counted too.
     Needs the ``huggingface`` extra. A path is read from disk; nothing is downloaded.
+
+    Raises:
+        MissingExtraError: ``tokenizers`` is not installed.
+        FileNotFoundError: no file at the path.
+        Exception: ``tokenizers``' own error for a file it cannot parse.
     """
     module = _import("tokenizers", "huggingface_counter", "tokenizers", "huggingface")
     if isinstance(tokenizer, str | os.PathLike):
-        loaded = module.Tokenizer.from_file(os.fspath(tokenizer))
+        loaded = module.Tokenizer.from_file(_existing_file(tokenizer))
     else:
         loaded = module.Tokenizer.from_str(tokenizer.to_str())
     loaded.no_truncation()
@@ -186,6 +201,12 @@ def tiktoken_counter(encoding: str | _TiktokenEncoding, *, special_tokens: bool 
     counts as that one token, as an engine parsing the prompt counts it; otherwise all text is
     ordinary. A name is looked up with ``tiktoken.get_encoding``, which reads tiktoken's cache and
     may download the encoding's file the first time. Needs the ``tiktoken`` extra.
+
+    Raises:
+        MissingExtraError: ``tiktoken`` is not installed.
+        ValueError: ``tiktoken`` knows no encoding of that name.
+        Exception: ``tiktoken``'s own error when the encoding's file is not cached and cannot be
+            downloaded (such as ``requests.ConnectionError``).
     """
     module = _import("tiktoken", "tiktoken_counter", "tiktoken", "tiktoken")
     loaded = module.get_encoding(encoding) if isinstance(encoding, str) else encoding
@@ -208,10 +229,15 @@ def sentencepiece_counter(
     Counts the pieces of the text, without BOS/EOS. SentencePiece does not parse special-token
     text such as ``<s>`` in the input: it is counted as ordinary text. Needs the ``sentencepiece``
     extra.
+
+    Raises:
+        MissingExtraError: ``sentencepiece`` is not installed.
+        FileNotFoundError: no file at the path.
+        Exception: SentencePiece's own error for a file it cannot parse.
     """
     module = _import("sentencepiece", "sentencepiece_counter", "sentencepiece", "sentencepiece")
     if isinstance(model, str | os.PathLike):
-        processor = module.SentencePieceProcessor(model_file=os.fspath(model))
+        processor = module.SentencePieceProcessor(model_file=_existing_file(model))
     else:
         processor = model
     encode = processor.encode

