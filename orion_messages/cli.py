@@ -222,6 +222,10 @@ def _add_validate(commands: argparse._SubParsersAction[argparse.ArgumentParser])
     validate.set_defaults(run=_validate)
 
 
+_ONE_CONVERSATION = "a .json conversation, a .jsonl log, a store URL with ?conversation=ID, or - (stdin)"
+"""The help of an argument that names one conversation to read."""
+
+
 def _add_stats(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     stats = commands.add_parser(
         "stats",
@@ -229,30 +233,27 @@ def _add_stats(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         description="Count messages per role and in all, turns, tool calls, pinned and pending "
         "messages, estimate tokens, and show the first and last timestamp (UTC).",
     )
-    stats.add_argument(
-        "path",
-        metavar="PATH",
-        help="a .json conversation, a .jsonl log, a store URL with ?conversation=ID, or - (stdin)",
-    )
+    stats.add_argument("path", metavar="PATH", help=_ONE_CONVERSATION)
     _add_format(stats)
     stats.set_defaults(run=_stats)
+
+
+_PRUNE_DESCRIPTION = (
+    "Plan pruning as orion-core does (sliding window over whole turns; pinned messages keep "
+    "their turn) and print a summary (--verbose: every turn). With -o, write the pruned "
+    "conversation (-o - writes it to stdout and the summary to stderr). A budget that cannot "
+    "hold the fixed overhead (system prompt and tools), the latest turn or the pinned turns is "
+    "refused (exit 1)."
+)
 
 
 def _add_prune(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     prune = commands.add_parser(
         "prune",
         help="plan orion-core's turn-aware pruning and write the pruned conversation",
-        description="Plan pruning as orion-core does (sliding window over whole turns; pinned "
-        "messages keep their turn) and print a summary (--verbose: every turn). With -o, write "
-        "the pruned conversation (-o - writes it to stdout and the summary to stderr). A budget "
-        "that cannot hold the fixed overhead (system prompt and tools), the latest turn or the "
-        "pinned turns is refused (exit 1).",
+        description=_PRUNE_DESCRIPTION,
     )
-    prune.add_argument(
-        "path",
-        metavar="PATH",
-        help="a .json conversation, a .jsonl log, a store URL with ?conversation=ID, or -",
-    )
+    prune.add_argument("path", metavar="PATH", help=_ONE_CONVERSATION)
     defaults = ContextConfig()  # orion-core's defaults
     for flag, metavar, text, default in (
         ("--max-context-tokens", "N", "the model's whole context window", defaults.max_context_tokens),
@@ -331,11 +332,7 @@ def _add_convert(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "conversation (sqlite:///chats.db?conversation=c1, postgresql://user@host/db?conversation=c1): "
         "IN must exist; OUT is created, or its messages replaced.",
     )
-    convert.add_argument(
-        "input",
-        metavar="IN",
-        help="a .json conversation, a .jsonl log, a store URL with ?conversation=ID, or -",
-    )
+    convert.add_argument("input", metavar="IN", help=_ONE_CONVERSATION)
     convert.add_argument(
         "output",
         metavar="OUT",

@@ -813,12 +813,12 @@ def test_what_cannot_be_written_losslessly_is_refused_and_nothing_changes(case: 
     assert sorted(p.name for p in tmp_path.iterdir()) == ["c.json", "log.jsonl"]  # no temporary file
 
 
-def test_a_refused_non_finite_number_names_its_message() -> None:
+def test_a_refused_non_finite_number_names_its_place() -> None:
     from orion_messages import Message, ToolCall
 
     call = ToolCall.model_construct(id="c", name="n", arguments=float("nan"))
     messages = [Message.user("msg-1", "a", timestamp=1), Message.assistant("msg-2", "b", [call], timestamp=2)]
-    assert _problem(lambda: dumps(messages)).location == "[1]"
+    assert _problem(lambda: dumps(messages)).location == "[1].tool_calls[0].arguments"
 
 
 # --- Security: data is only data. ---------------------------------------------------------------
