@@ -118,18 +118,18 @@ def test_a_reader_names_input_that_is_not_json_text(
     ("call", "said"),
     [
         (
-            lambda path: save(path, USER),
+            lambda path: save(path, USER),  # type: ignore[arg-type]
             "save takes a list of messages, got a Message (put it in a list: [message])",
         ),
         (
-            lambda path: save_jsonl(path, USER),
+            lambda path: save_jsonl(path, USER),  # type: ignore[arg-type]
             "save_jsonl takes a list of messages, got a Message (append_jsonl adds",
         ),
         (
-            lambda path: dumps(USER),
+            lambda path: dumps(USER),  # type: ignore[arg-type]
             "dumps takes a list of messages, got a Message (dumps_message writes one)",
         ),
-        (lambda path: find_problems(USER), "find_problems takes a list of messages, got a Message"),
+        (lambda path: find_problems(USER), "find_problems takes a list of messages, got a Message"),  # type: ignore[arg-type]
     ],
     ids=["save", "save_jsonl", "dumps", "find_problems"],
 )
