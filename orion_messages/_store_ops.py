@@ -34,7 +34,7 @@ from .errors import (
     StoreError,
     require_bool,
 )
-from .models import Message, now_ms
+from .models import Message, now_ms, require_token_count
 from .pruning import ContextConfig, PrunePlan, PruneStrategy, TokenCounter, estimate_tokens, plan_prune
 from .wire import is_one_json_object, load_conversation, load_message, record_bytes
 
@@ -576,7 +576,9 @@ def _first_with_id(s: Statements, conversation_id: str, message_id: str) -> Step
 
 def _rewrite(s: Statements, conversation_id: str, position: int, message: Message) -> Steps[None]:
     row = _message_row(message)
-    yield s["rewrite"], (row[-1], message.pinned, message.is_pending, conversation_id, position), "none"
+    # Every query column a change can touch (resolve clears token_count), not only the data.
+    columns = (row[-1], message.pinned, message.is_pending, message.token_count)
+    yield s["rewrite"], (*columns, conversation_id, position), "none"
     yield s["touch"], (now_ms(), conversation_id), "none"
 
 
@@ -586,9 +588,27 @@ def set_pinned(conversation_id: str, message_id: str, pinned: bool) -> Operation
     Raises:
         ArgumentTypeError: ``pinned`` is not a bool (nothing is coerced; the database is not touched).
     """
+    require_bool("pinned", pinned)
+    return _change_first(conversation_id, message_id, lambda m: m.pin() if pinned else m.unpin())
+
+
+def set_token_count(conversation_id: str, message_id: str, token_count: int | None) -> Operation[bool]:
+    """Set the ``token_count`` of the first message with ``message_id``; False when there is none.
+
+    Raises:
+        ArgumentTypeError: ``token_count`` is not an int or None (the database is not touched).
+        ArgumentValueError: ``token_count`` is outside the unsigned 32-bit range.
+    """
+    require_token_count(token_count)
+    return _change_first(conversation_id, message_id, lambda m: m.with_token_count(token_count))
+
+
+def _change_first(
+    conversation_id: str, message_id: str, change: Callable[[Message], Message]
+) -> Operation[bool]:
+    """Rewrite the first message with ``message_id`` as ``change`` of it; False when there is none."""
     checked_id(conversation_id)
     _text("message_id", message_id)
-    require_bool("pinned", pinned)
 
     def steps(s: Statements) -> Steps[bool]:
         yield from _locked(s, conversation_id)
@@ -596,8 +616,8 @@ def set_pinned(conversation_id: str, message_id: str, pinned: bool) -> Operation
         if found is None:
             return False
         position, message = found
-        changed = message.pin() if pinned else message.unpin()
-        if changed is not message:
+        changed = change(message)
+        if changed != message:
             yield from _rewrite(s, conversation_id, position, changed)
         return True
 

@@ -127,7 +127,7 @@ _TEMPLATES = {
     "ORDER BY +position",
     "by_tool_call": "SELECT position, {data} FROM orion_messages WHERE conversation_id = ? "
     "AND tool_call_id = ? ORDER BY +position",
-    "rewrite": "UPDATE orion_messages SET data = {json_in}, pinned = ?, pending = ? "
+    "rewrite": "UPDATE orion_messages SET data = {json_in}, pinned = ?, pending = ?, token_count = ? "
     "WHERE conversation_id = ? AND position = ?",
     "token_sum": "SELECT COALESCE(SUM(token_count), 0) FROM orion_messages WHERE conversation_id = ?",
     "uncounted": "SELECT position, {data} FROM orion_messages WHERE conversation_id = ? "

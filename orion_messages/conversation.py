@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import warnings
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
 from types import MethodType
@@ -32,7 +32,7 @@ from .errors import (
     require_bool,
 )
 from .ids import COUNTER_MAX, message_number
-from .models import Message, ToolResult
+from .models import Message, ToolResult, require_token_count
 from .planning import ContextConfig, PrunePlan, _context_config, _Counting, _counting, _plan, _PlanCache
 from .pruning import PruneResult, Summarizer, _prior_summary, _prune
 from .templates import ChatTemplate, ToolSchema
@@ -300,14 +300,28 @@ class Conversation(Sequence[Message]):
         Raises:
             ArgumentTypeError: ``id`` is not a str or ``pinned`` not a bool (nothing is coerced).
         """
+        require_bool("pinned", pinned)
+        return self._change_first(id, lambda message: message.pin() if pinned else message.unpin())
+
+    def set_token_count(self, id: str, token_count: int | None) -> bool:
+        """Set the ``token_count`` of the first message with ``id`` (None clears it); False when
+        there is none. The agent leaves counts unset for a host that counts tokens to fill in.
+
+        Raises:
+            ArgumentTypeError: ``id`` is not a str, or ``token_count`` not an int or None.
+            ArgumentValueError: ``token_count`` is outside 0 to 4,294,967,295 (unsigned 32-bit).
+        """
+        require_token_count(token_count)
+        return self._change_first(id, lambda message: message.with_token_count(token_count))
+
+    def _change_first(self, id: str, change: Callable[[Message], Message]) -> bool:
+        """Replace the first message with ``id`` by ``change`` of it; False when there is none."""
         if not isinstance(id, str):
             raise ArgumentTypeError(f"id must be a str, got {kind_of(id)} {id!r}")
-        require_bool("pinned", pinned)
         index = self._lookup().first_with_id(id)
         if index is None:
             return False
-        message = self._messages[index]
-        self._replace_at(index, message.pin() if pinned else message.unpin())
+        self._replace_at(index, change(self._messages[index]))
         return True
 
     def next_id(self) -> str:

@@ -432,13 +432,22 @@ class Message(_WireModel):
 
     def with_token_count(self, token_count: int | None) -> Self:
         """A copy of this message with ``token_count`` set (validated as an unsigned 32-bit integer)."""
-        if token_count is not None and (type(token_count) is bool or not isinstance(token_count, int)):
-            raise ArgumentTypeError(f"token_count must be an int or None, got {kind_of(token_count)}")
-        if token_count is not None and not 0 <= token_count <= U32_MAX:
-            raise ArgumentValueError(
-                f"token_count must be an integer from 0 to {U32_MAX}, got {token_count!r}"
-            )
+        require_token_count(token_count)
         return self.model_copy(update={"token_count": token_count})
+
+
+def require_token_count(token_count: object) -> None:
+    """Refuse what cannot be a message's ``token_count``: anything but an int from 0 to
+    ``U32_MAX`` or None (a bool included, which Python counts as an int).
+
+    Raises:
+        ArgumentTypeError: not an int or None.
+        ArgumentValueError: an int out of range.
+    """
+    if token_count is not None and (type(token_count) is bool or not isinstance(token_count, int)):
+        raise ArgumentTypeError(f"token_count must be an int or None, got {kind_of(token_count)}")
+    if token_count is not None and not 0 <= token_count <= U32_MAX:
+        raise ArgumentValueError(f"token_count must be an integer from 0 to {U32_MAX}, got {token_count!r}")
 
 
 # The named constructor that builds each role's message, for its errors (``Message.user: ...``).

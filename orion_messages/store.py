@@ -403,6 +403,16 @@ class ConversationStore:
         """
         return self._backend.run(ops.set_pinned(conversation_id, message_id, pinned))
 
+    def set_token_count(self, conversation_id: str, message_id: str, token_count: int | None) -> bool:
+        """Set the ``token_count`` of the first message with ``message_id`` (None clears it);
+        False when there is none. ``count_tokens`` sums it from then on.
+
+        Raises:
+            ArgumentTypeError: ``token_count`` is not an int or None (the database is not touched).
+            ArgumentValueError: ``token_count`` is outside 0 to 4,294,967,295 (unsigned 32-bit).
+        """
+        return self._backend.run(ops.set_token_count(conversation_id, message_id, token_count))
+
     def resolve(
         self, conversation_id: str, tool_call_id: str, content: str, *, is_error: bool = False
     ) -> Message:
@@ -589,6 +599,10 @@ class AsyncConversationStore:
     async def set_pinned(self, conversation_id: str, message_id: str, pinned: bool) -> bool:
         """See ``ConversationStore.set_pinned``."""
         return await self._backend.run(ops.set_pinned(conversation_id, message_id, pinned))
+
+    async def set_token_count(self, conversation_id: str, message_id: str, token_count: int | None) -> bool:
+        """See ``ConversationStore.set_token_count``."""
+        return await self._backend.run(ops.set_token_count(conversation_id, message_id, token_count))
 
     async def resolve(
         self, conversation_id: str, tool_call_id: str, content: str, *, is_error: bool = False

@@ -13,18 +13,23 @@ from hypothesis import strategies as st
 
 import orion_messages
 from orion_messages import (
+    ArgumentTypeError,
+    ArgumentValueError,
     ContextConfig,
     Conversation,
     Message,
     PendingResultNotFound,
     Problem,
+    TokenCounter,
     ToolCall,
     TurnLayout,
     dumps,
     dumps_message,
+    estimate_tokens,
     find_problems,
     loads,
     message_number,
+    plan_prune,
     read_jsonl,
     save_jsonl,
     split_turns,
@@ -128,6 +133,37 @@ def test_set_pinned_keeps_position_and_everything_else() -> None:
     original = conversation[2]
     conversation.set_pinned("msg-3", True)
     assert conversation[2] == original.model_copy(update={"pinned": True})
+
+
+def test_set_token_count_sets_the_first_match_and_plans_see_it() -> None:
+    conversation = Conversation(_tool_loop())
+    counter = TokenCounter(estimate_tokens, use_token_count=True)
+    config = ContextConfig(max_context_tokens=10_000, max_response_tokens=0)
+    before = conversation.plan_prune(config, count=counter).kept_tokens
+    assert conversation.set_token_count("msg-3", 500) is True
+    assert conversation[2].token_count == 500
+    after = conversation.plan_prune(config, count=counter)
+    assert after == plan_prune(list(conversation), config, count=counter)  # the cached plan follows
+    assert after.kept_tokens == before - estimate_tokens(_tool_loop()[2]) + 500
+    assert conversation.set_token_count("msg-3", None) is True
+    assert conversation[2] == _tool_loop()[2]
+    assert conversation.set_token_count("msg-99", 1) is False
+
+
+@pytest.mark.parametrize(
+    ("count", "error"),
+    [
+        (True, ArgumentTypeError),
+        ("5", ArgumentTypeError),
+        (-1, ArgumentValueError),
+        (2**32, ArgumentValueError),
+    ],
+)
+def test_set_token_count_refuses_what_a_count_cannot_be(count: object, error: type[Exception]) -> None:
+    conversation = Conversation(_tool_loop())
+    with pytest.raises(error, match="token_count must be"):
+        conversation.set_token_count("msg-3", count)  # type: ignore[arg-type]
+    assert list(conversation) == _tool_loop()
 
 
 def test_replace_messages() -> None:

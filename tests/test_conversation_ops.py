@@ -68,6 +68,13 @@ class ConversationOperations(RuleBasedStateMachine):
             message = self.expected[found]
             self.expected[found] = message.pin() if pinned else message.unpin()
 
+    @rule(id=IDS, count=st.one_of(st.none(), st.integers(0, 2**32 - 1)))
+    def set_token_count(self, id: str, count: int | None) -> None:
+        found = next((i for i, message in enumerate(self.expected) if message.id == id), None)
+        assert self.conversation.set_token_count(id, count) is (found is not None)
+        if found is not None:
+            self.expected[found] = self.expected[found].model_copy(update={"token_count": count})
+
     @rule(call=CALLS, content=st.text(max_size=3), is_error=st.booleans())
     def resolve(self, call: str, content: str, is_error: bool) -> None:
         outcome = _reference_resolve(self.expected, call, content, is_error)

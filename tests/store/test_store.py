@@ -187,6 +187,7 @@ def test_conversations_are_created_listed_described_and_deleted(store_url: str) 
         lambda s: s.append("nope", Message.user("m", "x")),
         lambda s: s.replace_messages("nope", []),
         lambda s: s.set_pinned("nope", "m", True),
+        lambda s: s.set_token_count("nope", "m", 3),
         lambda s: s.resolve("nope", "call", "x"),
         lambda s: s.prune("nope"),
         lambda s: s.count_tokens("nope"),
@@ -262,6 +263,44 @@ def test_set_pinned_matches_the_in_memory_conversation(store_url: str) -> None:
         for message_id, pinned in [("m2", True), ("m2", True), ("m4", True), ("m2", False), ("zz", True)]:
             assert store.set_pinned("c", message_id, pinned) == expected.set_pinned(message_id, pinned)
         assert store.load("c") == list(expected)
+
+
+def test_set_token_count_matches_the_in_memory_conversation(store_url: str) -> None:
+    messages = chat(2)
+    expected = Conversation(messages)
+    with opened(store_url) as store:
+        store.create("c")
+        store.extend("c", messages)
+        for message_id, count in [
+            ("m1", 12),
+            ("m1", 12),
+            ("m2", 0),
+            ("m1", None),
+            ("zz", 5),
+            ("m3", 4_294_967_295),
+        ]:
+            assert store.set_token_count("c", message_id, count) == expected.set_token_count(
+                message_id, count
+            )
+        assert store.load("c") == list(expected)
+        assert [m.token_count for m in store.load("c")] == [None, None, 0, 4_294_967_295]
+
+
+def test_count_tokens_follows_what_changes_a_count_in_place(store_url: str) -> None:
+    # The query column that count_tokens sums must follow the message: resolve clears the
+    # placeholder's count (the text changed), set_token_count sets one. By hand: 5 + estimate.
+    user = Message.user("m1", "hi", timestamp=1).with_token_count(5)
+    placeholder = Message.pending_result("m2", "call-1", "t", timestamp=2).with_token_count(7)
+    result_text = "x" * 400  # estimate_tokens: 400 characters / 4 = 100
+    with opened(store_url) as store:
+        store.create("c")
+        store.extend("c", [user, placeholder])
+        assert store.count_tokens("c") == 12
+        store.resolve("c", "call-1", result_text)
+        assert store.count_tokens("c") == 5 + estimate_tokens(store.load("c")[1])
+        assert estimate_tokens(store.load("c")[1]) >= 100
+        assert store.set_token_count("c", "m2", 30)
+        assert store.count_tokens("c") == 35
 
 
 def test_resolve_in_place_matches_the_in_memory_conversation(store_url: str) -> None:
