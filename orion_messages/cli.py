@@ -1266,6 +1266,17 @@ def _stats(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _no_room_hint(config: ContextConfig) -> tuple[str, ...]:
+    """A second line when the reply's reserve leaves the prompt no room at all: orion-core's
+    refusal then says "budget (0 tokens)", which does not say why."""
+    if config.available_tokens > 0:
+        return ()
+    return (
+        f"hint: --max-response-tokens {config.max_response_tokens} (orion-core's default is 2048) "
+        f"leaves nothing of --max-context-tokens {config.max_context_tokens} for the prompt",
+    )
+
+
 def _when(timestamp: int | None, iso: str | None) -> str:
     if timestamp is None:
         return "-"
@@ -1343,7 +1354,7 @@ def _prune(args: argparse.Namespace) -> int:
         if args.format == "json":
             print(_json_report(_refusal_json(name, error)))
             return EXIT_INVALID
-        raise _Fatal(f"error: cannot prune {name}: {error}") from None
+        raise _Fatal(f"error: cannot prune {name}: {error}", *_no_room_hint(config)) from None
     if to_store:
         _store_messages(args.output, result.messages)
     elif args.output and target_kind is not None:

@@ -69,7 +69,8 @@ class ContextConfig:
     max_context_tokens: int = 4096
     """The model's whole context window, in tokens."""
     max_response_tokens: int = 2048
-    """Tokens kept free for the model's reply."""
+    """Tokens kept free for the model's reply (orion-core's default, 2048): lower it with a
+    small ``max_context_tokens``, or nothing is left for the prompt and every plan is refused."""
     reserved_tokens: int = 0
     """Tokens sent outside the message list that the plan cannot see (without a template: your
     system prompt and tool schemas, orion-core's fixed overhead); added to the fixed overhead."""

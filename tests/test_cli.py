@@ -536,6 +536,18 @@ def test_prune_refusal_exits_1_with_the_reason(hand: Path, tmp_path: Path, capsy
     assert not out.exists()
 
 
+def test_prune_says_why_a_window_leaves_no_room(hand: Path, capsys: CaptureFixture) -> None:
+    # A 1,024-token window with orion-core's default 2,048 reserved for the reply: available is
+    # max(0, 1024 - 2048) = 0, which orion-core's own text states without the reason.
+    assert main(["prune", str(hand), "--max-context-tokens", "1024"]) == 1
+    assert _lines(capsys.readouterr().err) == [
+        f"orion-messages: error: cannot prune {hand}: System prompt and tools (5 tokens) exceed "
+        "available context budget (0 tokens)",
+        "orion-messages: hint: --max-response-tokens 2048 (orion-core's default is 2048) leaves "
+        "nothing of --max-context-tokens 1024 for the prompt",
+    ]
+
+
 # --- convert -----------------------------------------------------------------------------------
 
 
