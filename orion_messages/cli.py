@@ -1536,6 +1536,9 @@ def _tool_problems(error: ValidationError) -> list[Problem]:
     return problems
 
 
+_PROMPT_FILE_OPTIONS = ("--system-prompt-file", "--system-prompt")  # prune's old name reads a file too
+
+
 def _option_bytes(option: str, name: str) -> bytes:
     """The bytes of the regular file an option names, or of standard input for ``-``; a usage
     error naming the option and the file (``<stdin>``) if it cannot be read."""
@@ -1546,6 +1549,8 @@ def _option_bytes(option: str, name: str) -> bytes:
             return handle.read()
     except _Unreadable as unreadable:  # the reason without its hint, which is for conversations
         reason = unreadable.reason.partition(";")[0]
+        if option in _PROMPT_FILE_OPTIONS and any(char.isspace() for char in name):  # the prompt itself?
+            reason += "; it names a file holding the system prompt, or - for standard input"
         raise _Fatal(f"error: {option} {name}: {reason}", code=EXIT_USAGE) from None
     except OSError as error:
         raise _Fatal(

@@ -1353,6 +1353,12 @@ def test_the_system_prompt_file_is_given_once_under_either_name(
     assert _lines(capsys.readouterr().err) == [
         f"orion-messages: error: --system-prompt-file {tmp_path / 'missing.txt'}: no such file"
     ]
+    # The prompt's text where a file belongs (as convert's deprecated --system-prompt took it).
+    hint = "it names a file holding the system prompt, or - for standard input"
+    assert main(_templated(conversation, "--system-prompt", "Be brief.")) == 2
+    assert _lines(capsys.readouterr().err) == [
+        f"orion-messages: error: --system-prompt Be brief.: no such file; {hint}"
+    ]
 
 
 # --- standard input: a byte order mark, a lone line that is no record (audit) ---------------------
