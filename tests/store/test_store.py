@@ -544,6 +544,7 @@ def _scenario() -> list[tuple[str, tuple[Any, ...], dict[str, Any]]]:
         ("extend", ("c", [*chat(6), pending]), {}),
         ("append", ("c", Message.user("last", "bye", timestamp=9)), {}),
         ("set_pinned", ("c", "m2", True), {}),
+        ("set_token_count", ("c", "m3", 17), {}),
         ("resolve", ("c", "call-1", "done"), {"is_error": True}),
         ("count_tokens", ("c",), {}),
         ("count_tokens", ("c",), {"count": lambda m: len(m.content)}),
