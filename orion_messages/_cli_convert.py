@@ -11,10 +11,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import sys
-from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
@@ -27,7 +25,7 @@ from ._problems import problems_from
 from ._unknown_values import is_too_deep
 from .anthropic_messages import from_anthropic, to_anthropic
 from .chat_template_dicts import from_chat_template, to_chat_template
-from .conversions import ConversionResult, Loss, _Report
+from .conversions import ConversionResult, _Report
 from .errors import ConversionError, FormatError, Problem
 from .models import Message
 from .openai_chat import from_openai, to_openai
@@ -341,9 +339,6 @@ def _write_foreign(name: str, value: Any, *, pretty: bool) -> None:
         _replace_atomically(name, text.encode("utf-8"))
 
 
-_INDEX = re.compile(r"\[\d+\]")
-
-
 def _shown(name: str) -> str:
     """A file name as given, a store URL without its password."""
     return masked_url(name) if is_store_url(name) else name
@@ -362,15 +357,9 @@ def _print_report(args: argparse.Namespace, result: ConversionResult[Any]) -> No
         print("nothing lost", file=out)
         return
     print(f"lost or changed ({len(result.losses):,}):", file=out)
-    fields = ", ".join(f"{printable(field)} {number:,}" for field, number in _by_field(result.losses))
+    fields = ", ".join(f"{printable(field)} {number:,}" for field, number in result.losses_by_field())
     print(f"  by field: {fields}", file=out)
     for loss in result.losses[:_SHOWN]:
         print(f"  {printable(str(loss))}", file=out)
     if len(result.losses) > _SHOWN:
         print(f"  ... and {len(result.losses) - _SHOWN:,} more", file=out)
-
-
-def _by_field(losses: Sequence[Loss]) -> list[tuple[str, int]]:
-    """How many losses each field has, list indexes folded (``tool_calls[].id``)."""
-    counts = Counter(_INDEX.sub("[]", loss.field) or "(whole message)" for loss in losses)
-    return sorted(counts.items(), key=lambda item: (-item[1], item[0]))

@@ -9,6 +9,8 @@ format: ``openai_chat``, ``anthropic_messages``, ``chat_template_dicts`` and ``o
 
 from __future__ import annotations
 
+import re
+from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -91,6 +93,27 @@ class ConversionResult(Generic[T]):
     def lossless(self) -> bool:
         """True when nothing was lost or changed."""
         return not self.losses
+
+    def losses_by_field(self) -> list[tuple[str, int]]:
+        """How many losses each field has, most first, list indexes folded (``tool_calls[].id``;
+        ``(whole message)`` for a message lost whole): the summary of a long ``losses``."""
+        counts = Counter(_INDEX.sub("[]", loss.field) or "(whole message)" for loss in self.losses)
+        return sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+
+    def __repr__(self) -> str:
+        # A notebook shows this: the losses counted by field, not listed one by one.
+        value = repr(self.value)
+        if isinstance(self.value, list):
+            value = f"<list of {len(self.value)}>"
+        elif isinstance(self.value, dict):
+            value = f"<dict of {', '.join(map(str, self.value))}>"
+        if not self.losses:
+            return f"ConversionResult(value={value}, lossless)"
+        fields = ", ".join(f"{field} x{count}" for field, count in self.losses_by_field())
+        return f"ConversionResult(value={value}, {len(self.losses)} losses: {fields})"
+
+
+_INDEX = re.compile(r"\[\d+\]")
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,8 @@ import pytest
 from orion_messages import (
     ArgumentTypeError,
     ConversionError,
+    ConversionResult,
+    Loss,
     Message,
     OrionMessagesError,
     ToolCall,
@@ -1420,3 +1422,18 @@ def test_from_chat_template_reports_a_tool_name_it_cannot_find() -> None:
         [{"role": "tool", "tool_call_id": "zz", "name": "f", "content": "r"}], timestamp=0
     )
     assert named.losses == ()
+
+
+def test_a_result_shows_its_losses_counted_by_field() -> None:
+    # Each message loses its id and timestamp; the user message its pin too.
+    messages = [Message.user("msg-1", "hi", timestamp=1).pin(), Message.assistant("msg-2", "yo", timestamp=2)]
+    result = to_openai(messages)
+    assert result.losses_by_field() == [("id", 2), ("timestamp", 2), ("pinned", 1)]
+    assert repr(result) == "ConversionResult(value=<list of 2>, 5 losses: id x2, timestamp x2, pinned x1)"
+    assert repr(from_openai([])) == "ConversionResult(value=<list of 0>, lossless)"
+    assert repr(to_anthropic(messages)).startswith("ConversionResult(value=<dict of messages>, 5 losses: ")
+    # List indexes fold; a message lost whole is named as such.
+    folded: ConversionResult[list[Any]] = ConversionResult(
+        [], (Loss(0, "tool_calls[0].id", "x"), Loss(0, "tool_calls[1].id", "x"), Loss(1, "", "gone"))
+    )
+    assert folded.losses_by_field() == [("tool_calls[].id", 2), ("(whole message)", 1)]
