@@ -478,7 +478,8 @@ def load(path: PathLike, *, strict: bool = False) -> list[Message]:
         if data.lstrip(_JSON_WHITESPACE).startswith(b"{"):
             error = _hinted(
                 error,
-                "the file starts with a message object, as a JSON Lines log does: read it with read_jsonl()",
+                "the file starts with a message object, as a JSON Lines log does: read it with read_jsonl()"
+                " (Conversation.load_jsonl())",
             )
         raise error.with_source(os.fspath(path)) from None
 
@@ -748,7 +749,7 @@ def _parse_line(number: int, line: bytes, source: str) -> Message:
         return load_message(line, origin=Origin(source, (number,)))
     except FormatError as error:
         if _SAVED_ARRAY.match(line):
-            why = "expected a message object, found a JSON array: a conversation file, as save() writes one (read it with load())"
+            why = "expected a message object, found a JSON array: a conversation file, as save() writes one (read it with load(), or Conversation.load())"
             raise FormatError([Problem("", why, number)], source=source) from None
         raise error.at_line(number, source=source) from None
 

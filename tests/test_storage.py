@@ -1133,7 +1133,7 @@ def test_a_log_read_as_a_conversation_file_says_which_reader_it_needs(tmp_path: 
         load(path)
     (problem,) = caught.value.problems
     assert (problem.line, problem.column) == (2, 1)  # where the second record starts
-    assert problem.message.endswith("read it with read_jsonl())")
+    assert problem.message.endswith("read it with read_jsonl() (Conversation.load_jsonl()))")
     # a struct written as an array keeps its own explanation
     path.write_text('["msg-1","user","hi",1]\n')
     with pytest.raises(FormatError, match="struct written as an array"):
