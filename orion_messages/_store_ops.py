@@ -221,9 +221,8 @@ def _rows(messages: Any) -> list[tuple[Any, ...]]:
         )
     listed = list(messages)
     rows = [_message_row(message) for message in listed]
-    for message, row in zip(
-        listed, rows, strict=True
-    ):  # new rows: a rewrite in place keeps the ids a store holds
+    # New rows only: a rewrite in place keeps the ids a store already holds.
+    for message, row in zip(listed, rows, strict=True):
         _check_id_bytes("message id", row[0])
         if row[5] is not None:
             _check_id_bytes(f"tool call id of message {quoted(row[0])}", row[5])
