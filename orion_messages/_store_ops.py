@@ -705,15 +705,19 @@ def prune(
 def count_tokens(conversation_id: str, count: Callable[[Message], int] | None) -> Operation[int]:
     """The tokens stored: each message's ``token_count`` where set, else ``count`` (default ``estimate_tokens``)."""
     checked_id(conversation_id)
+    # Built before the database is touched, so that a text counter is refused up front.
+    counter = None if count is None else TokenCounter(count, use_token_count=True)
 
     def steps(s: Statements) -> Steps[int]:
         yield from _require(s, conversation_id)
-        if count is not None:
-            rows = yield s["all"], (conversation_id,), "all"
-            return sum(TokenCounter(count, use_token_count=True).counts(decode(conversation_id, rows)))
         stored = yield s["token_sum"], (conversation_id,), "one"
+        # Only the rows without a count are read; each comes with its index for errors.
         rows = yield s["uncounted"], (conversation_id,), "all"
-        return int(stored[0]) + sum(map(estimate_tokens, decode(conversation_id, rows)))
+        uncounted = decode(conversation_id, [row[:2] for row in rows])
+        if counter is None:
+            return int(stored[0]) + sum(map(estimate_tokens, uncounted))
+        pairs = zip(uncounted, rows, strict=True)
+        return int(stored[0]) + sum(counter.counts((message,), row[2])[0] for message, row in pairs)
 
     return Operation(False, steps)
 

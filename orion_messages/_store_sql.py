@@ -130,8 +130,11 @@ _TEMPLATES = {
     "rewrite": "UPDATE orion_messages SET data = {json_in}, pinned = ?, pending = ?, token_count = ? "
     "WHERE conversation_id = ? AND position = ?",
     "token_sum": "SELECT COALESCE(SUM(token_count), 0) FROM orion_messages WHERE conversation_id = ?",
-    "uncounted": "SELECT position, {data} FROM orion_messages WHERE conversation_id = ? "
-    "AND token_count IS NULL ORDER BY position",
+    # Each message without a token_count, with its index in the conversation (positions have
+    # gaps after a prune) so that a counter's error names the message as ``load`` numbers it.
+    "uncounted": "SELECT position, {data}, at FROM (SELECT position, data, token_count, "
+    "row_number() OVER (ORDER BY position) - 1 AS at FROM orion_messages WHERE conversation_id = ?) "
+    "AS indexed WHERE token_count IS NULL ORDER BY position",
     "archive_range": f"INSERT INTO orion_archived_messages ({_MESSAGE_COLUMNS}, archived_ms) "
     f"SELECT {_MESSAGE_COLUMNS}, ? FROM orion_messages "
     "WHERE conversation_id = ? AND position BETWEEN ? AND ?",

@@ -417,6 +417,35 @@ def test_count_tokens_agrees_with_the_token_counter(store_url: str) -> None:
         )
 
 
+def test_count_tokens_asks_the_counter_only_for_messages_without_a_count(store_url: str) -> None:
+    messages = [m.model_copy(update={"token_count": 7}) if i % 3 else m for i, m in enumerate(chat(6))]
+    asked: list[str] = []
+
+    def count(message: Message) -> int:
+        asked.append(message.id)
+        return 100
+
+    with opened(store_url) as store:
+        store.create("c")
+        store.extend("c", messages)
+        # 4 of the 12 messages (indexes 0, 3, 6, 9) have no token_count; the others 7 each.
+        assert store.count_tokens("c", count=count) == 4 * 100 + 8 * 7
+        assert asked == ["m0", "m3", "m6", "m9"]
+
+
+def test_a_counter_error_names_the_message_as_load_numbers_it(store_url: str) -> None:
+    # Pruning leaves gaps in the stored positions; the error must still name the index that
+    # load() gives the message, and its id.
+    with opened(store_url) as store:
+        store.create("c")
+        store.extend("c", chat(6))
+        store.prune("c", ContextConfig(max_context_tokens=150, max_response_tokens=10))
+        kept = store.load("c")
+        assert kept[0].id != "m0"
+        with pytest.raises(ArgumentValueError, match=rf"message \[1\] \(id '{kept[1].id}'\)"):
+            store.count_tokens("c", count=lambda m: -1 if m.id == kept[1].id else 1)
+
+
 # --------------------------------------------------------------------------------------------
 # async
 
