@@ -454,6 +454,16 @@ def conversations(
     return Operation(False, steps)
 
 
+def count_conversations() -> Operation[int]:
+    """How many conversations the store holds."""
+
+    def steps(s: Statements) -> Steps[int]:
+        row = yield s["count_conversations"], (), "one"
+        return int(row[0])
+
+    return Operation(False, steps)
+
+
 def delete(conversation_id: str) -> Operation[None]:
     """Delete a conversation with its messages and archive."""
     checked_id(conversation_id)

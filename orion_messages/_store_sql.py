@@ -87,6 +87,7 @@ _TEMPLATES = {
     "next_position) VALUES (?, ?, {json_in}, ?, ?, 0, 0) ON CONFLICT (id) DO NOTHING",
     "info": f"SELECT {_CONVERSATION_COLUMNS} FROM orion_conversations WHERE id = ?",
     "list": f"SELECT {_CONVERSATION_COLUMNS} FROM orion_conversations ORDER BY created_ms, id",
+    "count_conversations": "SELECT COUNT(*) FROM orion_conversations",
     # Paging is keyset paging: a page starts right after the (created_ms, id) of the previous
     # page's last conversation, so a page reads only its own rows from the index on
     # (created_ms, id) (schema version 2), however deep into the listing it is. Row values need

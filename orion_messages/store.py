@@ -354,6 +354,10 @@ class ConversationStore:
         """
         return self._backend.run(ops.conversations(limit, after))
 
+    def count_conversations(self) -> int:
+        """How many conversations the store holds: ``len(conversations())`` without reading them."""
+        return self._backend.run(ops.count_conversations())
+
     def delete(self, conversation_id: str) -> None:
         """Delete a conversation, its messages and its archive."""
         self._backend.run(ops.delete(conversation_id))
@@ -567,6 +571,10 @@ class AsyncConversationStore:
     ) -> list[ConversationInfo]:
         """See ``ConversationStore.conversations``."""
         return await self._backend.run(ops.conversations(limit, after))
+
+    async def count_conversations(self) -> int:
+        """See ``ConversationStore.count_conversations``."""
+        return await self._backend.run(ops.count_conversations())
 
     async def delete(self, conversation_id: str) -> None:
         """See ``ConversationStore.delete``."""

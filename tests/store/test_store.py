@@ -586,8 +586,10 @@ def _scenario() -> list[tuple[str, tuple[Any, ...], dict[str, Any]]]:
         ("replace_messages", ("e", chat(1)), {"create": True}),
         ("info", ("c",), {}),
         ("conversations", (), {}),
+        ("count_conversations", (), {}),
         ("delete", ("d",), {}),
         ("conversations", (), {}),
+        ("count_conversations", (), {}),
     ]
 
 

@@ -90,6 +90,19 @@ def test_the_listing_is_oldest_first_then_by_id(store: ConversationStore) -> Non
     ]
 
 
+def test_count_conversations_counts_what_the_listing_holds(store: ConversationStore) -> None:
+    assert store.count_conversations() == len(IDS)
+    store.delete("b")
+    store.create("new one")
+    store.delete("c")
+    assert store.count_conversations() == len(IDS) - 1
+
+
+def test_an_empty_store_counts_0(store_url: str) -> None:
+    with open_store(store_url) as empty:
+        assert empty.count_conversations() == 0
+
+
 # --------------------------------------------------------------------------------------------
 # pages
 
