@@ -797,19 +797,23 @@ def advance(steps: Steps[T], result: Any) -> tuple[str, Any, str] | Finished[T]:
 
 
 def run_sync(cursor: Cursor, begin: str, steps: Steps[T]) -> T:
-    """Run an operation's steps in one transaction on ``cursor``: committed whole, or rolled back."""
-    cursor.execute(begin)
+    """Run an operation's steps in one transaction on ``cursor``: committed whole, or rolled back.
+
+    BEGIN and COMMIT are inside the rollback's reach: a COMMIT that fails (SQLite busy past its
+    timeout) or a BEGIN interrupted after the server ran it must not leave a transaction open.
+    """
     try:
+        cursor.execute(begin)
         result: Any = None
         while not isinstance(step := advance(steps, result), Finished):
             result = execute(cursor, *step)
+        cursor.execute("COMMIT")
     except BaseException:
         # The error that stopped the operation is the one to report; a rollback that fails too
-        # (a broken connection, a transaction the database already ended) has nothing to add.
+        # (a broken connection, no transaction left to end) has nothing to add.
         with suppress(Exception):
             cursor.execute("ROLLBACK")
         raise
-    cursor.execute("COMMIT")
     return step.value
 
 
@@ -837,6 +841,7 @@ class SyncBackend:
         with self._lock:
             if self.closed:
                 raise closed_error(self.where)
+            self.ready()
             cursor = self._connection.cursor(**self._cursor_options)
             try:
                 begin = dialect.begin_write if operation.write else dialect.begin_read
@@ -846,6 +851,13 @@ class SyncBackend:
                 raise
             finally:
                 cursor.close()
+
+    def ready(self) -> None:
+        """Make the connection ready for a transaction, before each call (under the lock).
+
+        Nothing here: ``run_sync`` ends every transaction it begins. The PostgreSQL backend
+        reconnects here after a lost connection.
+        """
 
     def configure(self) -> None:
         """Settings that wait for an accepted schema version; none here (see the SQLite backend)."""

@@ -31,17 +31,36 @@ __all__ = ["AsyncBackend", "connect", "connect_async"]
 
 T = TypeVar("T")
 
+_IDLE = psycopg.pq.TransactionStatus.IDLE
+"""The connection's state between two calls: no transaction open, no query running."""
+
 
 def connect(url: str, where: str) -> SyncBackend:
     """A sync backend on a new connection to ``url`` (a libpq URL or conninfo string)."""
-    # autocommit: psycopg starts no transactions of its own; the operations' BEGIN/COMMIT are the only ones.
-    # binary: bigint, boolean and bytea rows arrive without text parsing.
-    return SyncBackend(psycopg.connect(url, autocommit=True), POSTGRES, where, binary=True)
+    return _Backend(url, where)
 
 
 async def connect_async(url: str, where: str) -> AsyncBackend:
     """An async backend on a new ``psycopg.AsyncConnection`` to ``url``."""
-    return AsyncBackend(await psycopg.AsyncConnection.connect(url, autocommit=True), where)
+    return AsyncBackend(await psycopg.AsyncConnection.connect(url, autocommit=True), url, where)
+
+
+class _Backend(SyncBackend):
+    """``SyncBackend`` on psycopg, which opens a new connection when the last one was lost."""
+
+    def __init__(self, url: str, where: str) -> None:
+        # autocommit: psycopg starts no transactions of its own; the operations' BEGIN/COMMIT are the only ones.
+        # binary: bigint, boolean and bytea rows arrive without text parsing.
+        super().__init__(psycopg.connect(url, autocommit=True), POSTGRES, where, binary=True)
+        self._url = url
+
+    def ready(self) -> None:
+        """A connection ready for a transaction: a new one if the server closed the last (a
+        restart, an idle timeout, an admin), and none left open by an interrupted call."""
+        if self._connection.closed:
+            self._connection = psycopg.connect(self._url, autocommit=True)
+        elif self._connection.info.transaction_status != _IDLE:
+            self._connection.rollback()
 
 
 class AsyncBackend:
@@ -49,11 +68,12 @@ class AsyncBackend:
 
     dialect = POSTGRES
 
-    def __init__(self, connection: psycopg.AsyncConnection[Any], where: str) -> None:
+    def __init__(self, connection: psycopg.AsyncConnection[Any], url: str, where: str) -> None:
         self.where = where
         """The database, for messages (the URL without its password)."""
         self.statements = statements(POSTGRES)
         self._connection = connection
+        self._url = url
         self._lock = asyncio.Lock()  # one transaction at a time on the connection
         self.closed = False
         """Whether ``close`` was called; every later call raises ``StoreError``."""
@@ -65,22 +85,36 @@ class AsyncBackend:
             if self.closed:
                 raise closed_error(self.where)
             try:
+                await self._ready()
                 return await self._run(operation.write, steps)
             except NAMED_ERRORS as error:
                 name_store(error, self.where)
                 raise
 
+    async def _ready(self) -> None:
+        """A connection ready for a transaction: a new one if the last was lost, none left open.
+
+        A call cancelled twice can leave its ROLLBACK unsent (or make psycopg close the
+        connection); the next call ends what it left.
+        """
+        if self._connection.closed:
+            self._connection = await psycopg.AsyncConnection.connect(self._url, autocommit=True)
+        elif self._connection.info.transaction_status != _IDLE:
+            await self._connection.rollback()
+
     async def _run(self, write: bool, steps: Steps[T]) -> T:
         async with self._connection.cursor(binary=True) as cursor:
-            await cursor.execute(POSTGRES.begin_write if write else POSTGRES.begin_read)
+            # BEGIN and COMMIT inside the try, as in ``run_sync``: a call cancelled while its
+            # BEGIN is on the wire must still roll back what the server began.
             try:
+                await cursor.execute(POSTGRES.begin_write if write else POSTGRES.begin_read)
                 result: Any = None
                 while not isinstance(step := advance(steps, result), Finished):
                     result = await _execute(cursor, *step)
+                await cursor.execute("COMMIT")
             except BaseException:
                 await _rollback(cursor)
                 raise
-            await cursor.execute("COMMIT")
             return step.value
 
     async def close(self) -> None:
