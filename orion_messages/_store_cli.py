@@ -48,7 +48,13 @@ def _opened(url: StoreURL, raw: str, *, create: bool) -> Iterator[ConversationSt
     """The store at ``raw``, every failure a ``StoreError`` or ``FormatError`` naming it.
 
     Reading opens with ``create=False``: a mistyped URL is an error, never a new empty store.
+    An in-memory store (``sqlite://``) is refused: it would be gone when the command ends.
     """
+    if url.in_memory:
+        raise StoreError(
+            f"{url.display}: an in-memory store lives only as long as one process; "
+            "give the command a file (sqlite:///chats.db) or a PostgreSQL URL"
+        )
     try:
         with open_store(raw, create=create) as store:
             yield store

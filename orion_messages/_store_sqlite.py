@@ -18,10 +18,16 @@ from ._store_ops import SyncBackend
 from ._store_sql import SQLITE
 from .errors import StoreError
 
-__all__ = ["connect"]
+__all__ = ["IN_MEMORY", "connect"]
 
 _SQLITE_BUSY = 5  # SQLite's primary result codes (sqlite3.SQLITE_BUSY... from Python 3.11 on)
 _SQLITE_READONLY = 8
+_SQLITE_CANTOPEN = 14
+_NO_WAL_FILES = (_SQLITE_READONLY, _SQLITE_CANTOPEN)
+"""The primary codes of a WAL-mode file whose -wal and -shm files SQLite can neither find nor make."""
+
+IN_MEMORY = ":memory:"
+"""SQLite's name for a private database held in memory (the store URL ``sqlite://``)."""
 
 BUSY_TIMEOUT_SECONDS = 30.0
 """How long a writer waits for another's transaction before ``sqlite3.OperationalError``."""
@@ -40,9 +46,9 @@ def connect(path: str, *, create: bool = True) -> SyncBackend:
     # isolation_level=None: the driver starts no transactions of its own; the operations'
     # BEGIN IMMEDIATE / COMMIT are the only ones. check_same_thread=False: the backend's lock
     # serializes threads, and the async store runs it on its worker thread.
-    if path == ":memory:" or create:
+    if path == IN_MEMORY or create:
         folder = os.path.dirname(os.path.abspath(path))
-        if path != ":memory:" and not os.path.isdir(folder):  # sqlite3 would say only "unable to open"
+        if path != IN_MEMORY and not os.path.isdir(folder):  # sqlite3 would say only "unable to open"
             missing = FileNotFoundError(errno.ENOENT, "no such folder for the store's database", path)
             raise StoreError(f"{path}: no such folder for the store's database") from missing
         connection = sqlite3.connect(
@@ -83,13 +89,24 @@ def _check_readable(connection: sqlite3.Connection, path: str) -> None:
     try:
         connection.execute("PRAGMA schema_version").fetchone()
     except sqlite3.OperationalError as error:
-        code = getattr(error, "sqlite_errorcode", None)  # Python 3.11+
-        if code is None or code & 0xFF != _SQLITE_READONLY:
+        # SQLITE_READONLY where the folder may not be written, SQLITE_CANTOPEN on a read-only
+        # file system. sqlite_errorcode is Python 3.11+; before it, the header decides alone.
+        code = getattr(error, "sqlite_errorcode", None)
+        if not _in_wal_mode(path) or (code is not None and code & 0xFF not in _NO_WAL_FILES):
             raise
         raise StoreError(
             f"{path}: a store in WAL mode can be read only where its -wal and -shm files exist or "
             f"SQLite may create them in its folder ({error})"
         ) from error
+
+
+def _in_wal_mode(path: str) -> bool:
+    """Whether the file's header says WAL mode (its read and write versions, bytes 18-19, are 2)."""
+    try:
+        with open(path, "rb") as file:
+            return file.read(20)[18:20] == b"\x02\x02"
+    except OSError:
+        return False
 
 
 class _SqliteBackend(SyncBackend):

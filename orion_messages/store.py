@@ -60,6 +60,11 @@ class StoreURL:
     display: str
     """The URL without its password, for messages."""
 
+    @property
+    def in_memory(self) -> bool:
+        """Whether it is SQLite in memory (``sqlite://``): a store that ends with its process."""
+        return self.backend == "sqlite" and self.database == _store_sqlite.IN_MEMORY
+
 
 def is_store_url(text: str) -> bool:
     """Whether ``text`` is a store URL (``sqlite:``, ``postgresql:`` or ``postgres:``) rather than a path."""
@@ -76,8 +81,9 @@ def parse_store_url(url: str) -> StoreURL:
 
     Raises:
         ArgumentTypeError: ``url`` is not a str.
-        StoreError: not a store URL, a host in a SQLite URL, an unknown SQLite parameter, or an
-            empty ``conversation``.
+        StoreError: not a store URL, a host in a SQLite URL, an unknown SQLite parameter, an
+            empty ``conversation``, a percent-escape that is not UTF-8 (``%FF``) in the SQLite
+            path or ``conversation``, or a NUL in the SQLite path.
     """
     if not isinstance(url, str):
         raise ArgumentTypeError(
@@ -103,8 +109,22 @@ def parse_store_url(url: str) -> StoreURL:
         name = unquote(kept[0].partition("=")[0])
         raise StoreError(f"{display}: unknown parameter {name!r} (a SQLite URL takes only conversation)")
     path = head[2:] if head.startswith("//") else head
-    path = unquote(path[1:] if path.startswith("/") else path)
-    return StoreURL("sqlite", path or ":memory:", conversation, display)
+    path = _unquoted(path[1:] if path.startswith("/") else path, "the path", display)
+    if "\0" in path:
+        raise StoreError(f"{display}: the path holds a NUL (%00), which no file name can")
+    return StoreURL("sqlite", path or _store_sqlite.IN_MEMORY, conversation, display)
+
+
+def _unquoted(text: str, what: str, display: str) -> str:
+    """``text`` percent-decoded; a ``StoreError`` naming ``what`` when the bytes are not UTF-8.
+
+    Decoding strictly: replacing a bad byte with U+FFFD would name another file or conversation.
+    """
+    try:
+        return unquote(text, errors="strict")
+    except UnicodeDecodeError as error:
+        bad = "".join(f"%{byte:02X}" for byte in error.object[error.start : error.end])
+        raise StoreError(f"{display}: {what} is not UTF-8 once percent-decoded ({bad})") from None
 
 
 _SECRET_PARAMETERS = frozenset({"password", "sslpassword"})
@@ -180,7 +200,7 @@ def _conversation_parameter(segments: list[str], display: str) -> tuple[str | No
             if not value:
                 raise StoreError(f"{display}: conversation= names no conversation; give an id")
             if conversation is None:  # the first one counts
-                conversation = unquote(value)
+                conversation = _unquoted(value, "conversation=", display)
         elif segment:
             kept.append(segment)
     return conversation, kept

@@ -521,6 +521,39 @@ def test_a_sqlite_url_with_a_host_or_unknown_parameter_is_refused() -> None:
         parse_store_url("sqlite:///chats.db?mode=ro")
 
 
+@pytest.mark.parametrize(
+    ("url", "expected"),
+    [
+        # Decoded strictly: U+FFFD in place of the byte would name another conversation or file.
+        (
+            "sqlite:///c.db?conversation=a%FFb",
+            "sqlite:///c.db?conversation=a%FFb: conversation= is not UTF-8 once percent-decoded (%FF)",
+        ),
+        (
+            "postgresql://me@db/chats?conversation=%C3",
+            "postgresql://me@db/chats?conversation=%C3: conversation= is not UTF-8 once percent-decoded (%C3)",
+        ),
+        ("sqlite:///caf%E9.db", "sqlite:///caf%E9.db: the path is not UTF-8 once percent-decoded (%E9)"),
+        ("sqlite:///%00x.db", "sqlite:///%00x.db: the path holds a NUL (%00), which no file name can"),
+    ],
+)
+def test_a_url_that_cannot_name_a_file_or_conversation_is_refused(url: str, expected: str) -> None:
+    from orion_messages import StoreError
+
+    with pytest.raises(StoreError) as caught:
+        parse_store_url(url)
+    assert str(caught.value) == expected
+    with pytest.raises(StoreError):
+        open_store(url)  # not sqlite3's bare ValueError ("embedded null byte")
+
+
+def test_in_memory_is_a_property_of_the_url() -> None:
+    assert parse_store_url("sqlite://").in_memory
+    assert parse_store_url("sqlite:///:memory:?conversation=c").in_memory
+    assert not parse_store_url("sqlite:///chats.db").in_memory
+    assert not parse_store_url("postgresql://me@db/chats").in_memory
+
+
 def test_opening_sqlite_uses_wal_and_a_busy_timeout(tmp_path: Path) -> None:
     with opened(f"sqlite:///{tmp_path / 'c.db'}") as store:
         connection = store._backend._connection  # type: ignore[attr-defined]

@@ -339,3 +339,33 @@ def test_prune_reads_and_writes_a_store_as_it_does_files(
     with open_store(store_url) as store:
         assert store.load("c2") == load(from_file)
         assert len(store.load("c2")) < len(store.load("c1"))
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["convert", str(GOLDEN), "sqlite://?conversation=c"],  # would report "wrote" and lose it all
+        ["convert", "sqlite://?conversation=c", "out.json"],
+        ["list", "sqlite://"],
+        ["validate", "sqlite://"],
+        ["stats", "sqlite:///:memory:?conversation=c"],
+        [
+            "prune",
+            "sqlite://?conversation=c",
+            "--max-context-tokens",
+            "100",
+            "-o",
+            "sqlite://?conversation=d",
+        ],
+    ],
+)
+def test_the_command_line_refuses_an_in_memory_store(
+    argv: list[str], capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert main(argv) == 1
+    captured = capsys.readouterr()
+    assert "an in-memory store lives only as long as one process" in captured.err
+    assert "Traceback" not in captured.err
+    assert "wrote" not in captured.out + captured.err
+    assert list(tmp_path.iterdir()) == []

@@ -140,3 +140,71 @@ def test_writing_to_a_missing_store_still_creates_it(tmp_path: Path) -> None:
     assert main(["convert", str(source), f"sqlite:///{database}?conversation=c1"]) == 0
     with open_store(f"sqlite:///{database}", create=False) as store:
         assert [m.id for m in store.load("c1")] == ["msg-1"]
+
+
+# --------------------------------------------------------------------------------------------
+# a WAL-mode file SQLite cannot read where it lies
+
+
+def _wal_store(path: Path) -> None:
+    """A store file in WAL mode, closed: its -wal and -shm files are gone, as after a copy."""
+    with open_store(f"sqlite:///{path}") as store:
+        store.create("c")
+    assert sorted(p.name for p in path.parent.iterdir()) == [path.name]
+
+
+class _Refusing:
+    """A connection whose first read fails as SQLite's does, with ``code`` (None: Python 3.10)."""
+
+    def __init__(self, code: int | None) -> None:
+        self.code = code
+
+    def execute(self, sql: str) -> None:
+        error = sqlite3.OperationalError("unable to open database file")
+        if self.code is not None:
+            error.sqlite_errorcode = self.code  # type: ignore[attr-defined]
+        raise error
+
+
+# SQLITE_READONLY (8) and its extended codes where the folder may not be written, SQLITE_CANTOPEN
+# (14) on a read-only file system; before Python 3.11 there is no code and the header decides.
+@pytest.mark.parametrize("code", [8, 8 | (5 << 8), 14, None])
+def test_a_wal_file_without_its_side_files_is_said_plainly(tmp_path: Path, code: int | None) -> None:
+    from orion_messages import _store_sqlite
+
+    path = tmp_path / "chats.db"
+    _wal_store(path)
+    with pytest.raises(StoreError, match=r"a store in WAL mode can be read only where its -wal and -shm"):
+        _store_sqlite._check_readable(_Refusing(code), str(path))  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("journal", ["wal", "delete"])
+def test_other_errors_keep_the_driver_s_own(tmp_path: Path, journal: str) -> None:
+    from orion_messages import _store_sqlite
+
+    path = tmp_path / "chats.db"
+    _wal_store(path)
+    if journal == "delete":
+        with sqlite3.connect(path) as connection:
+            connection.execute("PRAGMA journal_mode = DELETE")
+    code = 5 if journal == "wal" else 14  # SQLITE_BUSY on a WAL file; anything on another
+    with pytest.raises(sqlite3.OperationalError):
+        _store_sqlite._check_readable(_Refusing(code), str(path))  # type: ignore[arg-type]
+
+
+def test_a_wal_store_on_a_read_only_file_system(tmp_path: Path) -> None:
+    # The real thing where the machine lets the tests mount (root, as in CI).
+    import subprocess
+
+    mount = tmp_path / "mounted"
+    mount.mkdir()
+    made = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(mount)], capture_output=True)
+    if made.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {made.stderr.decode(errors='replace').strip()}")
+    try:
+        _wal_store(mount / "chats.db")
+        subprocess.run(["mount", "-o", "remount,ro", str(mount)], check=True)
+        with pytest.raises(StoreError, match=r"chats\.db: a store in WAL mode can be read only where"):
+            open_store(f"sqlite:///{mount / 'chats.db'}", create=False)
+    finally:
+        subprocess.run(["umount", str(mount)], check=True)
