@@ -123,7 +123,8 @@ class Orphan:
     A call is answered by a result that follows its message with only other tool results in
     between (what OpenAI and Anthropic require). A result that comes later (after a user,
     assistant or system message) is *misplaced*: the call is an orphan where it is, the late
-    result is one too, and each names the other in ``partner``.
+    result is one too, and each names the other in ``partner``. A call is answered once: a
+    second result for it there is an orphan too (``answered_at``), as Anthropic refuses it.
     """
 
     index: int
@@ -135,6 +136,10 @@ class Orphan:
     partner: int | None = None
     """For a misplaced result, the position of its call's message; for a call answered only
     too late, the position of that late result; ``None`` otherwise."""
+    answered_at: int | None = None
+    """For a second result of a call another result already answers, that result's position;
+    ``None`` otherwise. A completed result answers before a pending placeholder for the same
+    call, which is then the second one, wherever it sits."""
 
     @property
     def is_call(self) -> bool:
@@ -156,6 +161,8 @@ class Orphan:
             if self.partner is None:
                 return f'tool call "{self.call_id}" has no result'
             return f'tool call "{self.call_id}" has no result right after it (its result at [{self.partner}] comes too late)'
+        if self.answered_at is not None:
+            return f'a second result for tool call "{self.call_id}" (the result at [{self.answered_at}] answers it)'
         if self.partner is None:
             return f'result for "{self.call_id}" answers no earlier tool call'
         return (
@@ -283,7 +290,7 @@ def _find_orphans(messages: Sequence[Message], *, moved_out: frozenset[Role]) ->
     list (Anthropic's ``system`` parameter): those sit between a call and its results harmlessly."""
     sent: dict[str, int] = {}  # call id -> the latest message sending it
     run: dict[str, int] = {}  # the calls that results may answer now
-    answered: set[tuple[int, str]] = set()
+    answers: dict[tuple[int, str], list[int]] = {}  # a call -> the results right after it
     late: dict[tuple[int, str], int] = {}  # an unanswered call -> its first misplaced result
     orphans: list[Orphan] = []
     for index, message in enumerate(messages):
@@ -293,7 +300,7 @@ def _find_orphans(messages: Sequence[Message], *, moved_out: frozenset[Role]) ->
                 continue
             call_id = result.tool_call_id
             if call_id in run:
-                answered.add((run[call_id], call_id))
+                answers.setdefault((run[call_id], call_id), []).append(index)
             else:
                 caller = sent.get(call_id)
                 if caller is not None:
@@ -312,10 +319,28 @@ def _find_orphans(messages: Sequence[Message], *, moved_out: frozenset[Role]) ->
             orphans.extend(
                 Orphan(index, f"tool_calls[{number}]", call.id, late.get((index, call.id)))
                 for number, call in enumerate(message.tool_calls)
-                if (index, call.id) not in answered
+                if (index, call.id) not in answers
             )
+    for (caller, call_id), results in answers.items():
+        orphans.extend(_second_results(messages, caller, call_id, results))
     orphans.sort(key=lambda orphan: orphan.index)
     return orphans
+
+
+def _second_results(
+    messages: Sequence[Message], caller: int, call_id: str, results: list[int]
+) -> list[Orphan]:
+    """The results beyond one per call with ``call_id`` in ``messages[caller]`` (an id sent twice
+    takes two); completed results answer first, in order, then pending placeholders (private)."""
+    slots = sum(call.id == call_id for call in messages[caller].tool_calls)
+    if len(results) <= slots:
+        return []
+    ranked = sorted(results, key=lambda index: (_is_pending(messages[index]), index))
+    return [Orphan(index, "tool_result", call_id, answered_at=ranked[0]) for index in ranked[slots:]]
+
+
+def _is_pending(message: Message) -> bool:
+    return message.tool_result is not None and message.tool_result.pending
 
 
 def fix_orphans(
@@ -421,6 +446,8 @@ def _call_fix(orphan: Orphan, synthesize: bool) -> str:
 
 def _result_fix(orphan: Orphan) -> str:
     """The reason reported for dropping an orphaned or misplaced result (private)."""
+    if orphan.answered_at is not None:
+        return f"a second result for its tool call (the result at [{orphan.answered_at}] answers it): dropped"
     if orphan.partner is None:
         return "a result that answers no earlier tool call: dropped"
     return f"a result that does not follow its call (at [{orphan.partner}]): dropped"

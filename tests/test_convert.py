@@ -190,6 +190,63 @@ def test_orphans_synthesize_an_error_result_after_the_answers() -> None:
     assert "[1].tool_calls[1]" in _locations(openai.losses)
 
 
+def _answered_twice(first_pending: bool, second_pending: bool) -> list[Message]:
+    def result(message_id: str, text: str, pending: bool) -> Message:
+        if pending:
+            return Message.pending_result(message_id, "c1", "f", timestamp=3)
+        return Message.tool_result_message(message_id, "c1", "f", text, timestamp=3)
+
+    return [
+        Message.user("msg-1", "read", timestamp=1),
+        Message.assistant("msg-2", "", [ToolCall(id="c1", name="f", arguments={})], timestamp=2),
+        result("msg-3", "first", first_pending),
+        result("msg-4", "second", second_pending),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("first_pending", "second_pending", "second"),
+    [
+        (False, False, 3),  # the later of two completed results is the second one
+        (True, False, 2),  # a completed result answers before a placeholder, wherever it sits
+        (False, True, 3),
+        (True, True, 3),
+    ],
+)
+def test_a_call_answered_twice_is_an_orphan(first_pending: bool, second_pending: bool, second: int) -> None:
+    # Anthropic answers 400 "each tool_use must have a single result"; both used to be sent.
+    history = _answered_twice(first_pending, second_pending)
+    answer = 5 - second
+    assert [str(o) for o in find_orphans(history)] == [
+        f'[{second}].tool_result: a second result for tool call "c1" (the result at [{answer}] answers it)'
+    ]
+    assert find_orphans(history)[0].answered_at == answer
+    assert not find_orphans(history)[0].is_misplaced
+    for convert in (to_openai, to_anthropic):
+        with pytest.raises(ConversionError) as caught:
+            convert(history)
+        assert [p.location for p in caught.value.problems] == [f"[{second}].tool_result"]
+    dropped = fix_orphans(history, "drop")
+    assert [m.id for m in dropped.value] == ["msg-1", "msg-2", f"msg-{answer + 1}"]
+    assert _real(dropped.losses) == [
+        f"[{second}]: a second result for its tool call (the result at [{answer}] answers it): dropped"
+    ]
+    assert fix_orphans(history, "synthesize").value == dropped.value
+    assert to_anthropic(history, orphans="drop").value["messages"][2]["content"] == [
+        {"type": "tool_result", "tool_use_id": "c1", "content": dropped.value[2].content}
+    ]
+
+
+def test_a_third_result_for_an_id_sent_twice_in_one_message_is_an_orphan() -> None:
+    history = _twice_in_one_message("one", "two", "three")
+    assert [str(o) for o in find_orphans(history)] == [
+        '[4].tool_result: a second result for tool call "c1" (the result at [2] answers it)'
+    ]
+    with pytest.raises(ConversionError) as caught:
+        to_anthropic(history)  # renamed: the third result takes c1-2, which "two" answers
+    assert [p.location for p in caught.value.problems] == ["[4].tool_result"]
+
+
 def test_a_pending_result_answers_its_call() -> None:
     history = load(GOLDENS / "tool-loop.orion.json")
     assert find_orphans(history) == []
