@@ -20,6 +20,7 @@ from pydantic import TypeAdapter, ValidationError
 from ._cli_exit import EXIT_INVALID, EXIT_OK, EXIT_USAGE
 from ._cli_exit import err as _err
 from ._cli_text import printable, problem_lines
+from ._conversion_input import TIMESTAMP_EXPECTED, is_timestamp
 from ._json_rules import minus_zero_as_float
 from ._problems import problems_from
 from ._unknown_values import is_too_deep
@@ -79,7 +80,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--accept",
         default="",
         metavar="FIELDS",
-        help="with --strict, comma-separated fields whose loss is fine (e.g. id,timestamp)",
+        help="with --strict, comma-separated fields whose loss is fine (e.g. id,timestamp; "
+        "message: a message lost whole)",
     )
     group.add_argument(
         "--orphans",
@@ -177,8 +179,8 @@ def run(
         return _usage("convert between two foreign formats in two steps, through orion")
     if args.system_prompt is not None and args.system_prompt_file is not None:
         return _usage("give --system-prompt-file FILE or the deprecated --system-prompt TEXT, not both")
-    if args.timestamp is not None and (bad := _timestamp_problem(args)) is not None:
-        return _usage(f"--timestamp {args.timestamp}: {bad}")  # before the input is read
+    if args.timestamp is not None and not is_timestamp(args.timestamp):  # before the input is read
+        return _usage(f"--timestamp {args.timestamp}: expected {TIMESTAMP_EXPECTED}, found {args.timestamp}")
     source = "<stdin>" if args.input == "-" else args.input
     try:
         if args.from_format == ORION:
@@ -277,17 +279,6 @@ _IMPORTERS: dict[str, Callable[..., ConversionResult[list[Message]]]] = {
     "openai": from_openai,
     "chat-template": from_chat_template,
 }
-
-
-def _timestamp_problem(args: argparse.Namespace) -> str | None:
-    """Why ``--timestamp`` is refused, or None: the converter's own check, asked with no messages,
-    so the option is judged as the library judges the parameter (a signed 64-bit integer), and
-    refused as an option (a usage error), not as a problem of the input file."""
-    try:
-        _IMPORTERS[args.from_format]([], timestamp=args.timestamp)
-    except ConversionError as error:
-        return "; ".join(problem.message for problem in error.problems)
-    return None
 
 
 _REQUEST_KEYS = {"anthropic": frozenset({"messages", "system"}), "openai": frozenset({"messages"})}

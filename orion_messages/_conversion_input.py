@@ -8,7 +8,7 @@ The ``from_*`` converters read plain dicts and lists (parsed JSON, or a provider
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, TypeGuard
 
 from pydantic import ValidationError
 
@@ -155,6 +155,17 @@ def _unknown_keys(
         report.lose(index, f"{prefix}{key}", reason)
 
 
+TIMESTAMP_EXPECTED = (
+    f"a signed 64-bit integer of milliseconds since the Unix epoch (from {I64_MIN} to {I64_MAX})"
+)
+"""What a ``from_*`` converter's ``timestamp`` (and ``convert --timestamp``) must be, for errors."""
+
+
+def is_timestamp(value: object) -> TypeGuard[int]:
+    """Whether ``value`` is a timestamp orion-core can hold: an int (not a bool) in 64 signed bits."""
+    return isinstance(value, int) and not isinstance(value, bool) and I64_MIN <= value <= I64_MAX
+
+
 def _stamp(timestamp: object) -> int:
     """The ``timestamp`` parameter of a ``from_*`` converter, or now when it is ``None`` (private).
 
@@ -163,16 +174,10 @@ def _stamp(timestamp: object) -> int:
     """
     if timestamp is None:
         return now_ms()
-    if isinstance(timestamp, int) and not isinstance(timestamp, bool) and I64_MIN <= timestamp <= I64_MAX:
+    if is_timestamp(timestamp):
         return int(timestamp)
     raise ConversionError(
-        [
-            Problem(
-                "timestamp",
-                "expected a signed 64-bit integer of milliseconds since the Unix epoch "
-                f"(from {I64_MIN} to {I64_MAX}) or None, found {timestamp!r}",
-            )
-        ]
+        [Problem("timestamp", f"expected {TIMESTAMP_EXPECTED} or None, found {timestamp!r}")]
     )
 
 

@@ -64,7 +64,8 @@ class Loss:
     index: int | None
     """The position of the message in the input, or ``None`` outside the message list."""
     field: str
-    """The path inside the message, such as ``tool_result.is_error``; empty for the whole message."""
+    """The path inside the message, such as ``tool_result.is_error``; empty for the whole message
+    (which ``accept`` names ``"message"``)."""
     reason: str
     """Why it was lost, in plain words."""
 
@@ -190,7 +191,14 @@ def _field_names(accept: object) -> frozenset[str]:
     return frozenset(names)
 
 
+_WHOLE_MESSAGE = "message"
+"""What ``accept`` names a whole-message loss by (a message dropped, or moved out of the list);
+its ``Loss.field`` is empty."""
+
+
 def _accepted(field: str, accept: Collection[str]) -> bool:
+    if not field:
+        return _WHOLE_MESSAGE in accept or field in accept
     return field in accept or field.rsplit(".", 1)[-1] in accept
 
 

@@ -131,7 +131,8 @@ def to_openai(
     ``orphans`` decides what happens to a call without a result or a result without a call
     (the API refuses both): ``"error"`` (default), ``"drop"``, ``"synthesize"`` or ``"keep"``.
     ``strict=True`` raises instead of returning losses, except for fields named in ``accept``
-    (such as ``{"id", "timestamp"}``).
+    (such as ``{"id", "timestamp"}``; ``"message"`` accepts a message lost whole: dropped, or
+    moved out of the list).
 
     Raises:
         ConversionError: an orphan with ``orphans="error"``, an unknown ``orphans`` policy, a

@@ -134,6 +134,14 @@ def _named(error: OSError, path: PathLike) -> OSError:
 # --- Whole files --------------------------------------------------------------------------------
 
 
+def _require_path_first(path: object, messages: object, writer: str) -> None:
+    """``ArgumentTypeError`` for the arguments swapped: ``writer(messages, path)``."""
+    if isinstance(messages, (str, os.PathLike)) and not isinstance(path, (str, bytes, os.PathLike)):
+        raise ArgumentTypeError(
+            f"{writer}(path, messages) takes the path first; got {kind_of(path)} and then {kind_of(messages)}"
+        )
+
+
 def save(path: PathLike, messages: Iterable[Message], *, indent: int | None = None) -> None:
     """Write a conversation file atomically, as ``dumps`` writes it.
 
@@ -150,6 +158,7 @@ def save(path: PathLike, messages: Iterable[Message], *, indent: int | None = No
         NotARegularFileError: ``path`` names a FIFO, a device or a folder.
         OSError: the file cannot be written; the previous file is left whole.
     """
+    _require_path_first(path, messages, "save")
     try:
         data = file_bytes(
             listed_messages(messages, "save", "put it in a list: [message]"), indent=indent
@@ -183,6 +192,7 @@ def save_jsonl(path: PathLike, messages: Iterable[Message]) -> None:
         NotARegularFileError: ``path`` names a FIFO, a device or a folder.
         OSError: the file cannot be written; the previous file is left whole.
     """
+    _require_path_first(path, messages, "save_jsonl")
     listed = listed_messages(messages, "save_jsonl", "append_jsonl adds one to a log")
     try:
         data = b"".join(_record(index, message) for index, message in enumerate(listed))

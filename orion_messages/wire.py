@@ -439,10 +439,13 @@ def dumps(
 
 
 def listed_messages(messages: Iterable[Message], writer: str, hint: str) -> list[Message]:
-    """``messages`` as a list for ``writer``, refusing text, a mapping and a lone message (an
-    iterable of its fields) with ``ArgumentTypeError``; ``hint`` says what to do instead."""
-    if isinstance(messages, (str, bytes, bytearray, Mapping, BaseModel)):
+    """``messages`` as a list for ``writer``; ``ArgumentTypeError`` for text, anything not
+    iterable (a path where the messages go) and, with ``hint`` saying what to do instead, a
+    mapping or a lone message (iterables of their fields)."""
+    if isinstance(messages, (Mapping, BaseModel)):
         raise ArgumentTypeError(f"{writer} takes a list of messages, got {kind_of(messages)} ({hint})")
+    if isinstance(messages, (str, bytes, bytearray)) or not isinstance(messages, Iterable):
+        raise ArgumentTypeError(f"{writer} takes a list of messages, got {kind_of(messages)}")
     return messages if isinstance(messages, list) else list(messages)
 
 

@@ -142,6 +142,28 @@ def test_one_message_where_a_list_belongs_is_named(
     assert not (tmp_path / "out.json").exists()
 
 
+@pytest.mark.parametrize("writer", [save, save_jsonl])
+def test_a_writer_given_its_arguments_swapped_says_the_path_comes_first(
+    tmp_path: Path, writer: Callable[..., None]
+) -> None:
+    # It was a bare TypeError: "'PosixPath' object is not iterable".
+    path = tmp_path / "out.json"
+    expected = (
+        f"{writer.__name__}(path, messages) takes the path first; got a list and then a {type(path).__name__}"
+    )
+    with pytest.raises(ArgumentTypeError, match=re.escape(expected)):
+        writer([USER], path)
+    with pytest.raises(ArgumentTypeError, match=r"takes the path first; got a list and then a str$"):
+        writer([USER], str(path))
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(("messages", "kind"), [(5, "an int"), (None, "a NoneType"), ("text", "a str")])
+def test_dumps_names_messages_that_are_no_list(messages: object, kind: str) -> None:
+    with pytest.raises(ArgumentTypeError, match=f"^dumps takes a list of messages, got {kind}$"):
+        dumps(messages)  # type: ignore[arg-type]
+
+
 def test_a_float_style_that_is_not_one_of_the_two_is_refused() -> None:
     with pytest.raises(ArgumentValueError, match=r"""^float_style must be "zmij" or "ryu", got 'Ryu'$"""):
         dumps([USER], float_style="Ryu")  # type: ignore[arg-type]

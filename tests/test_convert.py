@@ -1494,3 +1494,13 @@ def test_a_result_shows_its_losses_counted_by_field() -> None:
         [], (Loss(0, "tool_calls[0].id", "x"), Loss(0, "tool_calls[1].id", "x"), Loss(1, "", "gone"))
     )
     assert folded.losses_by_field() == [("tool_calls[].id", 2), ("(whole message)", 1)]
+
+
+def test_strict_accepts_a_message_dropped_whole_by_the_name_message() -> None:
+    # orphans="drop" drops the stray result whole: its Loss.field is empty.
+    with pytest.raises(ConversionError, match=r"\[3\]: strict conversion refused: a result that answers no"):
+        to_openai(_orphaned(), orphans="drop", strict=True, accept={"id", "timestamp", "tool_calls[1]"})
+    result = to_openai(
+        _orphaned(), orphans="drop", strict=True, accept={"id", "timestamp", "tool_calls[1]", "message"}
+    )
+    assert ("(whole message)", 1) in result.losses_by_field()

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from orion_messages import Message, ToolCall, dumps, load, loads
+from orion_messages import Message, ToolCall, dumps, load, loads, save
 from orion_messages.cli import main
 
 from .conftest import FIXTURES
@@ -597,7 +597,34 @@ def test_a_timestamp_out_of_range_is_a_usage_error(
     source = str(GOLDENS / "tool-loop.openai.json")
     assert main(["convert", source, str(out), "--from", "openai", f"--timestamp={value}"]) == 2
     (line,) = capsys.readouterr().err.splitlines()
-    assert line.startswith(f"orion-messages: error: --timestamp {value}: ")
-    assert source not in line  # the option is wrong, not the file
+    assert line == (
+        f"orion-messages: error: --timestamp {value}: expected a signed 64-bit integer of milliseconds "
+        f"since the Unix epoch (from -9223372036854775808 to 9223372036854775807), found {value}"
+    )  # no "or None": that is the library parameter's, meaningless on the command line
     assert not out.exists()
     assert main(["convert", source, str(out), "--from", "openai", "--timestamp", "9223372036854775807"]) == 0
+
+
+# --- --strict --accept message: a message lost whole (audit) ------------------------------------
+
+
+def test_strict_accepts_a_message_lost_whole_by_the_name_message(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    late_system = [
+        Message.user("msg-1", "hi", timestamp=1),
+        Message.assistant("msg-2", "hello", timestamp=2),
+        Message.system("msg-3", "Be brief.", timestamp=3),
+        Message.user("msg-4", "again", timestamp=4),
+    ]
+    source = tmp_path / "late.json"
+    save(source, late_system)
+    out = tmp_path / "out.json"
+    base = ["convert", str(source), str(out), "--to", "anthropic", "--strict"]
+    assert main([*base, "--accept", "id,timestamp"]) == 1
+    assert "[2]: strict conversion refused: a system message after the conversation started" in (
+        capsys.readouterr().err
+    )
+    assert not out.exists()
+    assert main([*base, "--accept", "id,timestamp,message"]) == 0
+    assert json.loads(out.read_text())["system"] == "Be brief."
