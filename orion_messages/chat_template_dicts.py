@@ -116,7 +116,9 @@ def _entry(message: Message, mode: ArgumentsMode) -> dict[str, Any]:
             "role": "tool",
             "content": result.content,
             "tool_call_id": result.tool_call_id,
+            # Hugging Face templates read "name", Ollama's chat API "tool_name"; each ignores the other.
             "name": result.tool_name,
+            "tool_name": result.tool_name,
         }
     entry: dict[str, Any] = {"role": _ROLES[message.role], "content": message.content}
     if message.tool_calls and message.role in (Role.ASSISTANT, Role.TOOL_CALL):
@@ -161,7 +163,7 @@ def _standard_call(call: Mapping[str, Any], losses: list[tuple[str, str]], numbe
         arguments, why = decode_arguments(arguments)
         if why is not None:
             losses.append((f"tool_calls[{number}].function.arguments", why))
-    return {"id": call.get("id", ""), "name": function.get("name"), "arguments": arguments}
+    return {"id": call.get("id"), "name": function.get("name"), "arguments": arguments}  # None: a new one
 
 
 def _diff(actual: dict[str, Any], standard: dict[str, Any]) -> dict[str, Any]:
@@ -255,6 +257,7 @@ def from_chat_template(
     reader = _Input()
     report = _Report(strict=strict, accept=accept)
     ids = _Numbering(_restored_ids(items))
+    call_ids = _CallNumbering(items)
     out: list[Message] = []
     unanswered: list[tuple[str, str]] = []  # (call id, tool name), oldest first
     for index, item in enumerate(items):
@@ -270,6 +273,7 @@ def from_chat_template(
             for field, why in losses:
                 report.lose(index, field, why)
             overlay = {}
+        call_ids.fill(report, index, standard)
         _pair_result(report, index, standard, unanswered)
         data = _restore(standard, overlay)
         if "id" not in data:
@@ -297,6 +301,37 @@ def _restored_ids(items: list[Any]) -> list[str]:
         if isinstance(overlay, Mapping) and isinstance(overlay.get("id"), str):
             found.append(overlay["id"])
     return found
+
+
+class _CallNumbering:
+    """New ids ``call-N`` for tool calls that came without one, unlike every id of the input.
+
+    Hugging Face and Ollama histories may leave ids out; an orion-core call needs one, unique,
+    for its result to name (an empty id would be shared by every such call).
+    """
+
+    def __init__(self, items: list[Any]) -> None:
+        self.taken = {
+            call["id"]
+            for item in items
+            if isinstance(item, Mapping) and isinstance(item.get("tool_calls"), list)
+            for call in item["tool_calls"]
+            if isinstance(call, Mapping) and isinstance(call.get("id"), str)
+        }
+        self.last = 0
+
+    def fill(self, report: _Report, index: int, standard: dict[str, Any]) -> None:
+        """Give each call of ``standard`` without an id a new one, reported as a loss."""
+        for number, call in enumerate(standard.get("tool_calls") or ()):
+            if call["id"] is None:
+                call["id"] = self._next()
+                report.lose(index, f"tool_calls[{number}].id", f"missing: given the new id {call['id']!r}")
+
+    def _next(self) -> str:
+        self.last += 1
+        while f"call-{self.last}" in self.taken:
+            self.last += 1
+        return f"call-{self.last}"
 
 
 def _pair_result(

@@ -83,7 +83,7 @@ def test_to_anthropic_matches_the_golden(tool_loop: list[Message]) -> None:
 
 def test_to_chat_template_matches_the_golden(tool_loop: list[Message]) -> None:
     result = to_chat_template(tool_loop, metadata=False)
-    assert result.value == _json("tool-loop.chat-template.json")
+    assert result.value == _json("tool-loop.chat-template.v2.json")
     assert _locations(result.losses) == _json("tool-loop.losses.json")["chat-template"]
 
 
@@ -128,7 +128,7 @@ def test_from_anthropic_matches_the_golden() -> None:
     assert _locations(result.losses) == _json("anthropic-weather.losses.json")
 
 
-@pytest.mark.parametrize("name", ["tool-loop.chat-template.json"])
+@pytest.mark.parametrize("name", ["tool-loop.chat-template.json", "tool-loop.chat-template.v2.json"])
 def test_from_chat_template_reads_the_golden(name: str, tool_loop: list[Message]) -> None:
     back = from_chat_template(_json(name), timestamp=STAMP).value
     assert [(m.role, m.content, m.tool_calls) for m in back] == [
@@ -1504,3 +1504,39 @@ def test_strict_accepts_a_message_dropped_whole_by_the_name_message() -> None:
         _orphaned(), orphans="drop", strict=True, accept={"id", "timestamp", "tool_calls[1]", "message"}
     )
     assert ("(whole message)", 1) in result.losses_by_field()
+
+
+def test_from_chat_template_gives_calls_without_an_id_new_ones() -> None:
+    # Hugging Face and Ollama histories may leave call ids out; both calls got "" (audit).
+    history = [
+        {"role": "user", "content": "hi"},
+        {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [
+                {"type": "function", "function": {"name": "a", "arguments": {}}},
+                {"id": "call-1", "type": "function", "function": {"name": "b", "arguments": {}}},
+                {"type": "function", "function": {"name": "c", "arguments": {}}},
+            ],
+        },
+        {"role": "tool", "content": "ra"},
+        {"role": "tool", "content": "rb", "tool_call_id": "call-1"},
+        {"role": "tool", "content": "rc"},
+    ]
+    result = from_chat_template(history, timestamp=0)
+    # New ids count on, skipping the ids the input already has.
+    assert [c.id for c in result.value[1].tool_calls] == ["call-2", "call-1", "call-3"]
+    assert [
+        (m.tool_result.tool_call_id, m.tool_result.tool_name) for m in result.value[2:] if m.tool_result
+    ] == [
+        ("call-2", "a"),
+        ("call-1", "b"),
+        ("call-3", "c"),
+    ]
+    assert [str(loss) for loss in result.losses if ".id" in loss.field] == [
+        "[1].tool_calls[0].id: missing: given the new id 'call-2'",
+        "[1].tool_calls[2].id: missing: given the new id 'call-3'",
+    ]
+    assert find_orphans(result.value) == []
+    with pytest.raises(ConversionError, match=r"\[1\]\.tool_calls\[0\]\.id: strict conversion refused"):
+        from_chat_template(history, timestamp=0, strict=True, accept={"tool_call_id"})
