@@ -1508,7 +1508,7 @@ def test_strict_accepts_a_message_dropped_whole_by_the_name_message() -> None:
 
 def test_from_chat_template_gives_calls_without_an_id_new_ones() -> None:
     # Hugging Face and Ollama histories may leave call ids out; both calls got "" (audit).
-    history = [
+    history: list[dict[str, Any]] = [
         {"role": "user", "content": "hi"},
         {
             "role": "assistant",
