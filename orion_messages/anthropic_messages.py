@@ -210,7 +210,14 @@ def _blank_turn(message: Message) -> bool:
 
 
 def _send_system(report: _Report, source: int | None, text: str, *, started: bool) -> bool:
-    """Whether a system message's text goes to ``system``: not when it is only whitespace (reported)."""
+    """Whether a system message's text goes to ``system``: not when it is empty or only
+    whitespace (reported), which Anthropic refuses as a text block."""
+    if not text:
+        if source is not None:
+            report.lose(
+                source, "", "an empty system message: not sent (Anthropic refuses an empty text block)"
+            )
+        return False
     if _blank(text):
         if source is not None:
             report.lose(source, "content", f"only whitespace ({text!r}): not sent ({_BLANK})")

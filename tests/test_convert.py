@@ -1540,3 +1540,21 @@ def test_from_chat_template_gives_calls_without_an_id_new_ones() -> None:
     assert find_orphans(result.value) == []
     with pytest.raises(ConversionError, match=r"\[1\]\.tool_calls\[0\]\.id: strict conversion refused"):
         from_chat_template(history, timestamp=0, strict=True, accept={"tool_call_id"})
+
+
+def test_to_anthropic_leaves_an_empty_system_message_out() -> None:
+    # Anthropic refuses an empty text block; the message holds nothing to lose.
+    history = [
+        Message.system("msg-1", "Be brief.", timestamp=1),
+        Message.system("msg-2", "", timestamp=1),
+        Message.user("msg-3", "hi", timestamp=1),
+    ]
+    with pytest.raises(ConversionError, match=r"\[1\]: strict conversion refused: an empty system message"):
+        to_anthropic(history, strict=True, accept={"id", "timestamp"})
+    result = to_anthropic(history, strict=True, accept={"id", "timestamp", "message"})
+    assert result.value == {"system": "Be brief.", "messages": [{"role": "user", "content": "hi"}]}
+    assert _real(result.losses) == [
+        "[1]: an empty system message: not sent (Anthropic refuses an empty text block)"
+    ]
+    alone = to_anthropic([history[1], history[2]])
+    assert alone.value == {"messages": [{"role": "user", "content": "hi"}]}
