@@ -266,13 +266,7 @@ def from_chat_template(
             continue
         losses: list[tuple[str, str]] = []
         standard = _standard(entry, losses)
-        overlay = entry.get(METADATA_KEY)
-        if not isinstance(overlay, Mapping):
-            # With the metadata, text kept as a string is what was exported (to_chat_template puts
-            # in it every value that reads back differently): only without it is that a loss.
-            for field, why in losses:
-                report.lose(index, field, why)
-            overlay = {}
+        overlay = _metadata(report, index, entry, losses)
         call_ids.fill(report, index, standard)
         _pair_result(report, index, standard, unanswered)
         data = _restore(standard, overlay)
@@ -291,6 +285,22 @@ def from_chat_template(
         out.append(message)
     reader.done()
     return report.finish(out)
+
+
+def _metadata(
+    report: _Report, index: int, entry: Mapping[str, Any], losses: list[tuple[str, str]]
+) -> Mapping[str, Any]:
+    """The entry's ``"orion"`` metadata, or ``{}`` without it, when ``losses`` are reported.
+
+    With the metadata, text kept as a string is what was exported (``to_chat_template`` puts in
+    it every value that reads back differently): only without it is that a loss.
+    """
+    overlay = entry.get(METADATA_KEY)
+    if isinstance(overlay, Mapping):
+        return overlay
+    for field, why in losses:
+        report.lose(index, field, why)
+    return {}
 
 
 def _restored_ids(items: list[Any]) -> list[str]:
