@@ -170,3 +170,23 @@ def test_a_closed_store_is_not_reopened(postgres_url: str) -> None:
     store.close()
     with pytest.raises(StoreError, match="the store is closed"):
         store.info("c")
+
+
+def test_a_transaction_left_open_on_the_connection_is_ended_before_the_next_call(postgres_url: str) -> None:
+    # The safety net behind the fixes above: whatever left a transaction open (an interrupt
+    # between BEGIN and the rollback), the next call starts from a clean connection.
+    with open_store(postgres_url) as store:
+        store.create("c")
+        connection = store._backend._connection  # type: ignore[attr-defined]
+        connection.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+        store.append("c", Message.user("m", "hi"))  # not inside the leftover read-only transaction
+        assert [m.id for m in store.load("c")] == ["m"]
+
+    async def run() -> list[str]:
+        async with await open_async_store(postgres_url) as store:
+            connection = store._backend._connection  # type: ignore[attr-defined]
+            await connection.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+            await store.append("c", Message.user("n", "hi"))
+            return [m.id for m in await store.load("c")]
+
+    assert asyncio.run(run()) == ["m", "n"]
