@@ -719,7 +719,10 @@ def _parsed_with(data: bytes | str, object_pairs_hook: Callable[[list[tuple[str,
                 return json.loads(data, object_pairs_hook=object_pairs_hook, parse_int=parse_int)
             except RecursionError:  # deep values are free or unknown ones, whose keys serde never checks
                 flat = flatten_deeper_than(data, _STRUCT_DEPTH_MAX)[0]
-                return json.loads(flat, object_pairs_hook=object_pairs_hook, parse_int=parse_int)
+                try:
+                    return json.loads(flat, object_pairs_hook=object_pairs_hook, parse_int=parse_int)
+                except RecursionError:  # still deep: containers never closed, malformed
+                    return None
         except ValueError:
             continue
     return None

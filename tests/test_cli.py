@@ -2325,3 +2325,35 @@ def test_a_full_standard_output_is_said_without_an_empty_name(hand: Path) -> Non
         1,
         ["orion-messages: error: No space left on device"],
     )
+
+
+@pytest.mark.parametrize("depth", [1_000, 100_000])
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["validate", "{}"],
+        ["stats", "{}"],
+        ["convert", "{}", "out.jsonl"],
+        ["prune", "{}", "--max-context-tokens", "9"],
+    ],
+    ids=["validate", "stats", "convert", "prune"],
+)
+def test_a_deep_document_never_closed_is_one_line_not_a_traceback(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    command: list[str],
+    depth: int,
+) -> None:
+    # It was a RecursionError from the repeated-key scan: flattening the deep part left the
+    # containers that are never closed, and the standard library's parser recursed on them.
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "deep.json").write_text("[" * depth)
+    assert main([part.format("deep.json") for part in command]) == 1
+    captured = capsys.readouterr()
+    said = captured.out + captured.err  # validate reports on stdout, the others on stderr
+    assert "Traceback" not in said
+    assert re.search(r"deep\.json:1:\d+: malformed JSON: nested too deeply\n", said), (
+        said
+    )  # as closed ones are
+    assert not (tmp_path / "out.jsonl").exists()
