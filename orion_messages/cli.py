@@ -25,7 +25,7 @@ from collections import Counter
 from collections.abc import Callable, Generator, Iterator, Sequence
 from contextlib import closing, contextmanager, suppress
 from dataclasses import asdict, dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from functools import partial
 from pathlib import Path
 from typing import Any, BinaryIO, Literal, NamedTuple, NoReturn, TextIO
@@ -645,6 +645,8 @@ class _Parsed:
     notices: list[Problem] = field(default_factory=list)
     """The library's warnings (a left-out unknown key, a torn last line), also among ``warnings``."""
     omitted_notices: int = 0
+    lines: list[int] = field(default_factory=list)
+    """For a JSON Lines log, the line of each message: semantic problems are placed on it."""
 
     @property
     def valid(self) -> bool:
@@ -861,7 +863,22 @@ def _parse_records(
             if caught:
                 parsed.notice(_warning_problems(caught, number))
     if semantic and parsed.kind == "jsonl" and parsed.valid:
-        parsed.add(find_problems(parsed.messages), error=strict)
+        parsed.add(_on_lines(find_problems(parsed.messages), parsed.lines), error=strict)
+
+
+_MESSAGE_INDEX = re.compile(r"\[(\d+)\]")
+"""The message a problem's location starts with (``[3].id``): locations are JSON paths."""
+
+
+def _on_lines(problems: list[Problem], lines: list[int]) -> list[Problem]:
+    """``problems`` of a log's messages, each placed on its message's line (blank lines and
+    torn ones make the line differ from the index)."""
+    placed = []
+    for problem in problems:
+        index = _MESSAGE_INDEX.match(problem.location)
+        line = lines[int(index.group(1))] if index is not None else None
+        placed.append(Problem(problem.location, problem.message, line))
+    return placed
 
 
 def _parse_record(record: bytes, number: int, parsed: _Parsed) -> None:
@@ -872,6 +889,7 @@ def _parse_record(record: bytes, number: int, parsed: _Parsed) -> None:
             parsed.events += 1
         else:
             parsed.messages.append(loads_message(record))
+            parsed.lines.append(number)
     except FormatError as error:
         parsed.add(error.at_line(number).problems)
         return
@@ -963,8 +981,10 @@ _NO_CONVERSATIONS = "no .json, .jsonl or .ndjson files in this folder"
 
 
 def _not_read(name: str, reason: str, *, what: str = "file") -> _Parsed:
-    """The report of an input that could not be read: one error, its format by its extension."""
-    return _Parsed(name, _kind_by_name(name), errors=[Problem("", reason)], what=what)
+    """The report of an input that could not be read: one error, its format by its extension
+    (none for a folder, whatever its name)."""
+    kind = None if what == "folder" else _kind_by_name(name)
+    return _Parsed(name, kind, errors=[Problem("", reason)], what=what)
 
 
 def _unlisted(error: OSError, raw: str) -> _Parsed:
@@ -1205,11 +1225,14 @@ def _validate_json(tallies: Sequence[_Tally], *, strict: bool) -> dict[str, Any]
 # stats
 
 
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+
+
 def _iso(timestamp: int) -> str | None:
     """Milliseconds since the epoch as ISO 8601 UTC (``...Z``); None outside datetime's range."""
-    try:
-        moment = datetime.fromtimestamp(timestamp / 1000, tz=timezone.utc)
-    except (OverflowError, OSError, ValueError):
+    try:  # exact in integers: a float of the seconds is 1 ms off for some stamps before 1697 or after 2242
+        moment = _EPOCH + timedelta(milliseconds=timestamp)
+    except OverflowError:
         return None
     return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 

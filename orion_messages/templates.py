@@ -23,7 +23,7 @@ from ._pretty_json import pretty_json
 from ._text import kind_of, quoted
 from ._whitespace import UNICODE_WHITESPACE
 from .errors import ArgumentTypeError, UnknownTemplateError
-from .models import Message, Role, _SerdeJsonModel
+from .models import Message, Role, _SerdeJsonModel, first_non_message, require_message_list
 
 __all__ = [
     "TEMPLATES",
@@ -120,7 +120,13 @@ class ChatTemplate(ABC):
     def format(
         self, system_prompt: str, messages: Sequence[Message], tools: Sequence[ToolSchema] = ()
     ) -> str:
-        """The whole prompt orion-core sends: system block, non-system messages, assistant prefix."""
+        """The whole prompt orion-core sends: system block, non-system messages, assistant prefix.
+
+        Raises:
+            ArgumentTypeError: ``system_prompt`` is not a str, or ``messages`` is not a list of
+                messages (a single ``Message`` included).
+        """
+        _check_format(self, system_prompt, messages)
         parts = [self.format_system(system_prompt, tools)]
         parts.extend(self.format_message(message) for message in messages if message.role != Role.SYSTEM)
         parts.append(self.assistant_prefix())
@@ -134,6 +140,22 @@ class ChatTemplate(ABC):
 
     def __repr__(self) -> str:
         return f"<ChatTemplate {self.name}>"
+
+
+def _check_format(template: ChatTemplate, system_prompt: object, messages: Sequence[object]) -> None:
+    """Refuse what ``format`` cannot render: it would fail deep inside (``None + str``), or
+    quietly render a built-in preamble for a ``None`` prompt."""
+    function = f"{type(template).__name__}.format"
+    if not isinstance(system_prompt, str):
+        raise ArgumentTypeError(f"{function}: system_prompt must be a str, got {kind_of(system_prompt)}")
+    if isinstance(messages, Message):
+        raise ArgumentTypeError(
+            f"{function} takes a list of messages, got a Message (put it in a list: [message])"
+        )
+    require_message_list(messages, function)
+    wrong = first_non_message(messages, function)
+    if wrong is not None:
+        raise wrong
 
 
 class _MarkupTemplate(ChatTemplate):
@@ -231,6 +253,7 @@ class _FoldingTemplate(_MarkupTemplate):
         self, system_prompt: str, messages: Sequence[Message], tools: Sequence[ToolSchema] = ()
     ) -> str:
         """The whole prompt: the system text folded into the first user-side message."""
+        _check_format(self, system_prompt, messages)
         system_text = system_prompt + _tools_block(tools)
         folded = system_text == ""  # nothing to fold
         parts = [self._start]

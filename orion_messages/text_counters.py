@@ -17,7 +17,8 @@ import typing
 from collections.abc import Callable, Sized
 from typing import Any, Literal, Protocol, TypeAlias
 
-from .errors import ArgumentTypeError, ArgumentValueError, MissingExtraError
+from ._text import kind_of
+from .errors import ArgumentTypeError, ArgumentValueError, MissingExtraError, require_bool
 from .models import Message
 
 __all__ = [
@@ -141,10 +142,11 @@ class _TiktokenEncoding(Protocol):
 
 
 class _SentencePieceModel(Protocol):
-    """A ``sentencepiece.SentencePieceProcessor``: ``sentencepiece_counter`` counts ``encode(text)``."""
+    """A ``sentencepiece.SentencePieceProcessor``: ``sentencepiece_counter`` counts what ``encode``
+    gives with BOS, EOS and sampling switched off."""
 
-    def encode(self, text: str, /) -> Sized:
-        """The pieces (ids) of ``text``, without BOS/EOS."""
+    def encode(self, text: str, /, *, add_bos: bool, add_eos: bool, enable_sampling: bool) -> Sized:
+        """The pieces (ids) of ``text``."""
         ...
 
 
@@ -156,12 +158,22 @@ def _import(module: str, feature: str, package: str, extra: str) -> Any:
 
 
 def _existing_file(path: str | os.PathLike[str]) -> str:
-    """``path`` as text, or ``FileNotFoundError`` naming it: the tokenizer libraries report a
-    missing file in their own words and types (``tokenizers`` raises a bare ``Exception``)."""
+    """``path`` as text, or ``FileNotFoundError`` (``IsADirectoryError`` for a folder) naming it:
+    the tokenizer libraries report those in their own words and types (``tokenizers`` raises a
+    bare ``Exception``)."""
     text = os.fspath(path)
+    if os.path.isdir(text):
+        raise IsADirectoryError(errno.EISDIR, "a folder, not a tokenizer file", text)
     if not os.path.isfile(text):
         raise FileNotFoundError(errno.ENOENT, "no such tokenizer file", text)
     return text
+
+
+def _require_loaded(value: object, method: str, function: str, expected: str) -> None:
+    """``ArgumentTypeError`` unless ``value`` has ``method``: what the adapter calls on a loaded
+    tokenizer (an ``int`` or ``bytes`` path would fail later with an ``AttributeError``)."""
+    if not callable(getattr(value, method, None)):
+        raise ArgumentTypeError(f"{function}: expected {expected}, got {kind_of(value)}")
 
 
 def huggingface_counter(
@@ -176,13 +188,19 @@ def huggingface_counter(
 
     Raises:
         MissingExtraError: ``tokenizers`` is not installed.
-        FileNotFoundError: no file at the path.
+        ArgumentTypeError: ``tokenizer`` is neither a path nor a tokenizer, or
+            ``add_special_tokens`` is not a bool.
+        FileNotFoundError: no file at the path (``IsADirectoryError`` for a folder).
         Exception: ``tokenizers``' own error for a file it cannot parse.
     """
+    require_bool("add_special_tokens", add_special_tokens)
     module = _import("tokenizers", "huggingface_counter", "tokenizers", "huggingface")
     if isinstance(tokenizer, str | os.PathLike):
         loaded = module.Tokenizer.from_file(_existing_file(tokenizer))
     else:
+        _require_loaded(
+            tokenizer, "to_str", "huggingface_counter", "a tokenizers.Tokenizer or a tokenizer.json path"
+        )
         loaded = module.Tokenizer.from_str(tokenizer.to_str())
     loaded.no_truncation()
     loaded.no_padding()
@@ -204,11 +222,16 @@ def tiktoken_counter(encoding: str | _TiktokenEncoding, *, special_tokens: bool 
 
     Raises:
         MissingExtraError: ``tiktoken`` is not installed.
+        ArgumentTypeError: ``encoding`` is neither a name nor an encoding, or ``special_tokens``
+            is not a bool.
         ValueError: ``tiktoken`` knows no encoding of that name.
         Exception: ``tiktoken``'s own error when the encoding's file is not cached and cannot be
             downloaded (such as ``requests.ConnectionError``).
     """
+    require_bool("special_tokens", special_tokens)
     module = _import("tiktoken", "tiktoken_counter", "tiktoken", "tiktoken")
+    if not isinstance(encoding, str):
+        _require_loaded(encoding, "encode", "tiktoken_counter", "a tiktoken.Encoding or its name")
     loaded = module.get_encoding(encoding) if isinstance(encoding, str) else encoding
     if special_tokens:
         encode = loaded.encode
@@ -218,7 +241,11 @@ def tiktoken_counter(encoding: str | _TiktokenEncoding, *, special_tokens: bool 
 
         return count
     encode_ordinary = loaded.encode_ordinary
-    return lambda text: len(encode_ordinary(text))
+
+    def count_ordinary(text: str) -> int:
+        return len(encode_ordinary(text))
+
+    return count_ordinary
 
 
 def sentencepiece_counter(
@@ -226,23 +253,26 @@ def sentencepiece_counter(
 ) -> TextCounter:
     """A counter from a SentencePiece model (a ``.model`` file or a loaded processor).
 
-    Counts the pieces of the text, without BOS/EOS. SentencePiece does not parse special-token
-    text such as ``<s>`` in the input: it is counted as ordinary text. Needs the ``sentencepiece``
-    extra.
+    Counts the pieces of the text, without BOS/EOS and without sampling, whatever a given
+    processor was built with (``add_bos=True``, ``enable_sampling=True``: the count must not
+    change from one call to the next). SentencePiece does not parse special-token text such as
+    ``<s>`` in the input: it is counted as ordinary text. Needs the ``sentencepiece`` extra.
 
     Raises:
         MissingExtraError: ``sentencepiece`` is not installed.
-        FileNotFoundError: no file at the path.
+        ArgumentTypeError: ``model`` is neither a path nor a processor.
+        FileNotFoundError: no file at the path (``IsADirectoryError`` for a folder).
         Exception: SentencePiece's own error for a file it cannot parse.
     """
     module = _import("sentencepiece", "sentencepiece_counter", "sentencepiece", "sentencepiece")
     if isinstance(model, str | os.PathLike):
         processor = module.SentencePieceProcessor(model_file=_existing_file(model))
     else:
+        _require_loaded(model, "encode", "sentencepiece_counter", "a SentencePieceProcessor or a .model path")
         processor = model
     encode = processor.encode
 
     def count(text: str) -> int:
-        return len(encode(text))
+        return len(encode(text, add_bos=False, add_eos=False, enable_sampling=False))
 
     return count

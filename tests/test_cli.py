@@ -2357,3 +2357,51 @@ def test_a_deep_document_never_closed_is_one_line_not_a_traceback(
         said
     )  # as closed ones are
     assert not (tmp_path / "out.jsonl").exists()
+
+
+@pytest.mark.parametrize(
+    ("first", "last", "shown"),
+    [
+        # Worked out by hand: 253402300799999 ms is the last millisecond of 9999-12-31, which a
+        # float of the seconds rounded to .998; -1 ms is the last millisecond before the epoch.
+        (253402300799999, 253402300799999, ("9999-12-31T23:59:59.999Z", "9999-12-31T23:59:59.999Z")),
+        (-62135596800000, -1, ("0001-01-01T00:00:00.000Z", "1969-12-31T23:59:59.999Z")),
+        (-62135596800001, 253402300800000, (None, None)),  # outside what an ISO date can say
+    ],
+)
+def test_stats_shows_every_millisecond_exactly(
+    tmp_path: Path, capsys: CaptureFixture, first: int, last: int, shown: tuple[str | None, str | None]
+) -> None:
+    document = [
+        {"id": "a", "role": "user", "content": "x", "timestamp": first},
+        {"id": "b", "role": "user", "content": "y", "timestamp": last},
+    ]
+    path = tmp_path / "stamps.json"
+    path.write_text(json.dumps(document), encoding="utf-8")
+    assert main(["stats", "--format", "json", str(path)]) == 0
+    stats = json.loads(capsys.readouterr().out)
+    assert (stats["first"], stats["last"]) == shown
+
+
+def test_a_log_s_semantic_problems_are_placed_on_their_lines(tmp_path: Path, capsys: CaptureFixture) -> None:
+    # cli.md: FILE:LINE: where a line is known, as for a JSON Lines record. A blank first line
+    # puts message [1] on line 3; it was reported by its index alone.
+    log = tmp_path / "log.jsonl"
+    log.write_text(
+        '\n{"id":"a","role":"user","content":"x","timestamp":1}\n{"id":"a","role":"user","content":"y","timestamp":2}\n'
+    )
+    assert main(["validate", str(log)]) == 0
+    assert capsys.readouterr().out.splitlines()[0] == (
+        f'{log}:3: [1].id: warning: duplicate message id "a" (first at [0])'
+    )
+    assert main(["validate", "--format", "json", str(log)]) == 0
+    (warning,) = json.loads(capsys.readouterr().out)["files"][0]["warnings"]
+    assert (warning["location"], warning["line"]) == ("[1].id", 3)
+
+
+def test_a_folder_named_like_a_file_has_no_format(tmp_path: Path, capsys: CaptureFixture) -> None:
+    # cli.md: a folder's format is null; a folder named d.json said "json".
+    (tmp_path / "d.json").mkdir()
+    assert main(["validate", "--format", "json", str(tmp_path / "d.json")]) == 1
+    (entry,) = json.loads(capsys.readouterr().out)["files"]
+    assert (entry["format"], entry["valid"]) == (None, False)

@@ -15,6 +15,7 @@ from pydantic import ValidationError
 
 from orion_messages import (
     TEMPLATES,
+    ArgumentTypeError,
     ChatTemplate,
     Message,
     OrionMessagesError,
@@ -444,3 +445,22 @@ def test_a_role_set_without_validation_still_renders() -> None:
 def test_tools_must_be_tool_schemas() -> None:
     with pytest.raises(TypeError, match=r"tools\[0\]: expected a ToolSchema, found a dict"):
         TEMPLATES["chatml"].format_system("", [{"name": "a", "description": "", "parameters": {}}])  # type: ignore[list-item]
+
+
+@pytest.mark.parametrize("name", sorted(TEMPLATES))
+def test_format_names_arguments_it_cannot_render(name: str) -> None:
+    # Alpaca and Vicuna rendered their built-in preamble for a None prompt; the others raised a
+    # TypeError (None + str), and one message in place of the list an AttributeError.
+    template = TEMPLATES[name]
+    cls = type(template).__name__
+    message = Message.user("u", "hi", timestamp=0)
+    with pytest.raises(
+        ArgumentTypeError, match=rf"^{cls}\.format: system_prompt must be a str, got a NoneType$"
+    ):
+        template.format(None, [message])  # type: ignore[arg-type]
+    with pytest.raises(
+        ArgumentTypeError, match=rf"^{cls}\.format takes a list of messages, got a Message \("
+    ):
+        template.format("", message)  # type: ignore[arg-type]
+    with pytest.raises(ArgumentTypeError, match=rf"^{cls}\.format: \[1\]: expected a Message, found a str$"):
+        template.format("", [message, "hello"])  # type: ignore[list-item]

@@ -14,8 +14,10 @@ import pytest
 
 from orion_messages import (
     TEMPLATES,
+    ArgumentTypeError,
     Message,
     MissingExtraError,
+    TokenCounter,
     callable_counter,
     count_words,
     estimate_text_tokens,
@@ -104,6 +106,58 @@ def test_a_missing_tokenizer_file_is_a_file_not_found_error_naming_it(
     assert caught.value.filename == missing
 
 
+@pytest.mark.parametrize(
+    ("counter", "package"), [(huggingface_counter, "tokenizers"), (sentencepiece_counter, "sentencepiece")]
+)
+def test_a_folder_given_as_the_tokenizer_file_is_said_to_be_a_folder(
+    tmp_path: Path, counter: Callable[[str], object], package: str
+) -> None:
+    # It said "no such tokenizer file" for a folder that exists.
+    pytest.importorskip(package, reason='needs the tokenizer extras: pip install -e ".[test-tokenizers]"')
+    with pytest.raises(IsADirectoryError) as caught:
+        counter(str(tmp_path))
+    assert caught.value.filename == str(tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("adapter", "package", "expected"),
+    [
+        (huggingface_counter, "tokenizers", "a tokenizers.Tokenizer or a tokenizer.json path"),
+        (tiktoken_counter, "tiktoken", "a tiktoken.Encoding or its name"),
+        (sentencepiece_counter, "sentencepiece", "a SentencePieceProcessor or a .model path"),
+    ],
+)
+@pytest.mark.parametrize(("given", "kind"), [(5, "an int"), (b"/x", "a bytes"), (None, "a NoneType")])
+def test_an_adapter_names_an_argument_that_is_no_tokenizer(
+    adapter: Callable[[Any], object], package: str, expected: str, given: object, kind: str
+) -> None:
+    # It was a bare AttributeError ("'int' object has no attribute 'to_str'").
+    pytest.importorskip(package, reason='needs the tokenizer extras: pip install -e ".[test-tokenizers]"')
+    with pytest.raises(
+        ArgumentTypeError, match=f"^{adapter.__name__}: expected {re.escape(expected)}, got {kind}$"
+    ):
+        adapter(given)
+
+
+def test_the_adapters_flags_must_be_bools() -> None:
+    # special_tokens="no" counted special tokens; add_special_tokens="yes" failed at the first count.
+    with pytest.raises(ArgumentTypeError, match=r"^special_tokens must be a bool, got str 'no'$"):
+        tiktoken_counter(_offline_cl100k(), special_tokens="no")  # type: ignore[arg-type]
+    pytest.importorskip(
+        "tokenizers", reason='needs the tokenizer extras: pip install -e ".[test-tokenizers]"'
+    )
+    with pytest.raises(ArgumentTypeError, match=r"^add_special_tokens must be a bool, got str 'yes'$"):
+        huggingface_counter(_anthropic_tokenizer_json(), add_special_tokens="yes")  # type: ignore[arg-type]
+
+
+def test_both_tiktoken_counters_declare_they_count_text() -> None:
+    # A message counter is refused up front where a text counter is given; the ordinary counter
+    # was an unannotated lambda, accepted, that failed at the first count.
+    for special in (True, False):
+        with pytest.raises(ArgumentTypeError, match="counts text"):
+            TokenCounter(tiktoken_counter(_offline_cl100k(), special_tokens=special))  # type: ignore[arg-type]
+
+
 def test_tiktoken_counter_counts_cl100k_tokens() -> None:
     encoding = _offline_cl100k()
     # cl100k_base encodes "hello world" as [15339, 1917]: "hello", " world".
@@ -164,6 +218,24 @@ def test_sentencepiece_counter_reads_mistrals_model() -> None:
         for text in ("hello world", "[INST] hi [/INST]", "h\u00e9llo \u4e16\u754c"):
             assert counter(text) == len(processor.encode(text, out_type=str))
         assert counter("<s>") > 1  # SentencePiece reads special-token text as ordinary text
+
+
+def test_sentencepiece_counter_ignores_the_processor_s_bos_eos_and_sampling() -> None:
+    # A processor built to add BOS/EOS, or to sample, counted them (2 more) or a different count
+    # each call; the docstring promises the pieces of the text alone.
+    path = _mistral_sentencepiece_model()
+    import sentencepiece
+
+    plain = sentencepiece.SentencePieceProcessor(model_file=path)
+    text = "hello world, counted the same every time"
+    expected = len(plain.encode(text, out_type=str))
+    decorated = sentencepiece.SentencePieceProcessor(model_file=path, add_bos=True, add_eos=True)
+    assert len(decorated.encode(text)) == expected + 2  # what the processor itself gives
+    assert sentencepiece_counter(decorated)(text) == expected
+    sampling = sentencepiece.SentencePieceProcessor(
+        model_file=path, enable_sampling=True, alpha=0.5, nbest_size=-1
+    )
+    assert {sentencepiece_counter(sampling)(text) for _ in range(20)} == {expected}
 
 
 def test_counting_a_rendered_message_with_a_real_tokenizer() -> None:
