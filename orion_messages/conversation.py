@@ -11,7 +11,6 @@ import os
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import replace
-from pathlib import Path
 from types import MethodType
 from typing import Any, cast, overload
 
@@ -214,7 +213,7 @@ class Conversation(Sequence[Message]):
         cls, path: str | os.PathLike[str], *, repair: bool = False, strict: bool = False
     ) -> Conversation:
         """A conversation from a JSON Lines log (``orion_messages.read_jsonl``)."""
-        return cls(storage.read_jsonl(path, repair=repair, strict=strict))
+        return cls(storage.read_log(path, repair=repair, strict=strict))  # warnings point at our caller
 
     def save(self, path: str | os.PathLike[str], *, indent: int | None = None) -> None:
         """Write the conversation file atomically, exactly as ``orion_messages.save`` writes it.
@@ -233,9 +232,9 @@ class Conversation(Sequence[Message]):
             storage.save(path, self._messages, indent=indent)
             return
         self._encode_for(path)
-        target = Path(path)
-        # storage writes any bytes-like buffer; this one is reused, not copied
-        self._encoded.write_compact(lambda data: storage._replace_atomically(target, data))  # type: ignore[arg-type]
+        # storage writes any bytes-like buffer; this one is reused, not copied. The path goes as
+        # given: Path() would drop a trailing slash that must be refused.
+        self._encoded.write_compact(lambda data: storage._replace_atomically(path, data))  # type: ignore[arg-type]
 
     def save_jsonl(self, path: str | os.PathLike[str]) -> None:
         """Write the whole conversation as a JSON Lines log atomically (``orion_messages.save_jsonl``).
@@ -244,7 +243,7 @@ class Conversation(Sequence[Message]):
             FormatError: as ``save``; the file is left untouched.
         """
         self._encode_for(path)
-        storage._replace_atomically(Path(path), self._encoded.jsonl())  # type: ignore[arg-type]  # any bytes-like buffer
+        storage._replace_atomically(path, self._encoded.jsonl())  # type: ignore[arg-type]  # any bytes-like buffer
 
     def _encode_for(self, path: str | os.PathLike[str]) -> None:
         """Bring the saved bytes up to date; a problem names the file, as ``storage.save``'s do."""

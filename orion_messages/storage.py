@@ -9,6 +9,8 @@ and its limits.
 
 from __future__ import annotations
 
+import errno
+import json
 import os
 import re
 import secrets
@@ -53,6 +55,9 @@ try:  # POSIX; on other systems appends are not locked against other processes
 except ImportError:  # pragma: no cover - Windows
     fcntl = None  # type: ignore[assignment]
 
+
+_SEPARATORS = tuple({os.sep, os.altsep or os.sep})
+"""What ends a folder's path: ``/`` (and ``\\`` on Windows)."""
 
 _O_BINARY = getattr(os, "O_BINARY", 0)  # Windows: no newline translation
 _O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
@@ -99,6 +104,10 @@ def _open_regular(path: PathLike, flags: int, mode: int = 0o666) -> int:
         fd = os.open(path, flags | _O_NONBLOCK | _O_CLOEXEC | _O_BINARY, mode)
     except IsADirectoryError:  # opening a folder for writing fails before it can be looked at
         raise NotARegularFileError(os.fspath(path), "a folder") from None
+    except OSError as error:
+        if error.errno == errno.ENXIO:  # a Unix socket cannot be opened at all: say what it is
+            _check_regular(os.stat(path).st_mode, path)
+        raise
     try:
         _check_regular(os.fstat(fd).st_mode, path)
     except BaseException:
@@ -203,6 +212,8 @@ def save_jsonl(path: PathLike, messages: Iterable[Message]) -> None:
 
 def _replace_atomically(path: PathLike, data: bytes) -> None:
     """Put ``data`` at ``path`` so that a reader sees the old file or the new one, whole."""
+    if os.fspath(path).endswith(_SEPARATORS):  # realpath would drop the slash; open() refuses it
+        raise NotARegularFileError(os.fspath(path), "a folder's path (it ends in a slash)")
     target = Path(os.path.realpath(path))  # a symlink is followed: its target file is replaced
     previous = _existing(target, path)
     fd, temporary = _write_temporary(target, data, previous)
@@ -304,7 +315,7 @@ def _write_unnamed(target: Path, data: bytes, previous: os.stat_result | None) -
         _fill(fd, data, previous)
         for name in _temporary_names(target):
             try:
-                os.link(f"/proc/self/fd/{fd}", name)
+                _link_unnamed(fd, name)
             except FileExistsError:  # another save's file, live or left over
                 continue
             except OSError:  # some sandboxes refuse the link; use named files from now on
@@ -316,6 +327,20 @@ def _write_unnamed(target: Path, data: bytes, previous: os.stat_result | None) -
         raise
     os.close(fd)
     return None
+
+
+def _link_unnamed(fd: int, name: str) -> None:
+    """Give the unnamed file open as ``fd`` the path ``name``.
+
+    ``linkat`` through ``/proc/self/fd`` with ``AT_SYMLINK_FOLLOW``, which ``os.link`` uses only
+    when given a directory fd: without one it calls ``link()``, which on Linux links the
+    ``/proc`` entry itself and fails (``EXDEV``).
+    """
+    folder = os.open(os.path.dirname(name), os.O_RDONLY | os.O_DIRECTORY | _O_CLOEXEC)
+    try:
+        os.link(f"/proc/self/fd/{fd}", os.path.basename(name), dst_dir_fd=folder, follow_symlinks=True)
+    finally:
+        os.close(folder)
 
 
 def _write_named(target: Path, data: bytes, previous: os.stat_result | None) -> tuple[int, str]:
@@ -617,6 +642,8 @@ def _not_a_record(tail: bytes) -> str:
     except FormatError as error:
         if is_one_json_object(tail):
             return f"its last line is a JSON object but not a message ({error.problems[0]})"
+    if _starts_with_whole_object(tail.lstrip(_BLANK)):
+        return "its last line holds a JSON object with more data after it (two records on one line?)"
     return "its last line is neither a message nor the start of one"
 
 
@@ -655,9 +682,25 @@ def _last_line_start(fd: int, end: int) -> int:
 
 def _may_be_torn(line: bytes) -> bool:
     """Whether an unterminated last line may be a record cut short by a crash: it starts as one
-    and is not a whole JSON object (no part of a record is one; a whole object that is not a
-    valid message is corrupt data, which is never cut off)."""
-    return line.lstrip(_BLANK).startswith(b"{") and not is_one_json_object(line)
+    and does not start with a whole JSON object (no part of a record is one; a whole object,
+    alone or followed by more, is corrupt data, which is never cut off)."""
+    text = line.lstrip(_BLANK)
+    return text.startswith(b"{") and not _starts_with_whole_object(text)
+
+
+_OBJECT_END = json.JSONDecoder(parse_int=len, parse_float=len, parse_constant=len)
+"""Finds where a document's first value ends; its numbers are read as their lengths (only the
+end matters, and an integer past Python's 4,300 digits must not stop it)."""
+
+
+def _starts_with_whole_object(text: bytes) -> bool:
+    """Whether ``text`` opens with a whole JSON object (whatever follows it). Invalid UTF-8 is
+    kept as surrogates: a crash may cut a character in two, and only the structure matters."""
+    try:
+        value, _end = _OBJECT_END.raw_decode(text.decode("utf-8", "surrogateescape"))
+    except (ValueError, RecursionError):  # a prefix, or too deep to say: a torn record may be either
+        return False
+    return isinstance(value, dict)
 
 
 def _line_number(fd: int, offset: int) -> int:
@@ -690,6 +733,12 @@ def read_jsonl(path: PathLike, *, repair: bool = False, strict: bool = False) ->
         NotARegularFileError: ``path`` names a FIFO, a device or a folder.
         OSError: the file cannot be read (or, with ``repair=True``, written).
     """
+    return read_log(path, repair=repair, strict=strict)
+
+
+def read_log(path: PathLike, *, repair: bool, strict: bool) -> list[Message]:
+    """``read_jsonl`` one call deeper: a ``TornLineWarning`` points at the caller of the function
+    that calls this one (``read_jsonl``, ``Conversation.load_jsonl``), not into the library."""
     require_bool("repair", repair)
     require_bool("strict", strict)
     if not repair:
@@ -711,13 +760,13 @@ def _read_log(path: PathLike, data: bytes, *, strict: bool, repair_fd: int | Non
             _check_strictly(records, messages, source)
     except FormatError:
         if torn is not None:
-            _warn_torn(path, torn, repaired=False, stacklevel=3)
+            _warn_torn(path, torn, repaired=False, stacklevel=4)
         raise  # nothing truncated: a corrupt log is left as it is for a person to look at
     if torn is not None:
         if repair_fd is not None:
             os.ftruncate(repair_fd, torn.offset)
             os.fsync(repair_fd)
-        _warn_torn(path, torn, repaired=repair_fd is not None, stacklevel=3)
+        _warn_torn(path, torn, repaired=repair_fd is not None, stacklevel=4)
     return messages
 
 
@@ -847,8 +896,8 @@ def _locked(fd: int) -> Iterator[None]:
 def _sync_folder(folder: Path) -> None:
     try:
         fd = os.open(folder, os.O_RDONLY)
-    except OSError:  # pragma: no cover - folders cannot be opened on Windows
-        return
+    except OSError:  # pragma: no cover - on Windows, or a folder that may be written and not read
+        return  # (docs/reliability.md, "fsync"): the save has happened; only its sync is skipped
     try:
         os.fsync(fd)
     except OSError:  # pragma: no cover - some file systems refuse to sync a folder

@@ -7,6 +7,7 @@ import fcntl
 import os
 import re
 import signal
+import socket
 import stat
 import subprocess
 import sys
@@ -27,9 +28,11 @@ from hypothesis import strategies as st
 
 import orion_messages as om
 from orion_messages import (
+    Conversation,
     FormatError,
     Message,
     NotALogError,
+    NotARegularFileError,
     Role,
     ToolCall,
     append_jsonl,
@@ -603,6 +606,39 @@ def test_an_unterminated_last_line_is_torn_only_if_it_starts_as_a_record(tmp_pat
         assert read_jsonl(log) == [first]
 
 
+@pytest.mark.parametrize(
+    "after", [b"", b" junk", b"x", b"]"], ids=["two-records", "junk", "letter", "bracket"]
+)
+def test_an_unterminated_last_line_that_starts_with_a_whole_object_is_corrupt(
+    tmp_path: Path, after: bytes
+) -> None:
+    # reliability.md: a line holding two records is corrupt, never cut off; no crash leaves a
+    # whole object followed by more. append_jsonl truncated both records of such a line.
+    first, second, third = _chat(3)
+    tail = dumps_message(second) + (after or dumps_message(third))
+    log = tmp_path / "log.jsonl"
+    log.write_bytes(_record(first) + tail)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", TornLineWarning)  # no warning: it is not torn
+        with pytest.raises(FormatError) as caught:
+            read_jsonl(log)
+        assert caught.value.problems[0].line == 2
+        with pytest.raises(FormatError):
+            list(iter_jsonl(log))
+        with pytest.raises(NotALogError, match=r"its last line holds a JSON object with more data after it"):
+            append_jsonl(log, first)
+    assert log.read_bytes() == _record(first) + tail  # nothing cut off
+
+
+def test_a_record_torn_inside_a_character_is_still_torn(tmp_path: Path) -> None:
+    # A crash may cut a multi-byte UTF-8 character in two; the line is still the start of a record.
+    first = _chat(1)[0]
+    log = tmp_path / "log.jsonl"
+    log.write_bytes(_record(first) + '{"id":"m2","content":"é'.encode()[:-1])
+    with pytest.warns(TornLineWarning, match=r":2: skipping a torn last line"):
+        assert read_jsonl(log) == [first]
+
+
 def test_read_jsonl_strict_refuses_a_repeated_key_in_a_line(tmp_path: Path) -> None:
     first = _chat(1)[0]
     log = tmp_path / "log.jsonl"
@@ -836,6 +872,28 @@ def test_special_files_are_refused_not_read(tmp_path: Path) -> None:
     assert (done.returncode, done.stdout.strip()) == (0, "ok"), done.stderr[-2000:]
     assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
     assert zero.is_symlink()
+
+
+@pytest.mark.skipif(not hasattr(socket, "AF_UNIX"), reason="Unix sockets are POSIX")
+@pytest.mark.parametrize(
+    "reader",
+    [
+        load,
+        read_jsonl,
+        lambda p: read_jsonl(p, repair=True),
+        lambda p: list(iter_jsonl(p)),
+        lambda p: append_jsonl(p, _chat(1)[0]),
+    ],
+    ids=["load", "read_jsonl", "read_jsonl-repair", "iter_jsonl", "append_jsonl"],
+)
+def test_a_socket_is_not_a_regular_file(tmp_path: Path, reader: Callable[[Path], object]) -> None:
+    # reliability.md: NotARegularFileError for a socket; the readers gave a bare OSError (ENXIO).
+    path = tmp_path / "s.jsonl"
+    with socket.socket(socket.AF_UNIX) as bound:
+        bound.bind(str(path))
+        with pytest.raises(NotARegularFileError) as caught:
+            reader(path)
+    assert (caught.value.filename, caught.value.kind) == (str(path), "a socket")
 
 
 # --- The saver: permissions, symlinks, hard links, ownership, long names --------------------------
@@ -1270,3 +1328,54 @@ def test_a_nan_put_in_place_in_an_unknown_key_is_refused_too(tmp_path: Path) -> 
     with pytest.raises(FormatError, match="Infinity, which JSON cannot hold"):
         append_jsonl(tmp_path / "log.jsonl", message)
     assert not (tmp_path / "log.jsonl").exists()  # refused before the log is opened
+
+
+def test_on_linux_a_save_writes_an_unnamed_file_once_and_names_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # os.link through /proc/self/fd failed (EXDEV) on every machine: each process's first save
+    # wrote and fsynced the whole file twice, then fell back to named files for good.
+    try:
+        os.close(os.open(tmp_path, os.O_TMPFILE | os.O_WRONLY, 0o600))
+    except (AttributeError, OSError):
+        pytest.skip("no O_TMPFILE on this file system")
+    monkeypatch.setattr(storage, "_UNNAMED_FILES", True)
+    written: list[int] = []
+    real_fill = storage._fill
+
+    def fill(fd: int, data: bytes, previous: os.stat_result | None) -> None:
+        written.append(len(data))
+        real_fill(fd, data, previous)
+
+    monkeypatch.setattr(storage, "_fill", fill)
+    path = tmp_path / "chat.json"
+    save(path, _chat(3))
+    assert written == [path.stat().st_size]  # once, not once per path
+    assert storage._UNNAMED_FILES  # the link worked: no fallback to named files
+    assert load(path) == _chat(3)
+    assert os.listdir(tmp_path) == ["chat.json"]
+
+
+def test_a_torn_line_warning_points_at_the_caller(tmp_path: Path) -> None:
+    # Conversation.load_jsonl's pointed into the library, so the default once-per-place filter
+    # showed one warning for every log loaded from anywhere.
+    log = tmp_path / "log.jsonl"
+    log.write_bytes(_record(_chat(1)[0]) + b'{"id":"m')
+    for reader in (read_jsonl, Conversation.load_jsonl):
+        with pytest.warns(TornLineWarning) as caught:
+            reader(log)
+        assert [Path(w.filename).name for w in caught] == [Path(__file__).name], reader
+
+
+@pytest.mark.parametrize(
+    "writer",
+    [save, save_jsonl, lambda p, m: Conversation(m).save(p)],
+    ids=["save", "save_jsonl", "Conversation.save"],
+)
+def test_a_path_ending_in_a_slash_is_refused_not_created(
+    tmp_path: Path, writer: Callable[[str, list[Message]], None]
+) -> None:
+    # The slash was dropped (os.path.realpath): save("b.json/") created b.json; open() refuses it.
+    with pytest.raises(NotARegularFileError, match=r"b\.json/: a folder's path \(it ends in a slash\)"):
+        writer(f"{tmp_path / 'b.json'}/", _chat(1))
+    assert os.listdir(tmp_path) == []
