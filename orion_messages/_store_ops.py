@@ -722,7 +722,7 @@ def count_tokens(conversation_id: str, count: Callable[[Message], int] | None) -
         yield from _require(s, conversation_id)
         stored = yield s["token_sum"], (conversation_id,), "one"
         # Only the rows without a count are read; each comes with its index for errors.
-        rows = yield s["uncounted"], (conversation_id,), "all"
+        rows = yield s["uncounted"], (conversation_id, conversation_id), "all"
         uncounted = decode(conversation_id, [row[:2] for row in rows])
         if counter is None:
             return int(stored[0]) + sum(map(estimate_tokens, uncounted))
@@ -855,8 +855,8 @@ class SyncBackend:
     def ready(self) -> None:
         """Make the connection ready for a transaction, before each call (under the lock).
 
-        Nothing here: ``run_sync`` ends every transaction it begins. The PostgreSQL backend
-        reconnects here after a lost connection.
+        Nothing here; the SQLite backend ends a transaction an interrupt left open, and the
+        PostgreSQL one also reconnects after a lost connection.
         """
 
     def configure(self) -> None:

@@ -37,7 +37,7 @@ _IDLE = psycopg.pq.TransactionStatus.IDLE
 
 def connect(url: str, where: str) -> SyncBackend:
     """A sync backend on a new connection to ``url`` (a libpq URL or conninfo string)."""
-    return _Backend(url, where)
+    return _ReconnectingBackend(url, where)
 
 
 async def connect_async(url: str, where: str) -> AsyncBackend:
@@ -45,7 +45,7 @@ async def connect_async(url: str, where: str) -> AsyncBackend:
     return AsyncBackend(await psycopg.AsyncConnection.connect(url, autocommit=True), url, where)
 
 
-class _Backend(SyncBackend):
+class _ReconnectingBackend(SyncBackend):
     """``SyncBackend`` on psycopg, which opens a new connection when the last one was lost."""
 
     def __init__(self, url: str, where: str) -> None:

@@ -133,9 +133,11 @@ _TEMPLATES = {
     "token_sum": "SELECT COALESCE(SUM(token_count), 0) FROM orion_messages WHERE conversation_id = ?",
     # Each message without a token_count, with its index in the conversation (positions have
     # gaps after a prune) so that a counter's error names the message as ``load`` numbers it.
-    "uncounted": "SELECT position, {data}, at FROM (SELECT position, data, token_count, "
+    # Only positions are numbered (from the key); only the rows returned have their data read.
+    "uncounted": "SELECT m.position, {data}, i.at FROM orion_messages AS m JOIN (SELECT position, "
     "row_number() OVER (ORDER BY position) - 1 AS at FROM orion_messages WHERE conversation_id = ?) "
-    "AS indexed WHERE token_count IS NULL ORDER BY position",
+    "AS i ON i.position = m.position WHERE m.conversation_id = ? AND m.token_count IS NULL "
+    "ORDER BY m.position",
     "archive_range": f"INSERT INTO orion_archived_messages ({_MESSAGE_COLUMNS}, archived_ms) "
     f"SELECT {_MESSAGE_COLUMNS}, ? FROM orion_messages "
     "WHERE conversation_id = ? AND position BETWEEN ? AND ?",

@@ -110,6 +110,12 @@ def _in_wal_mode(path: str) -> bool:
 
 
 class _SqliteBackend(SyncBackend):
+    def ready(self) -> None:
+        """End a transaction an interrupted call left open (a second Ctrl-C during its ROLLBACK),
+        so the next call does not fail with "cannot start a transaction within a transaction"."""
+        if self._connection.in_transaction:
+            self._connection.rollback()
+
     def configure(self) -> None:
         """Put the database in WAL mode (kept in the file's header, so a newer store is never touched).
 

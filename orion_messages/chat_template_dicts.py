@@ -314,19 +314,21 @@ def _restored_ids(items: list[Any]) -> list[str]:
 
 
 class _CallNumbering:
-    """New ids ``call-N`` for tool calls that came without one, unlike every id of the input.
+    """New ids ``call-N`` for tool calls that came without one (or with ``null``), unlike every
+    call id and result ``tool_call_id`` of the input.
 
-    Hugging Face and Ollama histories may leave ids out; an orion-core call needs one, unique,
-    for its result to name (an empty id would be shared by every such call).
+    Hugging Face and Ollama histories may leave ids out; an orion-core call needs one for its
+    result to name. A given id is kept, ``""`` included: orion-core takes it, and an exported
+    conversation must read back exactly.
     """
 
     def __init__(self, items: list[Any]) -> None:
         self.taken = {
-            call["id"]
+            value
             for item in items
-            if isinstance(item, Mapping) and isinstance(item.get("tool_calls"), list)
-            for call in item["tool_calls"]
-            if isinstance(call, Mapping) and isinstance(call.get("id"), str)
+            if isinstance(item, Mapping)
+            for value in (item.get("tool_call_id"), *_call_ids(item.get("tool_calls")))
+            if isinstance(value, str)
         }
         self.last = 0
 
@@ -338,10 +340,17 @@ class _CallNumbering:
                 report.lose(index, f"tool_calls[{number}].id", f"missing: given the new id {call['id']!r}")
 
     def _next(self) -> str:
-        self.last += 1
+        self.last += 1  # counts on past the taken ids: a result must never be claimed by a new one
         while f"call-{self.last}" in self.taken:
             self.last += 1
         return f"call-{self.last}"
+
+
+def _call_ids(calls: object) -> list[object]:
+    """The ``id`` of each call in a ``tool_calls`` value, whatever the value holds."""
+    if not isinstance(calls, list):
+        return []
+    return [call.get("id") for call in calls if isinstance(call, Mapping)]
 
 
 def _pair_result(
@@ -410,7 +419,8 @@ def _check_call(reader: _Input, report: _Report, index: int, number: int, call: 
     data = reader.mapping(call, where)
     if data is None:
         return
-    reader.string(data, "id", where, required=False)
+    if data.get("id") is not None:  # null, like a missing id, gets a new one
+        reader.string(data, "id", where, required=False)
     _unknown_keys(report, index, data, _CALL_KEYS, f"tool_calls[{number}].")
     function = (
         reader.mapping(data["function"], f"{where}.function")

@@ -213,7 +213,7 @@ class Conversation(Sequence[Message]):
         cls, path: str | os.PathLike[str], *, repair: bool = False, strict: bool = False
     ) -> Conversation:
         """A conversation from a JSON Lines log (``orion_messages.read_jsonl``)."""
-        return cls(storage.read_log(path, repair=repair, strict=strict))  # warnings point at our caller
+        return cls(storage._read_jsonl(path, repair=repair, strict=strict))  # warnings point at our caller
 
     def save(self, path: str | os.PathLike[str], *, indent: int | None = None) -> None:
         """Write the conversation file atomically, exactly as ``orion_messages.save`` writes it.

@@ -336,7 +336,8 @@ def _link_unnamed(fd: int, name: str) -> None:
     when given a directory fd: without one it calls ``link()``, which on Linux links the
     ``/proc`` entry itself and fails (``EXDEV``).
     """
-    folder = os.open(os.path.dirname(name), os.O_RDONLY | os.O_DIRECTORY | _O_CLOEXEC)
+    # O_PATH: a folder that may be written but not read (mode 0300) still gives a handle.
+    folder = os.open(os.path.dirname(name), os.O_PATH | os.O_DIRECTORY | _O_CLOEXEC)
     try:
         os.link(f"/proc/self/fd/{fd}", os.path.basename(name), dst_dir_fd=folder, follow_symlinks=True)
     finally:
@@ -733,10 +734,10 @@ def read_jsonl(path: PathLike, *, repair: bool = False, strict: bool = False) ->
         NotARegularFileError: ``path`` names a FIFO, a device or a folder.
         OSError: the file cannot be read (or, with ``repair=True``, written).
     """
-    return read_log(path, repair=repair, strict=strict)
+    return _read_jsonl(path, repair=repair, strict=strict)
 
 
-def read_log(path: PathLike, *, repair: bool, strict: bool) -> list[Message]:
+def _read_jsonl(path: PathLike, *, repair: bool, strict: bool) -> list[Message]:
     """``read_jsonl`` one call deeper: a ``TornLineWarning`` points at the caller of the function
     that calls this one (``read_jsonl``, ``Conversation.load_jsonl``), not into the library."""
     require_bool("repair", repair)

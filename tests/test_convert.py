@@ -232,8 +232,9 @@ def test_a_call_answered_twice_is_an_orphan(first_pending: bool, second_pending:
         f"[{second}]: a second result for its tool call (the result at [{answer}] answers it): dropped"
     ]
     assert fix_orphans(history, "synthesize").value == dropped.value
+    kept_text = "" if answer == 2 and first_pending else ("first" if answer == 2 else "second")
     assert to_anthropic(history, orphans="drop").value["messages"][2]["content"] == [
-        {"type": "tool_result", "tool_use_id": "c1", "content": dropped.value[2].content}
+        {"type": "tool_result", "tool_use_id": "c1", "content": kept_text}
     ]
 
 
@@ -1558,3 +1559,29 @@ def test_to_anthropic_leaves_an_empty_system_message_out() -> None:
     ]
     alone = to_anthropic([history[1], history[2]])
     assert alone.value == {"messages": [{"role": "user", "content": "hi"}]}
+
+
+def test_from_chat_template_new_call_ids_never_take_a_result_s_id_and_fill_null_ones() -> None:
+    # "call-1" names a result in the input: a new id must not claim it. null is no id; "" is
+    # one, as orion-core takes it (and an exported conversation must read back exactly).
+    history: list[dict[str, Any]] = [
+        {"role": "user", "content": "hi"},
+        {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [
+                {"function": {"name": "a", "arguments": {}}},
+                {"id": "", "function": {"name": "b", "arguments": {}}},
+                {"id": None, "function": {"name": "c", "arguments": {}}},
+            ],
+        },
+        {"role": "tool", "content": "stray", "tool_call_id": "call-1"},
+    ]
+    result = from_chat_template(history, timestamp=0)
+    assert [c.id for c in result.value[1].tool_calls] == ["call-2", "", "call-3"]
+    assert [str(loss) for loss in result.losses if loss.field.endswith(".id")] == [
+        "[1].tool_calls[0].id: missing: given the new id 'call-2'",
+        "[1].tool_calls[2].id: missing: given the new id 'call-3'",
+    ]
+    assert result.value[2].tool_result is not None
+    assert result.value[2].tool_result.tool_call_id == "call-1"  # still its own, answering none

@@ -6,6 +6,7 @@ import errno
 import fcntl
 import os
 import re
+import shutil
 import signal
 import socket
 import stat
@@ -1379,3 +1380,51 @@ def test_a_path_ending_in_a_slash_is_refused_not_created(
     with pytest.raises(NotARegularFileError, match=r"b\.json/: a folder's path \(it ends in a slash\)"):
         writer(f"{tmp_path / 'b.json'}/", _chat(1))
     assert os.listdir(tmp_path) == []
+
+
+_WRITE_ONLY_FOLDER_SAVE = textwrap.dedent(
+    """
+    import sys
+    from orion_messages import Message, load, save, storage
+
+    named = []
+    real_named = storage._write_named
+    storage._write_named = lambda *args: named.append(args) or real_named(*args)
+    save(sys.argv[1] + "/chat.json", [Message.user("u", "hi", timestamp=0)])
+    print(storage._UNNAMED_FILES, len(named))
+    """
+)
+
+
+@pytest.mark.skipif(
+    not hasattr(os, "O_TMPFILE") or shutil.which("setpriv") is None or os.geteuid() != 0,
+    reason="needs Linux's O_TMPFILE, and root with setpriv to drop the permission override",
+)
+def test_a_save_into_a_folder_that_may_be_written_but_not_read_stays_unnamed(tmp_path: Path) -> None:
+    # Opening the folder O_RDONLY for the link failed there (EACCES), which turned unnamed files
+    # off for the whole process: that save wrote twice, and every later one used named files.
+    folder = tmp_path / "write-only"
+    folder.mkdir(mode=0o300)
+    try:
+        os.close(os.open(folder, os.O_TMPFILE | os.O_WRONLY, 0o600))
+    except OSError:
+        pytest.skip("no O_TMPFILE on this file system")
+    done = subprocess.run(
+        [
+            "setpriv",
+            "--bounding-set=-dac_override,-dac_read_search",
+            "--inh-caps=-all",
+            "--",
+            sys.executable,
+            "-c",
+            _WRITE_ONLY_FOLDER_SAVE,
+            str(folder),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert (done.returncode, done.stdout.split()) == (0, ["True", "0"]), done.stderr[-2000:]
+    folder.chmod(0o700)
+    assert [m.id for m in load(folder / "chat.json")] == ["u"]

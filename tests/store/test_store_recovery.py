@@ -190,3 +190,12 @@ def test_a_transaction_left_open_on_the_connection_is_ended_before_the_next_call
             return [m.id for m in await store.load("c")]
 
     assert asyncio.run(run()) == ["m", "n"]
+
+
+def test_sqlite_ends_a_transaction_left_open_before_the_next_call(sqlite_url: str) -> None:
+    # As on PostgreSQL: an interrupt during the ROLLBACK itself leaves the transaction open.
+    with open_store(sqlite_url) as store:
+        store.create("c")
+        store._backend._connection.execute("BEGIN IMMEDIATE")  # type: ignore[attr-defined]
+        store.append("c", Message.user("m", "hi"))  # was: "cannot start a transaction within a transaction"
+        assert [m.id for m in store.load("c")] == ["m"]
