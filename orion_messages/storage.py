@@ -20,8 +20,9 @@ from collections.abc import Generator, Iterable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import replace
 from pathlib import Path
-from typing import BinaryIO, NamedTuple, Union
+from typing import BinaryIO, NamedTuple, Union, cast
 
+from ._json_rules import VALUE_DEPTH_MAX, flatten_deeper_than
 from ._text import kind_of
 from ._unknown_values import Origin
 from .checks import find_problems
@@ -697,9 +698,22 @@ end matters, and an integer past Python's 4,300 digits must not stop it)."""
 def _starts_with_whole_object(text: bytes) -> bool:
     """Whether ``text`` opens with a whole JSON object (whatever follows it). Invalid UTF-8 is
     kept as surrogates: a crash may cut a character in two, and only the structure matters."""
+    decoded = text.decode("utf-8", "surrogateescape")
     try:
-        value, _end = _OBJECT_END.raw_decode(text.decode("utf-8", "surrogateescape"))
-    except (ValueError, RecursionError):  # a prefix, or too deep to say: a torn record may be either
+        return _opens_with_object(decoded)
+    except RecursionError:  # deeper than the parser goes: flatten the deep containers first
+        pass
+    try:
+        return _opens_with_object(cast(str, flatten_deeper_than(decoded, VALUE_DEPTH_MAX)[0]))
+    except RecursionError:  # still deep once flattened: containers never closed, a prefix
+        return False
+
+
+def _opens_with_object(text: str) -> bool:
+    """``_starts_with_whole_object`` on text; ``RecursionError`` when it nests too deep to say."""
+    try:
+        value, _end = _OBJECT_END.raw_decode(text)
+    except ValueError:  # a prefix (or no JSON at all)
         return False
     return isinstance(value, dict)
 

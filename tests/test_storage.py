@@ -1428,3 +1428,20 @@ def test_a_save_into_a_folder_that_may_be_written_but_not_read_stays_unnamed(tmp
     assert (done.returncode, done.stdout.split()) == (0, ["True", "0"]), done.stderr[-2000:]
     folder.chmod(0o700)
     assert [m.id for m in load(folder / "chat.json")] == ["u"]
+
+
+def test_a_last_line_nested_past_the_parser_is_still_told_whole_or_torn(tmp_path: Path) -> None:
+    # 3,000 levels: past Python's recursion limit. A whole object followed by more was taken for
+    # torn (RecursionError) and cut off; the start of one still is torn.
+    first = _chat(1)[0]
+    log = tmp_path / "log.jsonl"
+    deep = b"[" * 3000 + b"]" * 3000
+    corrupt = b'{"id":"m2","x":' + deep + b"} junk"
+    log.write_bytes(_record(first) + corrupt)
+    with pytest.raises(NotALogError, match="its last line holds a JSON object with more data after it"):
+        append_jsonl(log, first)
+    assert log.read_bytes() == _record(first) + corrupt
+    log.write_bytes(_record(first) + b'{"id":"m2","x":' + b"[" * 3000)
+    with pytest.warns(TornLineWarning, match="truncated it"):
+        append_jsonl(log, first)
+    assert log.read_bytes() == _record(first) * 2
