@@ -25,7 +25,6 @@ from collections import Counter
 from collections.abc import Callable, Generator, Iterator, Sequence
 from contextlib import closing, contextmanager, suppress
 from dataclasses import asdict, dataclass, field
-from datetime import datetime, timedelta, timezone
 from functools import partial
 from pathlib import Path
 from typing import Any, BinaryIO, Literal, NamedTuple, NoReturn, TextIO
@@ -63,7 +62,7 @@ from .errors import (
     UnknownKeyWarning,
 )
 from .events import duplicate_event_key_problems, parse_event
-from .models import Message, Role
+from .models import Message, Role, utc_datetime
 from .pruning import ContextConfig, PrunePlan, TokenCounter, estimate_tokens, prune
 from .schema import conversation_schema, render, write_schemas
 from .storage import _is_blank, _is_whole_record, _split_records, save, save_jsonl
@@ -1225,13 +1224,10 @@ def _validate_json(tallies: Sequence[_Tally], *, strict: bool) -> dict[str, Any]
 # stats
 
 
-_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
-
-
 def _iso(timestamp: int) -> str | None:
     """Milliseconds since the epoch as ISO 8601 UTC (``...Z``); None outside datetime's range."""
-    try:  # exact in integers: a float of the seconds is 1 ms off for some stamps before 1697 or after 2242
-        moment = _EPOCH + timedelta(milliseconds=timestamp)
+    try:
+        moment = utc_datetime(timestamp)
     except OverflowError:
         return None
     return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")

@@ -343,12 +343,8 @@ def _second_results(
     slots = sum(call.id == call_id for call in messages[caller].tool_calls)
     if len(results) <= slots:
         return []
-    ranked = sorted(results, key=lambda index: (_is_pending(messages[index]), index))
+    ranked = sorted(results, key=lambda index: (messages[index].is_pending, index))
     return [Orphan(index, "tool_result", call_id, answered_at=ranked[0]) for index in ranked[slots:]]
-
-
-def _is_pending(message: Message) -> bool:
-    return message.tool_result is not None and message.tool_result.pending
 
 
 def fix_orphans(

@@ -40,6 +40,16 @@ def now_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
+def utc_datetime(milliseconds: int) -> datetime:
+    """Milliseconds since the Unix epoch as an aware UTC datetime, exact (integer arithmetic:
+    a float of the seconds is 1 ms off for some stamps before 1697 or after 2242).
+
+    Raises:
+        OverflowError: outside the years 1 to 9999 that ``datetime`` covers.
+    """
+    return _EPOCH + timedelta(milliseconds=milliseconds)
+
+
 class Role(str, Enum):
     """Who a message is from, spelled on the wire exactly as orion-core spells it."""
 
@@ -301,7 +311,7 @@ class Message(_WireModel):
         Raises:
             OverflowError: the timestamp lies outside the years 1 to 9999 that ``datetime`` covers.
         """
-        return _EPOCH + timedelta(milliseconds=self.timestamp)
+        return utc_datetime(self.timestamp)
 
     @property
     def is_pending(self) -> bool:
