@@ -1,0 +1,3 @@
+module orioninterop
+
+go 1.19
