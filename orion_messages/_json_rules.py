@@ -309,6 +309,22 @@ def line_and_column(data: bytes | str, offset: int) -> tuple[int, int]:
     return data.count(newline, 0, offset) + 1, width + 1
 
 
+def offset_of(text: bytes | str, line: int, column: int) -> int:
+    """The index in ``text`` of a 1-based line and a column counted in UTF-8 bytes (the inverse
+    of ``line_and_column``)."""
+    newline: Any = b"\n" if isinstance(text, bytes) else "\n"
+    start = 0
+    for _ in range(line - 1):
+        start = text.index(newline, start) + 1
+    if isinstance(text, bytes):
+        return start + column - 1
+    index, width = start, 0
+    while width < column - 1 and index < len(text):
+        width += len(text[index].encode("utf-8", "surrogatepass"))
+        index += 1
+    return index
+
+
 def first_non_finite_literal(data: bytes | str) -> tuple[str, int, int] | None:
     """The first ``NaN``, ``Infinity`` or ``-Infinity`` outside strings, with the line and column
     serde_json reports it at: its first letter (after the sign, serde's "invalid number").
@@ -492,9 +508,7 @@ def syntax_fault(data: bytes | str, start: int, end: int) -> SyntaxFault | None:
             if at == end:  # only whitespace is left
                 break
             return SyntaxFault(at, expect, stack[-1] if stack else "", True)
-        punctuation, string = match[1], match[2]
-        mark = _text(punctuation) if punctuation is not None else None
-        kind = mark or ("string" if string is not None else "scalar")
+        kind = _kind(match)
         was = expect
         expect = _next_expectation(expect, kind, stack, closing)
         if expect == "error":
@@ -503,6 +517,44 @@ def syntax_fault(data: bytes | str, start: int, end: int) -> SyntaxFault | None:
     return (
         None if expect == "end" and not stack else SyntaxFault(end, expect, stack[-1] if stack else "", False)
     )
+
+
+def open_path(data: bytes | str, end: int) -> tuple[tuple[int | str, ...], bool] | None:
+    """The containers open at ``end`` in a document well-formed before it, each as the key or
+    index of the value being read in it, and whether an object key is expected at ``end`` (the
+    last step is then the key before it). None if the JSON breaks before ``end``.
+
+    For placing an error: one Python step per token, on a failing path only.
+    """
+    pattern = _BYTES_TOKEN if isinstance(data, bytes) else _TEXT_TOKEN
+    closing = {"[": "]", "{": "}"}
+    stack: list[str] = []
+    steps: list[int | str] = []
+    expect = "value"
+    position = 0
+    while (match := pattern.match(data, position, end)) is not None:
+        kind = _kind(match)
+        if kind == "string" and expect in ("key", "firstkey"):
+            steps[-1] = json.loads(match[2])
+        depth = len(stack)
+        expect = _next_expectation(expect, kind, stack, closing)
+        if expect == "error":
+            return None
+        if len(stack) > depth:
+            steps.append(0 if kind == "[" else "")
+        elif len(stack) < depth:
+            steps.pop()
+        elif kind == "," and stack[-1] == "[":
+            steps[-1] = int(steps[-1]) + 1
+        position = match.end()
+    return tuple(steps), expect in ("key", "firstkey")
+
+
+def _kind(token: re.Match[Any]) -> str:
+    """A token of ``_TOKEN_PATTERN``: its punctuation character, ``"string"`` or ``"scalar"``."""
+    if token[1] is not None:
+        return _text(token[1])
+    return "string" if token[2] is not None else "scalar"
 
 
 def _text(token: bytes | str) -> str:

@@ -28,6 +28,7 @@ from ._json_rules import (
     flatten_deeper_than,
     line_and_column,
     minus_zero_as_float,
+    offset_of,
     syntax_fault,
     unreadable_spans,
     value_problem,
@@ -274,23 +275,8 @@ def _unreadable_problem(adapter: TypeAdapter[Any], data: bytes | str, span: Unre
         return Problem("", "malformed JSON", *line_and_column(data, start))
     if span.is_number or stop.line is None or stop.column is None:
         return Problem("", stop.message, *line_and_column(data, end - 1))
-    at = start + _offset(token, stop.line, stop.column)
+    at = start + offset_of(token, stop.line, stop.column)
     return Problem("", stop.message, *line_and_column(data, at))
-
-
-def _offset(text: bytes | str, line: int, column: int) -> int:
-    """The index in ``text`` of a 1-based line and a column counted in UTF-8 bytes."""
-    newline: Any = b"\n" if isinstance(text, bytes) else "\n"
-    start = 0
-    for _ in range(line - 1):
-        start = text.index(newline, start) + 1
-    if isinstance(text, bytes):
-        return start + column - 1
-    index, width = start, 0
-    while width < column - 1 and index < len(text):
-        width += len(text[index].encode("utf-8", "surrogatepass"))
-        index += 1
-    return index
 
 
 def _refuse_malformed_document(data: bytes | str) -> None:
@@ -353,7 +339,7 @@ def _bad_token_problem(data: bytes | str, at: int) -> Problem:
         return Problem("", "malformed JSON: expected a JSON value", *line_and_column(data, at))
     if stop.line is None or stop.column is None:
         return Problem("", stop.message, *line_and_column(data, at))
-    return Problem("", stop.message, *line_and_column(data, at + _offset(rest, stop.line, stop.column)))
+    return Problem("", stop.message, *line_and_column(data, at + offset_of(rest, stop.line, stop.column)))
 
 
 def _refuse_malformed_deep_values(data: bytes | str, cut: list[tuple[int, int]]) -> None:

@@ -27,6 +27,8 @@ from ._json_rules import (
     line_and_column,
     lone_surrogates,
     minus_zero_as_float,
+    offset_of,
+    open_path,
     unreadable_spans,
     value_problem,
 )
@@ -279,7 +281,7 @@ def validate_json(
             adapter.validate_json(data)
         except ValidationError as original:
             failure = original
-    raise _explained(FormatError(problems(failure)), data)
+    raise _explained(FormatError(problems(failure)), data, skips_unknown=not read_whole)
 
 
 # An integer of 309 digits or more may be past serde_json's range (``SERDE_INT_LIMIT``).
@@ -342,9 +344,10 @@ def _malformed_at(error: ValidationError) -> tuple[int, int] | None:
     return None
 
 
-def _explained(error: FormatError, data: bytes | str) -> FormatError:
+def _explained(error: FormatError, data: bytes | str, *, skips_unknown: bool) -> FormatError:
     """Place malformed JSON where serde_json reports it, and say plainly why a document that is
-    empty or starts with a byte order mark is not JSON."""
+    empty or starts with a byte order mark is not JSON. ``skips_unknown``: serde skips unknown
+    keys' values unread (a message's, not an event's, which it reads whole)."""
     if len(error.problems) != 1:
         return error
     (problem,) = error.problems
@@ -358,6 +361,8 @@ def _explained(error: FormatError, data: bytes | str) -> FormatError:
         return _at_invalid_utf8(error, data)
     if moved := _at_number_end(problem, data):
         return FormatError([moved], source=error.source)
+    if skips_unknown and (moved := _in_skipped_string(problem, data)):
+        return FormatError([moved], source=error.source)
     if problem.line == 1 and data.startswith(b"\xef\xbb\xbf" if isinstance(data, bytes) else "\ufeff"):  # type: ignore[arg-type]
         why = "malformed JSON: the document starts with a byte order mark, which JSON does not allow"
         return FormatError([Problem("", why, 1, 1)], source=error.source)
@@ -365,6 +370,7 @@ def _explained(error: FormatError, data: bytes | str) -> FormatError:
 
 
 _UTF8_WORDING = "invalid UTF-8"
+_CONTROL_WORDING = "control character (\\u0000-\\u001F) found while parsing a string"
 _ONLY_WHITESPACE: dict[type, re.Pattern[Any]] = {
     bytes: re.compile(rb"[ \t\n\r]*"),
     str: re.compile(r"[ \t\n\r]*"),
@@ -383,6 +389,24 @@ def _at_number_end(problem: Problem, data: bytes | str) -> Problem | None:
             problem.column,
         ) <= line_and_column(data, span.end):
             return Problem(problem.location, problem.message, *line_and_column(data, span.end - 1))
+    return None
+
+
+def _in_skipped_string(problem: Problem, data: bytes | str) -> Problem | None:
+    """A raw control character in an unknown key's value, placed where serde_json places it
+    there: one column left of where it places one in a string it reads (skipping a string, it
+    reports the error before stepping over the character)."""
+    if problem.line is None or problem.column is None or not problem.message.endswith(_CONTROL_WORDING):
+        return None
+    opened = open_path(data, offset_of(data, problem.line, problem.column))
+    if opened is None:
+        return None
+    path, at_key = opened
+    path = path[:-1] if at_key else path  # an object's own key is read, known or not
+    for depth, step in enumerate(path):
+        known = _document_fields(path[:depth])
+        if isinstance(step, str) and known is not None and step not in known:
+            return Problem(problem.location, problem.message, problem.line, problem.column - 1)
     return None
 
 

@@ -27,6 +27,7 @@ from orion_messages import (
     loads,
     loads_message,
 )
+from orion_messages.events import parse_event
 
 from .conftest import FIXTURES
 
@@ -278,6 +279,54 @@ def test_nan_position_skips_strings_that_spell_it() -> None:
     (problem,) = caught.value.problems
     second_line = raw.split("\n")[1]
     assert (problem.line, problem.column) == (2, second_line.index("NaN") + 1)
+
+
+# A raw control character (here \x01) where serde reads the string, and where it skips it (an
+# unknown key's value, at any depth): serde_json's reader reports it in a string it reads after
+# stepping over it, in one it skips before (``parse_str_bytes`` and ``ignore_str`` in its read.rs).
+READ_CONTROL = [
+    b'[{"id":"m","role":"user","content":"a\x01","timestamp":1}]',
+    b'[{"id":"m","role":"user","x\x01":1,"content":"","timestamp":1}]',  # a key is read, known or not
+    b'[{"id":"m","role":"user","content":"","timestamp":1,"tool_calls":[{"id":"c","name":"n","arguments":["\x01"]}]}]',
+]
+SKIPPED_CONTROL = [
+    b'[{"id":"m","role":"user","x":"a\x01","content":"","timestamp":1}]',
+    b'[{"id":"m","role":"user","x":{"k\x01":[1]},"content":"","timestamp":1}]',
+    b'[{"id":"m","role":"user","content":"","timestamp":1,"tool_calls":[{"id":"c","name":"n","arguments":1,"x":["\x01"]}]}]',
+    b'[{"id":"m","role":"tool_result","content":"","timestamp":1,"tool_result":{"x":"\x01"}}]',
+    b'[\n  {\n    "id": "m",\n    "x": "ab\x01"\n  }\n]',
+]
+
+
+def _place(document: bytes, *, skipped: bool) -> tuple[int, int]:
+    """serde_json's line and column for the control character: the bytes before it on its line,
+    and the character itself too where serde reads the string."""
+    at = document.index(b"\x01")
+    line_start = document.rfind(b"\n", 0, at) + 1
+    return document.count(b"\n", 0, at) + 1, at - line_start + (0 if skipped else 1)
+
+
+@pytest.mark.parametrize(
+    ("document", "skipped"), [(d, False) for d in READ_CONTROL] + [(d, True) for d in SKIPPED_CONTROL]
+)
+def test_a_control_character_is_placed_where_serde_places_it(document: bytes, skipped: bool) -> None:
+    record = document.strip(b"[]\n ")  # the message alone, as a JSON Lines record holds it
+    for read, data in ((loads, document), (loads_message, record)):
+        with pytest.raises(FormatError) as caught:
+            read(data)
+        assert [(problem.line, problem.column) for problem in caught.value.problems] == [
+            _place(data, skipped=skipped)
+        ]
+
+
+def test_a_control_character_in_an_event_is_placed_at_it() -> None:
+    """serde reads an event whole, unknown keys included (an internally tagged enum)."""
+    line = b'{"type":"warning","message":"m","x":"\x01"}'
+    with pytest.raises(FormatError) as caught:
+        parse_event(line)
+    assert [(problem.line, problem.column) for problem in caught.value.problems] == [
+        (1, line.index(b"\x01") + 1)
+    ]
 
 
 def test_lone_surrogate_in_str_input_is_a_format_error() -> None:
