@@ -24,19 +24,13 @@ import pytest
 from orion_messages import FormatError, loads
 from orion_messages.events import parse_event
 
-from .conftest import FIXTURES
+from .conftest import FIXTURES, GOLDEN_CONVERSATIONS, GOLDEN_STREAMS, skip_or_fail_in_ci
 
 ROOT = Path(__file__).resolve().parent.parent
 INTEROP = ROOT / "interop"
 QUICKTYPE = INTEROP / "node_modules" / ".bin" / "quicktype"
 DOCS_PAGE = ROOT / "docs" / "schemas.md"
 
-GOLDEN_CONVERSATIONS = sorted(
-    path.relative_to(FIXTURES).as_posix()
-    for folder in ("v0.7", "v0.8", "own", "zmij", "newer")
-    for path in (FIXTURES / folder).glob("*.json")
-)
-GOLDEN_STREAMS = sorted(path.name for path in (FIXTURES / "events").glob("*.jsonl"))
 
 # The keys of the format (the reference's wire table): everything else is an unknown key.
 MESSAGE_KEYS = {"id", "role", "content", "timestamp", "tool_calls", "tool_result", "token_count", "pinned"}
@@ -113,9 +107,7 @@ def go_programs(tmp_path_factory: pytest.TempPathFactory) -> GoPrograms:
     elif not QUICKTYPE.is_file():
         missing = "interop/node_modules is missing: run `npm ci --prefix interop`"
     if missing is not None:
-        if os.environ.get("CI"):
-            pytest.fail(f"{missing} (required when CI is set)")
-        pytest.skip(missing)
+        skip_or_fail_in_ci(missing)
     folder = tmp_path_factory.mktemp("go") / "module"
     shutil.copytree(INTEROP / "go", folder)
     shutil.copytree(ROOT / "schemas", folder / "schemas")

@@ -9,7 +9,6 @@ and fail when the ``CI`` environment variable is set.
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 import subprocess
@@ -33,7 +32,7 @@ from ._schema_agreement import (
     load_schema,
     parse_strictly,
 )
-from .conftest import FIXTURES
+from .conftest import FIXTURES, skip_or_fail_in_ci
 
 INTEROP = Path(__file__).resolve().parent.parent / "interop"
 
@@ -65,9 +64,7 @@ def node() -> str:
     elif not (INTEROP / "node_modules" / "ajv").is_dir():
         missing = "interop/node_modules is missing: run `npm ci --prefix interop`"
     if missing is not None:
-        if os.environ.get("CI"):
-            pytest.fail(f"{missing} (required when CI is set)")
-        pytest.skip(missing)
+        skip_or_fail_in_ci(missing)
     assert executable is not None
     return executable
 

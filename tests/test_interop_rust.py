@@ -33,7 +33,7 @@ from orion_messages import FormatError, Message, dumps, loads
 from orion_messages.events import dump_event, parse_event
 from orion_messages.wire import duplicate_key_problems
 
-from .conftest import FIXTURES
+from .conftest import FIXTURES, GOLDEN_CONVERSATIONS, GOLDEN_STREAMS, skip_or_fail_in_ci
 from .strategies import conversations
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -42,12 +42,6 @@ CRATES = Path("/usr/share/cargo/registry")
 
 I64_MIN, U64_MAX = -(2**63), 2**64 - 1
 
-GOLDEN_CONVERSATIONS = sorted(
-    path.relative_to(FIXTURES).as_posix()
-    for folder in ("v0.7", "v0.8", "own", "zmij", "newer")
-    for path in (FIXTURES / folder).glob("*.json")
-)
-GOLDEN_STREAMS = sorted(path.name for path in (FIXTURES / "events").glob("*.jsonl"))
 
 SERDE_ACCEPTS_REFUSED_HERE = {
     "hostile-arguments-121-deep.json": "arguments nested 121 to 124 levels",
@@ -105,9 +99,7 @@ def serde(tmp_path_factory: pytest.TempPathFactory) -> Serde:
     elif not list(CRATES.glob("serde_json-1.*")) or not list(CRATES.glob("serde_derive-1.*")):
         missing = "Debian's serde crates are missing: apt-get install librust-serde-json-dev librust-serde-derive-dev"
     if missing is not None:
-        if os.environ.get("CI"):
-            pytest.fail(f"{missing} (required when CI is set)")
-        pytest.skip(missing)
+        skip_or_fail_in_ci(missing)
     folder = tmp_path_factory.mktemp("rust") / "orion-serde"
     shutil.copytree(ROOT / "interop" / "rust", folder)
     offline = ["--offline", "--config", 'source.crates-io.replace-with="debian"']
