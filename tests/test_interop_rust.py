@@ -30,7 +30,7 @@ from hypothesis import given, settings
 from pydantic import BaseModel
 
 from orion_messages import FormatError, Message, dumps, loads
-from orion_messages.events import dump_event, parse_event
+from orion_messages.events import dump_event, duplicate_event_key_problems, parse_event
 from orion_messages.wire import duplicate_key_problems
 
 from .conftest import FIXTURES, GOLDEN_CONVERSATIONS, GOLDEN_STREAMS, skip_or_fail_in_ci
@@ -212,8 +212,9 @@ _MUTATIONS += [b"\\u", b"\\ud800", b'"x":1', b"true", b" ", b"\xff", b"\x00", b"
 _MUTATIONS += [b"4294967296", b"-1", b'"role":"user"', b'"pinned":true', b'"id":"a"', b"\\q", b"\x1f"]
 
 
-def _mutated(rng: random.Random, document: bytes) -> bytes:
+def _mutated(rng: random.Random, document: bytes, *, extra: list[bytes] | None = None) -> bytes:
     """``document`` with one to three bytes runs deleted, inserted or replaced, on one line."""
+    tokens = _MUTATIONS + (extra or [])
     data = bytearray(document)
     for _ in range(rng.randint(1, 3)):
         at = rng.randrange(len(data) + 1)
@@ -221,9 +222,9 @@ def _mutated(rng: random.Random, document: bytes) -> bytes:
         if choice < 0.3 and len(data) > 1:
             del data[at : at + rng.randint(1, 4)]
         elif choice < 0.7:
-            data[at:at] = rng.choice(_MUTATIONS)
+            data[at:at] = rng.choice(tokens)
         else:
-            data[at : at + rng.randint(1, 3)] = rng.choice(_MUTATIONS)
+            data[at : at + rng.randint(1, 3)] = rng.choice(tokens)
     return bytes(data).replace(b"\n", b" ")
 
 
@@ -285,12 +286,14 @@ def _event_lines(path: Path) -> list[bytes]:
     return [line for line in path.read_bytes().split(b"\n") if line.strip()]
 
 
-def _refused_here(line: bytes) -> bool:
+def _refused_here(line: bytes, *, repeated_keys: bool = False) -> bool:
+    """Whether ``parse_event`` refuses the event; with ``repeated_keys``, a known key repeated in
+    one object counts as refused too (serde's "duplicate field")."""
     try:
-        parse_event(line)
+        event = parse_event(line)
     except FormatError:
         return True
-    return False
+    return repeated_keys and bool(duplicate_event_key_problems(line, event.type))
 
 
 @pytest.mark.parametrize("stream", GOLDEN_STREAMS)
@@ -318,3 +321,22 @@ def test_invalid_events_refused_line_by_line_as_serde_refuses_them(serde: Serde,
     assert [_refused_here(line) for line in lines] == [
         refused or line.startswith(b"[") for line, refused in zip(lines, serde_refuses, strict=True)
     ]
+
+
+_EVENT_MUTATIONS = [b'"x":1e400', b'"x":[[[[1]]]]', b'"type":"warning"', b'"message":"m"', b'"args":1']
+
+
+def test_mutated_events_accepted_and_refused_as_serde_does(serde: Serde) -> None:
+    """An event is read whole (unknown keys included): the same verdicts on 3,000 mutated lines
+    of the golden streams, but for the array form (``["agent_start"]``, see above)."""
+    lines = _event_lines(FIXTURES / "events" / "edge-values.jsonl")
+    lines += _event_lines(FIXTURES / "events" / "tool-loop-denied-error.tool-results.jsonl")
+    rng = random.Random(20261204)
+    documents = [_mutated(rng, rng.choice(lines), extra=_EVENT_MUTATIONS) for _ in range(3000)]
+    disagreements = [
+        (document, answer)
+        for document, answer in zip(documents, serde.each_line("event-lines", documents), strict=True)
+        if not document.lstrip().startswith(b"[")
+        and isinstance(answer, str) != _refused_here(document, repeated_keys=True)
+    ]
+    assert disagreements == []
