@@ -29,7 +29,7 @@ import pytest
 from hypothesis import given, settings
 from pydantic import BaseModel
 
-from orion_messages import FormatError, Message, dumps, loads
+from orion_messages import FormatError, Message, dumps, loads, loads_message
 from orion_messages.events import dump_event, duplicate_event_key_problems, parse_event
 from orion_messages.wire import duplicate_key_problems
 
@@ -181,6 +181,7 @@ def test_generated_conversations_written_as_serde_writes_them(serde: Serde, gene
     messages = [_arguments_within_64_bits(message) for message in generated]
     (written,) = serde.each_line("conversation-lines", [dumps(messages)])
     assert written == _written_back(messages)
+    assert serde.conversation(dumps(messages), pretty=True) == _written_back(messages, pretty=True)
 
 
 def _our_verdict(data: bytes) -> FormatError | None:
@@ -239,6 +240,30 @@ def test_mutated_goldens_accepted_and_refused_as_serde_does(serde: Serde) -> Non
         if isinstance(answer, str) != (_our_verdict(document) is not None)
     ]
     assert disagreements == []
+
+
+@pytest.mark.filterwarnings("ignore::orion_messages.UnknownKeyWarning")
+def test_mutated_log_records_accepted_and_refused_as_serde_does(serde: Serde) -> None:
+    """A JSON Lines record is one message: ``loads_message``'s verdicts on 3,000 mutated ones."""
+    records = [
+        message for golden in GOLDEN_CONVERSATIONS for message in json.loads((FIXTURES / golden).read_bytes())
+    ]
+    rng = random.Random(20261204)
+    documents = [_mutated(rng, json.dumps(rng.choice(records)).encode()) for _ in range(3000)]
+    disagreements = [
+        (document, answer)
+        for document, answer in zip(documents, serde.each_line("message-lines", documents), strict=True)
+        if isinstance(answer, str) != (_our_record_verdict(document) is not None)
+    ]
+    assert disagreements == []
+
+
+def _our_record_verdict(record: bytes) -> FormatError | None:
+    try:
+        loads_message(record, strict=True)
+    except FormatError as error:
+        return error
+    return None
 
 
 def _faults(document: bytes) -> list[bytes]:

@@ -2,9 +2,9 @@
 //!
 //! `orion-serde conversation [--pretty]` reads one conversation from standard input and writes
 //! it back (serde_json's compact or pretty form); on a refusal it prints serde_json's error on
-//! standard error and exits with 1. `orion-serde conversation-lines` and `orion-serde
-//! event-lines` read one document a line and answer a line each: the document written back, or
-//! `!` and serde_json's error as a JSON string (its text can hold a line break).
+//! standard error and exits with 1. `orion-serde conversation-lines`, `message-lines` (a JSON
+//! Lines log) and `event-lines` read one document a line and answer a line each: the document
+//! written back, or `!` and serde_json's error as a JSON string (its text can hold a line break).
 
 use std::io::{self, BufRead, Read, Write};
 
@@ -114,6 +114,7 @@ fn main() -> io::Result<()> {
     let arguments: Vec<String> = std::env::args().skip(1).collect();
     match arguments.first().map(String::as_str) {
         Some("conversation-lines") => each_line::<Vec<Message>>(),
+        Some("message-lines") => each_line::<Message>(),
         Some("event-lines") => each_line::<AgentEvent>(),
         Some("conversation") => {
             let mut data = Vec::new();
@@ -128,7 +129,7 @@ fn main() -> io::Result<()> {
             }
         }
         _ => {
-            eprintln!("usage: orion-serde conversation [--pretty] | conversation-lines | event-lines");
+            eprintln!("usage: orion-serde conversation [--pretty] | conversation-lines | message-lines | event-lines");
             std::process::exit(2)
         }
     }
