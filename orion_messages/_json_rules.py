@@ -535,7 +535,10 @@ def open_path(data: bytes | str, end: int) -> tuple[tuple[int | str, ...], bool]
     while (match := pattern.match(data, position, end)) is not None:
         kind = _kind(match)
         if kind == "string" and expect in ("key", "firstkey"):
-            steps[-1] = json.loads(match[2])
+            try:
+                steps[-1] = json.loads(match[2])
+            except ValueError:  # invalid UTF-8: the JSON breaks here for the parser too
+                return None
         depth = len(stack)
         expect = _next_expectation(expect, kind, stack, closing)
         if expect == "error":

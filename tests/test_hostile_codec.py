@@ -41,6 +41,7 @@ from orion_messages._json_rules import (
     duplicate_key_paths,
     first_non_finite_literal,
     minus_zero_as_float,
+    open_path,
 )
 from orion_messages.errors import MAX_REPORTED_PROBLEMS
 
@@ -484,3 +485,24 @@ def test_a_wrong_known_field_beside_a_deep_unknown_value_is_reported_as_itself()
     deep = "[" * _DEEP + "]" * _DEEP
     document = '[{"id":"a","role":"user","content":"c","timestamp":"1","x":' + deep + "}]"
     assert _problems(loads, document) == [("[0].timestamp", 'expected an integer, found the string "1"')]
+
+
+@pytest.mark.parametrize(
+    ("document", "expected"),
+    [
+        ('[{"id":"m","x":{"y":[1,2,{"z":"', ((0, "x", "y", 2, "z"), False)),  # in a value
+        ('[{"id":"m","x":{"', ((0, "x", ""), True)),  # where a key starts
+        ('[{"a":1},{"b":[]} , ', ((2,), False)),  # closed containers are left, the next item counted
+        ('[{"k\\u00e9\\"y":[', ((0, 'k\u00e9"y', 0), False)),  # keys are decoded
+        ('[{"id" 1', None),  # broken before the end
+    ],
+)
+def test_open_path_names_the_containers_open_at_a_place(
+    document: str, expected: tuple[tuple[int | str, ...], bool] | None
+) -> None:
+    for data in (document, document.encode()):
+        assert open_path(data, len(data)) == expected
+
+
+def test_open_path_gives_up_on_a_key_that_is_not_utf8() -> None:
+    assert open_path(b'[{"id":"m","\xff":{"x":"', 25) is None
