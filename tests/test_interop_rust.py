@@ -9,8 +9,9 @@ keys sorted, integers past 64 bits as floats: the reference's facts).
 
 The crates are Debian's (``librust-serde-json-dev``, ``librust-serde-derive-dev``), built
 offline: their serde_json (1.0.87 on Debian 12) predates 1.0.146, so it writes floats the old
-way (``1e16``) and is compared with ``float_style="ryu"``. Without cargo or the crates these
-tests skip, and fail when the ``CI`` environment variable is set.
+way (``1e16``) and is compared with ``float_style="ryu"`` (``"zmij"`` from 1.0.146 on).
+Without cargo or the crates these tests skip, and fail when the ``CI`` environment variable is
+set.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from pydantic import BaseModel
 
 from orion_messages import FormatError, Message, dumps, loads, loads_message
 from orion_messages.events import dump_event, duplicate_event_key_problems, parse_event
-from orion_messages.wire import duplicate_key_problems
+from orion_messages.wire import FloatStyle, duplicate_key_problems
 
 from .conftest import FIXTURES, GOLDEN_CONVERSATIONS, GOLDEN_STREAMS, skip_or_fail_in_ci
 from .strategies import conversations
@@ -69,6 +70,12 @@ class Serde:
     program: Path
     serde_json: str
     """The serde_json version the program was built with."""
+
+    @property
+    def float_style(self) -> FloatStyle:
+        """How that serde_json spells floats: ryu before 1.0.146, zmij from it on."""
+        version = tuple(int(part) for part in self.serde_json.split(".")[:3])
+        return "zmij" if version >= (1, 0, 146) else "ryu"
 
     def conversation(self, data: bytes, *, pretty: bool = False) -> bytes | str:
         """What serde writes back, or its error text."""
@@ -142,16 +149,17 @@ def _kept(value: Any) -> Any:
     return _as_serde_reads(value)
 
 
-def _written_back(messages: list[Message], *, pretty: bool = False) -> bytes:
+def _written_back(serde: Serde, messages: list[Message], *, pretty: bool = False) -> bytes:
     """What orion-core writes when it saves ``messages`` again, as this library writes it."""
-    return dumps([_kept(message) for message in messages], indent=2 if pretty else None, float_style="ryu")
+    kept = [_kept(message) for message in messages]
+    return dumps(kept, indent=2 if pretty else None, float_style=serde.float_style)
 
 
 @pytest.mark.parametrize("pretty", [False, True], ids=["compact", "pretty"])
 @pytest.mark.parametrize("golden", GOLDEN_CONVERSATIONS)
 def test_goldens_written_back_as_serde_writes_them(serde: Serde, golden: str, pretty: bool) -> None:
     data = (FIXTURES / golden).read_bytes()
-    assert _written_back(loads(data), pretty=pretty) == serde.conversation(data, pretty=pretty)
+    assert _written_back(serde, loads(data), pretty=pretty) == serde.conversation(data, pretty=pretty)
 
 
 def _within_64_bits(value: Any) -> Any:
@@ -180,8 +188,8 @@ def test_generated_conversations_written_as_serde_writes_them(serde: Serde, gene
     left to the goldens: serde_json reads a 17-digit float to the nearest double or one off."""
     messages = [_arguments_within_64_bits(message) for message in generated]
     (written,) = serde.each_line("conversation-lines", [dumps(messages)])
-    assert written == _written_back(messages)
-    assert serde.conversation(dumps(messages), pretty=True) == _written_back(messages, pretty=True)
+    assert written == _written_back(serde, messages)
+    assert serde.conversation(dumps(messages), pretty=True) == _written_back(serde, messages, pretty=True)
 
 
 def _our_verdict(data: bytes) -> FormatError | None:
