@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from orion_messages import loads
+from orion_messages import FormatError, loads
 from orion_messages.events import iter_events, messages_from_events
 from orion_messages.schema import SCHEMA_FILES
 
@@ -32,7 +32,7 @@ from ._schema_agreement import (
     load_schema,
     parse_strictly,
 )
-from .conftest import FIXTURES, skip_or_fail_in_ci
+from .conftest import FIXTURES, GOLDEN_CONVERSATIONS, skip_or_fail_in_ci
 
 INTEROP = Path(__file__).resolve().parent.parent / "interop"
 
@@ -246,3 +246,49 @@ def test_the_typescript_reader_refuses_what_orion_core_refuses(
     )
     assert completed.returncode != 0, completed.stdout
     assert said in completed.stderr
+
+
+def _js_value(value: Any) -> Any:
+    """A parsed JSON value as JavaScript holds it: every number a double, and an object's
+    integer-like keys first, in ascending order (ECMAScript's property order)."""
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return value
+    if isinstance(value, (int, float)):
+        return float(value)
+    if isinstance(value, list):
+        return [_js_value(item) for item in value]
+    index_like = sorted(
+        (key for key in value if re.fullmatch(r"0|[1-9][0-9]{0,9}", key) and int(key) < 2**32 - 1), key=int
+    )
+    order = index_like + [key for key in value if key not in index_like]
+    return [(key, _js_value(value[key])) for key in order]
+
+
+INDEX_LIKE_KEYS = b'[{"id":"m","role":"assistant","content":"","timestamp":1,"tool_calls":[{"id":"c","name":"n","arguments":{"b":1,"10":2,"2":3,"-1":4,"01":5}}]}]'
+"""Argument keys that JavaScript reorders: ``"2"`` and ``"10"`` are array-index-like."""
+
+
+def test_json_stringify_writes_back_what_the_page_says(node: str, tmp_path: Path) -> None:
+    """Unknown keys and key order are kept (integer-like keys first), numbers pass through
+    doubles: a conversation whose integers all fit in 2^53 loads again with the same values as
+    doubles, and one with a timestamp near the i64 bounds comes back out of range."""
+    reordered = tmp_path / "index-like-keys.json"
+    reordered.write_bytes(INDEX_LIKE_KEYS)
+    goldens = [FIXTURES / golden for golden in GOLDEN_CONVERSATIONS] + [reordered]
+    written = _run([node, "rewrite.mjs", *map(str, goldens)]).encode().split(b"\n")[:-1]
+    assert len(written) == len(goldens)
+    refused = []
+    for golden, again in zip(goldens, written, strict=True):
+        original = json.loads(golden.read_bytes())
+        assert _js_value(json.loads(again)) == _js_value(original), golden.name
+        try:
+            loads(again)
+        except FormatError:
+            refused.append(golden.relative_to(FIXTURES).as_posix())
+    assert b'"arguments":{"2":3,"10":2,"b":1,"-1":4,"01":5}' in written[-1]
+    assert refused == [
+        golden
+        for golden in GOLDEN_CONVERSATIONS
+        if any(abs(m["timestamp"]) > 2**53 for m in json.loads((FIXTURES / golden).read_bytes()))
+    ]
+    assert refused  # the goldens hold such timestamps, so the check above sees both outcomes
