@@ -221,6 +221,17 @@ def test_golden_arguments_hold_what_doubles_change(go_programs: GoPrograms) -> N
     assert arguments["integers"]["i64max"] == ("int", 9223372036854776000)  # was 2^63 - 1
 
 
+def test_go_writes_keys_in_alphabetical_order_and_escapes_html(go_programs: GoPrograms) -> None:
+    """The page's other two differences in bytes, on a golden whose text holds ``<``."""
+    data = (FIXTURES / "v0.7/tool-loop-parallel.json").read_bytes()
+    written = _run(go_programs.roundtrip, data)
+    assert b"<" in data
+    assert b"<" not in written
+    assert b"\\u003c" in written
+    for message in json.loads(written):
+        assert list(message) == sorted(message)
+
+
 def _stream_lines(name: str) -> list[bytes]:
     return [line for line in (FIXTURES / "events" / name).read_bytes().split(b"\n") if line.strip()]
 
