@@ -47,7 +47,6 @@ RAW_ARGUMENTS = re.compile(r"^(\s*Arguments\s+)\*Arguments(\s)", re.MULTILINE)
 class GoPrograms:
     """The programs built against the generated types, in a scratch copy of ``interop/go``."""
 
-    folder: Path
     example: Path
     """The page's Go example, reading ``conversation.json`` in its working folder."""
     roundtrip: Path
@@ -127,7 +126,6 @@ def go_programs(tmp_path_factory: pytest.TempPathFactory) -> GoPrograms:
     generated.write_text(raw, encoding="utf-8")
     _go(folder, "build", "-o", "bin/roundtrip-raw", "./roundtrip")
     return GoPrograms(
-        folder,
         folder / "bin" / "example",
         folder / "bin" / "roundtrip",
         folder / "bin" / "roundtrip-raw",
