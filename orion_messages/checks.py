@@ -26,9 +26,19 @@ def find_problems(messages: Sequence[Message]) -> list[Problem]:
     Raises:
         ArgumentTypeError: ``messages`` is text or a mapping, or an item is not a ``Message``.
     """
+    return [problem for _index, problem in problems_by_message(messages)]
+
+
+def problems_by_message(messages: Sequence[Message]) -> list[tuple[int, Problem]]:
+    """``find_problems``, each problem with the index of the message it is found on: for a
+    reader that places the messages on the lines of a file.
+
+    Raises:
+        ArgumentTypeError: as ``find_problems``.
+    """
     if isinstance(messages, (str, bytes, bytearray, Mapping, Message)):
         raise ArgumentTypeError(f"find_problems takes a list of messages, got {kind_of(messages)}")
-    problems: list[Problem] = []
+    problems: list[tuple[int, Problem]] = []
     message_ids: dict[str, int] = {}
     call_ids: dict[str, str] = {}
     answered: dict[str, dict[bool, int]] = {}  # call id -> pending -> its first such result
@@ -36,13 +46,15 @@ def find_problems(messages: Sequence[Message]) -> list[Problem]:
         if not isinstance(message, Message):
             raise ArgumentTypeError(f"find_problems: [{index}]: expected a Message, found {kind_of(message)}")
         where = f"[{index}]"
+        found: list[Problem] = []
         first = message_ids.setdefault(message.id, index)
         if first != index:
-            problems.append(
+            found.append(
                 Problem(f"{where}.id", f"duplicate message id {quoted(message.id)} (first at [{first}])")
             )
-        problems.extend(_call_problems(where, message, call_ids))
-        problems.extend(_result_problems(index, message, call_ids, answered))
+        found.extend(_call_problems(where, message, call_ids))
+        found.extend(_result_problems(index, message, call_ids, answered))
+        problems.extend((index, problem) for problem in found)
     return problems
 
 

@@ -50,7 +50,7 @@ from ._store_cli import (
     write_target,
 )
 from ._version import __version__
-from .checks import find_problems
+from .checks import find_problems, problems_by_message
 from .errors import (
     MAX_REPORTED_PROBLEMS,
     ContextOverflowError,
@@ -862,22 +862,13 @@ def _parse_records(
             if caught:
                 parsed.notice(_warning_problems(caught, number))
     if semantic and parsed.kind == "jsonl" and parsed.valid:
-        parsed.add(_on_lines(find_problems(parsed.messages), parsed.lines), error=strict)
+        parsed.add(_on_lines(problems_by_message(parsed.messages), parsed.lines), error=strict)
 
 
-_MESSAGE_INDEX = re.compile(r"\[(\d+)\]")
-"""The message a problem's location starts with (``[3].id``): locations are JSON paths."""
-
-
-def _on_lines(problems: list[Problem], lines: list[int]) -> list[Problem]:
-    """``problems`` of a log's messages, each placed on its message's line (blank lines and
-    torn ones make the line differ from the index)."""
-    placed = []
-    for problem in problems:
-        index = _MESSAGE_INDEX.match(problem.location)
-        line = lines[int(index.group(1))] if index is not None else None
-        placed.append(Problem(problem.location, problem.message, line))
-    return placed
+def _on_lines(problems: list[tuple[int, Problem]], lines: list[int]) -> list[Problem]:
+    """The problems of a log's messages, by message index, each placed on its message's line
+    (blank lines and torn ones make the line differ from the index)."""
+    return [Problem(problem.location, problem.message, lines[index]) for index, problem in problems]
 
 
 def _parse_record(record: bytes, number: int, parsed: _Parsed) -> None:

@@ -25,6 +25,7 @@ from orion_messages import (
     loads_message,
     read_jsonl,
 )
+from orion_messages.checks import problems_by_message
 from orion_messages.storage import TornLineWarning
 
 from .reference_codec import reference_dumps, same, view_of_model, view_of_parsed, zmij_float
@@ -181,3 +182,11 @@ def _problems_of(action: Callable[[], object]) -> list[Problem]:
 
 def _refuse(name: str) -> None:
     raise AssertionError(f"dumps wrote {name}")
+
+
+@given(conversations(max_size=8))
+def test_problems_by_message_are_find_problems_each_on_its_message(history: list[Message]) -> None:
+    # Every location is a JSON path that starts with the message's index (errors.Problem).
+    indexed = problems_by_message(history)
+    assert [problem for _index, problem in indexed] == find_problems(history)
+    assert all(problem.location.startswith(f"[{index}].") for index, problem in indexed)
