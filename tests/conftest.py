@@ -22,6 +22,11 @@ GOLDEN_STREAMS = sorted(path.name for path in (FIXTURES / "events").glob("*.json
 """Every golden event stream, as a file name in ``FIXTURES / "events"``."""
 
 
+def record_lines(path: Path) -> list[bytes]:
+    """The records of a JSON Lines file: its lines that are not blank."""
+    return [line for line in path.read_bytes().split(b"\n") if line.strip()]
+
+
 def skip_or_fail_in_ci(missing: str) -> NoReturn:
     """Skip a test that needs a tool this machine lacks; fail it when the ``CI`` variable is set,
     where ``.ci/run`` installs every tool the suite needs."""

@@ -24,7 +24,7 @@ import pytest
 from orion_messages import FormatError, loads
 from orion_messages.events import parse_event
 
-from .conftest import FIXTURES, GOLDEN_CONVERSATIONS, GOLDEN_STREAMS, skip_or_fail_in_ci
+from .conftest import FIXTURES, GOLDEN_CONVERSATIONS, GOLDEN_STREAMS, record_lines, skip_or_fail_in_ci
 
 ROOT = Path(__file__).resolve().parent.parent
 INTEROP = ROOT / "interop"
@@ -230,10 +230,6 @@ def test_go_writes_keys_in_alphabetical_order_and_escapes_html(go_programs: GoPr
         assert list(message) == sorted(message)
 
 
-def _stream_lines(name: str) -> list[bytes]:
-    return [line for line in (FIXTURES / "events" / name).read_bytes().split(b"\n") if line.strip()]
-
-
 def _empty_list_dropped(event: dict[str, Any]) -> bool:
     """An event whose required list is empty: the merged Go struct leaves it out (``omitempty``)."""
     return any(event.get(key) == [] for key in ("tool_results", "messages"))
@@ -241,7 +237,7 @@ def _empty_list_dropped(event: dict[str, Any]) -> bool:
 
 @pytest.mark.parametrize("stream", GOLDEN_STREAMS)
 def test_events_read_in_go(go_programs: GoPrograms, stream: str) -> None:
-    lines = _stream_lines(stream)
+    lines = record_lines(FIXTURES / "events" / stream)
     written = _run(go_programs.events, b"\n".join(lines) + b"\n").splitlines()
     originals = [json.loads(line) for line in lines]
     assert [json.loads(line)["type"] for line in written] == [event["type"] for event in originals]

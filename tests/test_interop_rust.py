@@ -34,7 +34,7 @@ from orion_messages import FormatError, Message, dumps, loads, loads_message
 from orion_messages.events import dump_event, duplicate_event_key_problems, parse_event
 from orion_messages.wire import FloatStyle, duplicate_key_problems
 
-from .conftest import FIXTURES, GOLDEN_CONVERSATIONS, GOLDEN_STREAMS, skip_or_fail_in_ci
+from .conftest import FIXTURES, GOLDEN_CONVERSATIONS, GOLDEN_STREAMS, record_lines, skip_or_fail_in_ci
 from .strategies import conversations
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -267,6 +267,8 @@ def test_mutated_log_records_accepted_and_refused_as_serde_does(serde: Serde) ->
 
 
 def _our_record_verdict(record: bytes) -> FormatError | None:
+    """``loads_message``'s verdict, a repeated known key refused (``strict=True``: a record alone
+    has no conversation to check)."""
     try:
         loads_message(record, strict=True)
     except FormatError as error:
@@ -315,10 +317,6 @@ def _ordered(value: Any) -> Any:
     return value
 
 
-def _event_lines(path: Path) -> list[bytes]:
-    return [line for line in path.read_bytes().split(b"\n") if line.strip()]
-
-
 def _refused_here(line: bytes, *, repeated_keys: bool = False) -> bool:
     """Whether ``parse_event`` refuses the event; with ``repeated_keys``, a known key repeated in
     one object counts as refused too (serde's "duplicate field")."""
@@ -335,7 +333,7 @@ def test_golden_events_read_and_written_back_as_serde_does(serde: Serde, stream:
     ``turn_end`` written with messages as its tool results: docs/events.md), and the others
     written back alike, compared as JSON with key order (floats are spelled as serde_json
     1.0.146 writes them here)."""
-    lines = _event_lines(FIXTURES / "events" / stream)
+    lines = record_lines(FIXTURES / "events" / stream)
     answers = serde.each_line("event-lines", lines)
     assert [_refused_here(line) for line in lines] == [isinstance(answer, str) for answer in answers]
     for line, answer in zip(lines, answers, strict=True):
@@ -349,7 +347,7 @@ def test_golden_events_read_and_written_back_as_serde_does(serde: Serde, stream:
 def test_invalid_events_refused_line_by_line_as_serde_refuses_them(serde: Serde, stream: str) -> None:
     """Alike, but for an event written as an array, its type first (``["agent_start"]``): serde
     reads it, orion-core never writes it, and it is refused here (docs/compatibility.md)."""
-    lines = _event_lines(FIXTURES / "events" / "invalid" / stream)
+    lines = record_lines(FIXTURES / "events" / "invalid" / stream)
     serde_refuses = [isinstance(answer, str) for answer in serde.each_line("event-lines", lines)]
     assert [_refused_here(line) for line in lines] == [
         refused or line.startswith(b"[") for line, refused in zip(lines, serde_refuses, strict=True)
@@ -362,8 +360,8 @@ _EVENT_MUTATIONS = [b'"x":1e400', b'"x":[[[[1]]]]', b'"type":"warning"', b'"mess
 def test_mutated_events_accepted_and_refused_as_serde_does(serde: Serde) -> None:
     """An event is read whole (unknown keys included): the same verdicts on 3,000 mutated lines
     of the golden streams, but for the array form (``["agent_start"]``, see above)."""
-    lines = _event_lines(FIXTURES / "events" / "edge-values.jsonl")
-    lines += _event_lines(FIXTURES / "events" / "tool-loop-denied-error.tool-results.jsonl")
+    lines = record_lines(FIXTURES / "events" / "edge-values.jsonl")
+    lines += record_lines(FIXTURES / "events" / "tool-loop-denied-error.tool-results.jsonl")
     rng = random.Random(20261204)
     documents = [_mutated(rng, rng.choice(lines), extra=_EVENT_MUTATIONS) for _ in range(3000)]
     disagreements = [
