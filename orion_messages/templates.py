@@ -64,6 +64,21 @@ _TOOLS_FOOTER = (
 )
 
 
+def _system_text(
+    template: ChatTemplate, system_prompt: str, tools: Sequence[ToolSchema], *, empty: str = ""
+) -> str:
+    """The system prompt (``empty`` in its place when it is ``""``) followed by the tools block.
+
+    Every built-in ``format_system`` goes through here, so a prompt that is not a str is refused
+    by name instead of failing inside ``+`` (or, for ``None``, rendering a preamble).
+    """
+    if not isinstance(system_prompt, str):
+        raise ArgumentTypeError(
+            f"{type(template).__name__}.format_system: system_prompt must be a str, got {kind_of(system_prompt)}"
+        )
+    return (system_prompt or empty) + _tools_block(tools)
+
+
 def _tools_block(tools: Sequence[ToolSchema]) -> str:
     """The text orion-core appends to the system prompt to advertise ``tools``; empty for none."""
     if isinstance(tools, (ToolSchema, str, bytes, Mapping)) or not isinstance(tools, Sequence):
@@ -107,7 +122,12 @@ class ChatTemplate(ABC):
 
     @abstractmethod
     def format_system(self, system_prompt: str, tools: Sequence[ToolSchema] = ()) -> str:
-        """The system block: the system prompt (used exactly as given) and the tools block."""
+        """The system block: the system prompt (used exactly as given) and the tools block.
+
+        Raises:
+            ArgumentTypeError: (the built-in templates) ``system_prompt`` is not a str, or
+                ``tools`` is not a list of ``ToolSchema``.
+        """
 
     @abstractmethod
     def format_message(self, message: Message) -> str:
@@ -197,7 +217,7 @@ class ChatML(_MarkupTemplate):
 
     def format_system(self, system_prompt: str, tools: Sequence[ToolSchema] = ()) -> str:
         """``<|im_start|>system\\n`` + prompt + tools + ``<|im_end|>\\n``, always present."""
-        return "<|im_start|>system\n" + system_prompt + _tools_block(tools) + "<|im_end|>\n"
+        return "<|im_start|>system\n" + _system_text(self, system_prompt, tools) + "<|im_end|>\n"
 
     def assistant_prefix(self) -> str:
         """``<|im_start|>assistant\\n``."""
@@ -223,8 +243,7 @@ class Llama3(_MarkupTemplate):
         return (
             "<|begin_of_text|>"
             + _llama3_header("system")
-            + system_prompt
-            + _tools_block(tools)
+            + _system_text(self, system_prompt, tools)
             + "<|eot_id|>"
         )
 
@@ -254,7 +273,7 @@ class _FoldingTemplate(_MarkupTemplate):
     ) -> str:
         """The whole prompt: the system text folded into the first user-side message."""
         _check_format(self, system_prompt, messages)
-        system_text = system_prompt + _tools_block(tools)
+        system_text = _system_text(self, system_prompt, tools)
         folded = system_text == ""  # nothing to fold
         parts = [self._start]
         for message in messages:
@@ -290,7 +309,7 @@ class Mistral(_FoldingTemplate):
 
     def format_system(self, system_prompt: str, tools: Sequence[ToolSchema] = ()) -> str:
         """``<s>`` alone, or ``<s>[INST] `` + system text + two newlines (as counted)."""
-        system_text = system_prompt + _tools_block(tools)
+        system_text = _system_text(self, system_prompt, tools)
         return "<s>" + (self._user[0] + self._fold(system_text) if system_text else "")
 
     def assistant_prefix(self) -> str:
@@ -314,7 +333,7 @@ class Llama2(_FoldingTemplate):
 
     def format_system(self, system_prompt: str, tools: Sequence[ToolSchema] = ()) -> str:
         """``<s>`` alone, or ``<s>[INST] <<SYS>>\\n`` + system text + ``\\n<</SYS>>\\n\\n`` (as counted)."""
-        system_text = system_prompt + _tools_block(tools)
+        system_text = _system_text(self, system_prompt, tools)
         return self._user[0] + self._fold(system_text) if system_text else "<s>"
 
     def assistant_prefix(self) -> str:
@@ -338,7 +357,7 @@ class Gemma(_FoldingTemplate):
 
     def format_system(self, system_prompt: str, tools: Sequence[ToolSchema] = ()) -> str:
         """``<bos>`` alone, or ``<bos><start_of_turn>user\\n`` + system text + two newlines (as counted)."""
-        system_text = system_prompt + _tools_block(tools)
+        system_text = _system_text(self, system_prompt, tools)
         return "<bos>" + (self._user[0] + self._fold(system_text) if system_text else "")
 
     def assistant_prefix(self) -> str:
@@ -364,7 +383,7 @@ class Alpaca(_MarkupTemplate):
 
     def format_system(self, system_prompt: str, tools: Sequence[ToolSchema] = ()) -> str:
         """The prompt (or Alpaca's preamble when it is empty) + tools + two newlines."""
-        return (system_prompt or _ALPACA_PREAMBLE) + _tools_block(tools) + "\n\n"
+        return _system_text(self, system_prompt, tools, empty=_ALPACA_PREAMBLE) + "\n\n"
 
     def assistant_prefix(self) -> str:
         """``### Response:\\n``."""
@@ -382,7 +401,7 @@ class Vicuna(_MarkupTemplate):
 
     def format_system(self, system_prompt: str, tools: Sequence[ToolSchema] = ()) -> str:
         """The prompt (or Vicuna's preamble when it is empty) + tools + one space."""
-        return (system_prompt or _VICUNA_PREAMBLE) + _tools_block(tools) + " "
+        return _system_text(self, system_prompt, tools, empty=_VICUNA_PREAMBLE) + " "
 
     def assistant_prefix(self) -> str:
         """``ASSISTANT: `` (with a trailing space)."""
@@ -400,7 +419,7 @@ class Phi3(_MarkupTemplate):
 
     def format_system(self, system_prompt: str, tools: Sequence[ToolSchema] = ()) -> str:
         """Nothing for an empty prompt and no tools, else ``<|system|>\\n`` + text + ``<|end|>\\n``."""
-        system_text = system_prompt + _tools_block(tools)
+        system_text = _system_text(self, system_prompt, tools)
         return "<|system|>\n" + system_text + "<|end|>\n" if system_text else ""
 
     def assistant_prefix(self) -> str:
@@ -423,7 +442,7 @@ class DeepSeek(_MarkupTemplate):
 
     def format_system(self, system_prompt: str, tools: Sequence[ToolSchema] = ()) -> str:
         """DeepSeek's BOS, then the system text and two newlines when there is any."""
-        system_text = system_prompt + _tools_block(tools)
+        system_text = _system_text(self, system_prompt, tools)
         return _DEEPSEEK_BOS + (system_text + "\n\n" if system_text else "")
 
     def assistant_prefix(self) -> str:
@@ -442,7 +461,7 @@ class CommandR(_MarkupTemplate):
 
     def format_system(self, system_prompt: str, tools: Sequence[ToolSchema] = ()) -> str:
         """``<BOS_TOKEN>``, then the system turn when there is any system text."""
-        system_text = system_prompt + _tools_block(tools)
+        system_text = _system_text(self, system_prompt, tools)
         if not system_text:
             return "<BOS_TOKEN>"
         return "<BOS_TOKEN><|START_OF_TURN_TOKEN|><|SYSTEM_TOKEN|>" + system_text + "<|END_OF_TURN_TOKEN|>"

@@ -464,3 +464,14 @@ def test_format_names_arguments_it_cannot_render(name: str) -> None:
         template.format("", message)  # type: ignore[arg-type]
     with pytest.raises(ArgumentTypeError, match=rf"^{cls}\.format: \[1\]: expected a Message, found a str$"):
         template.format("", [message, "hello"])  # type: ignore[list-item]
+
+
+@pytest.mark.parametrize("name", sorted(TEMPLATES))
+@pytest.mark.parametrize("prompt", [None, b"be brief", 5])
+def test_format_system_names_a_prompt_that_is_not_a_str(name: str, prompt: object) -> None:
+    # Most templates raised a bare TypeError from inside ``+``; Alpaca and Vicuna rendered their
+    # preamble for None, as if the prompt were empty.
+    template = TEMPLATES[name]
+    cls = type(template).__name__
+    with pytest.raises(ArgumentTypeError, match=rf"^{cls}\.format_system: system_prompt must be a str, got "):
+        template.format_system(prompt)  # type: ignore[arg-type]
