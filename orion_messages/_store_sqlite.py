@@ -41,8 +41,11 @@ def connect(path: str, *, create: bool = True) -> SyncBackend:
 
     Raises:
         StoreError: the folder for a new database does not exist (the ``FileNotFoundError`` as
-            its cause); with ``create=False``, no database at ``path`` (nothing is created).
+            its cause); with ``create=False``, no database at ``path`` (nothing is created);
+            ``path`` names a folder, or a file that is not a SQLite database.
     """
+    if os.path.isdir(path):  # sqlite3 would say only "unable to open database file"
+        raise StoreError(f"{path}: a folder, not a store database; name a file in it")
     # isolation_level=None: the driver starts no transactions of its own; the operations'
     # BEGIN IMMEDIATE / COMMIT are the only ones. check_same_thread=False: the backend's lock
     # serializes threads, and the async store runs it on its worker thread.
@@ -59,8 +62,7 @@ def connect(path: str, *, create: bool = True) -> SyncBackend:
     try:
         connection.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_SECONDS * 1000)}")
         connection.execute("PRAGMA foreign_keys = ON")
-        if not create:
-            _check_readable(connection, path)
+        _check_readable(connection, path, create=create)
     except BaseException:
         connection.close()
         raise
@@ -80,8 +82,9 @@ def _connect_existing(path: str) -> sqlite3.Connection:
         raise StoreError(f"{path}: no such store database; nothing was created") from None
 
 
-def _check_readable(connection: sqlite3.Connection, path: str) -> None:
-    """Read the file's header now, so that a WAL-mode file SQLite cannot open is said plainly.
+def _check_readable(connection: sqlite3.Connection, path: str, *, create: bool = False) -> None:
+    """Read the file's header now, so that a file SQLite cannot read is said plainly: one that
+    is not a database, or, for a reader (``create=False``), a WAL-mode file it cannot open.
 
     A reader of a WAL-mode file needs its ``-wal`` and ``-shm`` files, or a folder where SQLite
     may create them; a file in rollback mode (``delete``) is read with no other file.
@@ -92,21 +95,36 @@ def _check_readable(connection: sqlite3.Connection, path: str) -> None:
         # SQLITE_READONLY where the folder may not be written, SQLITE_CANTOPEN on a read-only
         # file system. sqlite_errorcode is Python 3.11+; before it, the header decides alone.
         code = getattr(error, "sqlite_errorcode", None)
-        if not _in_wal_mode(path) or (code is not None and code & 0xFF not in _NO_WAL_FILES):
+        if create or not _in_wal_mode(path) or (code is not None and code & 0xFF not in _NO_WAL_FILES):
             raise
         raise StoreError(
             f"{path}: a store in WAL mode can be read only where its -wal and -shm files exist or "
             f"SQLite may create them in its folder ({error})"
         ) from error
+    except sqlite3.DatabaseError as error:  # SQLITE_NOTADB: decided by the header, on 3.10 too
+        if _header(path)[: len(_SQLITE_MAGIC)] == _SQLITE_MAGIC:
+            raise
+        raise StoreError(
+            f"{path}: not a SQLite database (the file does not start with SQLite's header)"
+        ) from error
+
+
+_SQLITE_MAGIC = b"SQLite format 3\x00"
+"""The first 16 bytes of every SQLite database file."""
+
+
+def _header(path: str) -> bytes:
+    """The first bytes of the file at ``path`` (its 100-byte SQLite header); empty if unreadable."""
+    try:
+        with open(path, "rb") as file:
+            return file.read(100)
+    except OSError:
+        return b""
 
 
 def _in_wal_mode(path: str) -> bool:
     """Whether the file's header says WAL mode (its read and write versions, bytes 18-19, are 2)."""
-    try:
-        with open(path, "rb") as file:
-            return file.read(20)[18:20] == b"\x02\x02"
-    except OSError:
-        return False
+    return _header(path)[18:20] == b"\x02\x02"
 
 
 class _SqliteBackend(SyncBackend):

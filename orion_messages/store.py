@@ -81,8 +81,9 @@ def parse_store_url(url: str) -> StoreURL:
 
     Raises:
         ArgumentTypeError: ``url`` is not a str.
-        StoreError: not a store URL, a host in a SQLite URL, an unknown SQLite parameter, an
-            empty ``conversation``, a percent-escape that is not UTF-8 (``%FF``) in the SQLite
+        StoreError: not a store URL, a SQLite URL of another form than the module docstring's
+            (``sqlite:x.db``, ``sqlite:///`` with no path), a host in a SQLite URL, an unknown
+            SQLite parameter, an empty or repeated ``conversation``, a percent-escape that is not UTF-8 (``%FF``) in the SQLite
             path or ``conversation``, or a NUL in the SQLite path.
     """
     if not isinstance(url, str):
@@ -101,18 +102,37 @@ def parse_store_url(url: str) -> StoreURL:
         # The authority and path exactly as written ("//" kept even with no host), for libpq.
         database = f"postgresql:{head}" + (f"?{'&'.join(kept)}" if kept else "")
         return StoreURL("postgresql", database, conversation, display)
-    if head.startswith("//") and head[2:].split("/", 1)[0]:
-        raise StoreError(
-            f"{display}: a SQLite URL names no host; write sqlite:///relative.db or sqlite:////abs.db"
-        )
     if kept:
         name = unquote(kept[0].partition("=")[0])
         raise StoreError(f"{display}: unknown parameter {name!r} (a SQLite URL takes only conversation)")
-    path = head[2:] if head.startswith("//") else head
-    path = _unquoted(path[1:] if path.startswith("/") else path, "the path", display)
+    return StoreURL("sqlite", _sqlite_path(head, display), conversation, display)
+
+
+def _sqlite_path(head: str, display: str) -> str:
+    """The database file a SQLite URL names (what follows ``sqlite:``, before any ``?``).
+
+    Only the documented forms are taken: ``//`` alone is a database in memory, and ``///`` is
+    followed by the path. An empty path (``sqlite:///``, from ``f"sqlite:///{path}"`` with an
+    empty ``path``) is refused rather than read as memory, whose data would be lost on close.
+    """
+    if not head.startswith("//"):
+        raise StoreError(
+            f"{display}: expected sqlite:///PATH, sqlite:////ABSOLUTE/PATH or sqlite:// (in memory)"
+        )
+    if head == "//":
+        return _store_sqlite.IN_MEMORY
+    if not head.startswith("///"):
+        raise StoreError(
+            f"{display}: a SQLite URL names no host; write sqlite:///relative.db or sqlite:////abs.db"
+        )
+    path = _unquoted(head[3:], "the path", display)
+    if not path:
+        raise StoreError(
+            f"{display}: names no database file; write sqlite:///PATH, or sqlite:// for one in memory"
+        )
     if "\0" in path:
         raise StoreError(f"{display}: the path holds a NUL (%00), which no file name can")
-    return StoreURL("sqlite", path or _store_sqlite.IN_MEMORY, conversation, display)
+    return path
 
 
 def _unquoted(text: str, what: str, display: str) -> str:
@@ -199,8 +219,9 @@ def _conversation_parameter(segments: list[str], display: str) -> tuple[str | No
         if unquote(key) == "conversation":
             if not value:
                 raise StoreError(f"{display}: conversation= names no conversation; give an id")
-            if conversation is None:  # the first one counts
-                conversation = _unquoted(value, "conversation=", display)
+            if conversation is not None:  # keeping either one would silently ignore the other
+                raise StoreError(f"{display}: conversation= is given twice; give one")
+            conversation = _unquoted(value, "conversation=", display)
         elif segment:
             kept.append(segment)
     return conversation, kept

@@ -7,6 +7,7 @@ Expectations come from the golden fixtures (byte-exact loading), from the in-mem
 from __future__ import annotations
 
 import asyncio
+import re
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -545,6 +546,29 @@ def test_a_url_that_cannot_name_a_file_or_conversation_is_refused(url: str, expe
     assert str(caught.value) == expected
     with pytest.raises(StoreError):
         open_store(url)  # not sqlite3's bare ValueError ("embedded null byte")
+
+
+@pytest.mark.parametrize(
+    ("url", "expected"),
+    [
+        # f"sqlite:///{path}" with an empty path: read as memory, its data was lost on close.
+        ("sqlite:///", "names no database file; write sqlite:///PATH, or sqlite:// for one in memory"),
+        ("sqlite:///?conversation=c", "names no database file"),
+        # Forms docs/store.md does not give were read as memory or as a relative file.
+        ("sqlite:", "expected sqlite:///PATH, sqlite:////ABSOLUTE/PATH or sqlite:// (in memory)"),
+        ("sqlite:/", "expected sqlite:///PATH"),
+        ("sqlite:chats.db", "expected sqlite:///PATH"),
+        ("sqlite:/srv/chats.db", "expected sqlite:///PATH"),
+        # Either value kept would silently ignore the other.
+        ("sqlite:///c.db?conversation=a&conversation=b", "conversation= is given twice; give one"),
+        ("postgresql://me@db/chats?conversation=a&conversation=a", "conversation= is given twice"),
+    ],
+)
+def test_a_sqlite_url_of_an_undocumented_form_is_refused(url: str, expected: str) -> None:
+    from orion_messages import StoreError
+
+    with pytest.raises(StoreError, match=f"^{re.escape(url)}: {re.escape(expected)}"):
+        parse_store_url(url)
 
 
 def test_in_memory_is_a_property_of_the_url() -> None:

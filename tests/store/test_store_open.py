@@ -7,6 +7,7 @@ store URL must fail naming the database and leave nothing behind.
 from __future__ import annotations
 
 import asyncio
+import re
 import sqlite3
 from pathlib import Path
 
@@ -208,3 +209,39 @@ def test_a_wal_store_on_a_read_only_file_system(tmp_path: Path) -> None:
             open_store(f"sqlite:///{mount / 'chats.db'}", create=False)
     finally:
         subprocess.run(["umount", str(mount)], check=True)
+
+
+# --------------------------------------------------------------------------------------------
+# a path that names no database
+
+
+@pytest.mark.parametrize("create", [True, False])
+def test_a_folder_is_refused_by_name(tmp_path: Path, create: bool) -> None:
+    # sqlite3 said only "unable to open database file", naming no file.
+    with pytest.raises(
+        StoreError, match=rf"^{re.escape(str(tmp_path))}: a folder, not a store database; name a file in it$"
+    ):
+        open_store(f"sqlite:///{tmp_path}", create=create)
+
+
+@pytest.mark.parametrize("create", [True, False])
+@pytest.mark.parametrize("content", [b"hello", b'[{"id": "msg-1"}]\n' * 100, bytes(range(256)) * 20])
+def test_a_file_that_is_not_a_database_is_refused_by_name(
+    tmp_path: Path, create: bool, content: bytes
+) -> None:
+    # sqlite3 raised DatabaseError("file is not a database"), naming no file.
+    path = tmp_path / "chat.json"
+    path.write_bytes(content)
+    expected = f"{path}: not a SQLite database (the file does not start with SQLite's header)"
+    with pytest.raises(StoreError, match=f"^{re.escape(expected)}$") as caught:
+        open_store(f"sqlite:///{path}", create=create)
+    assert isinstance(caught.value.__cause__, sqlite3.DatabaseError)
+    assert path.read_bytes() == content
+
+
+def test_an_empty_file_is_a_new_database(tmp_path: Path) -> None:
+    path = tmp_path / "chats.db"
+    path.touch()  # SQLite takes an empty file as an empty database
+    with open_store(f"sqlite:///{path}") as store:
+        store.create("c")
+    assert path.read_bytes().startswith(b"SQLite format 3\x00")
