@@ -22,6 +22,7 @@ from ._store_sql import Dialect, Statements, statements
 from ._text import kind_of, quoted
 from ._unknown_values import Origin
 from .conversation import Conversation
+from .counting import _require_message_counter
 from .errors import (
     ArgumentTypeError,
     ArgumentValueError,
@@ -715,7 +716,10 @@ def prune(
 def count_tokens(conversation_id: str, count: Callable[[Message], int] | None) -> Operation[int]:
     """The tokens stored: each message's ``token_count`` where set, else ``count`` (default ``estimate_tokens``)."""
     checked_id(conversation_id)
-    # Built before the database is touched, so that a text counter is refused up front.
+    # Built before the database is touched, so that a text counter is refused up front; checked
+    # here first so that the error names this argument, not the TokenCounter built from it.
+    if count is not None:
+        _require_message_counter(count, "count_tokens: count")
     counter = None if count is None else TokenCounter(count, use_token_count=True)
 
     def steps(s: Statements) -> Steps[int]:

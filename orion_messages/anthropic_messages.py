@@ -15,6 +15,7 @@ from typing import Any, Literal
 from typing_extensions import NotRequired, TypedDict
 
 from ._conversion_input import _Builder, _Input, _kind, _unknown_keys
+from ._problems import describe
 from ._text import quoted
 from .conversions import (
     _CALLING_ROLES,
@@ -432,7 +433,8 @@ def from_anthropic(
         ConversionError: ``messages`` is not a list (a string or a single dict is refused at once),
             ``timestamp`` is not a signed 64-bit integer, the input is not valid Anthropic
             messages (every problem with its location; a string holding a lone surrogate,
-            which orion-core's UTF-8 strings cannot, included), or a refused loss in strict mode.
+            which orion-core's UTF-8 strings cannot, included), ``system`` is neither a string
+            nor an array of text blocks, or a refused loss in strict mode.
         ArgumentTypeError: as ``to_openai``.
     """
     items = _input_list(messages, "a list of Anthropic message dicts")
@@ -478,6 +480,9 @@ def _system_texts(reader: _Input, report: _Report, system: Any) -> list[str]:
         return []
     if isinstance(system, str):
         return [system] if reader.utf8(system, "system") else []
+    if not isinstance(system, (list, tuple)):  # say both forms: "expected an array" hides the str one
+        reader.fail("system", f"expected a string or an array of text blocks, found {describe(system)}")
+        return []
     texts: list[str] = []
     for number, item in enumerate(reader.items(system, "system")):
         where = f"system[{number}]"

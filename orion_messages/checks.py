@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+
+from pydantic import BaseModel
 
 from ._text import kind_of, quoted
 from .errors import ArgumentTypeError, Problem
@@ -24,7 +26,8 @@ def find_problems(messages: Sequence[Message]) -> list[Problem]:
     lenient unless ``strict=True`` is asked for.
 
     Raises:
-        ArgumentTypeError: ``messages`` is text or a mapping, or an item is not a ``Message``.
+        ArgumentTypeError: ``messages`` is not an iterable of messages (text, a mapping, a
+            single ``Message``, None or a number included), or an item is not a ``Message``.
     """
     return [problem for _index, problem in problems_by_message(messages)]
 
@@ -36,7 +39,11 @@ def problems_by_message(messages: Sequence[Message]) -> list[tuple[int, Problem]
     Raises:
         ArgumentTypeError: as ``find_problems``.
     """
-    if isinstance(messages, (str, bytes, bytearray, Mapping, Message)):
+    # Read once, so any iterable will do; refused whole: what would be iterated into nonsense
+    # (text's characters, a mapping's keys, a model's fields) or is not iterable at all.
+    if isinstance(messages, (str, bytes, bytearray, Mapping, BaseModel)) or not isinstance(
+        messages, Iterable
+    ):
         raise ArgumentTypeError(f"find_problems takes a list of messages, got {kind_of(messages)}")
     problems: list[tuple[int, Problem]] = []
     message_ids: dict[str, int] = {}

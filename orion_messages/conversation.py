@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import os
 import warnings
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from types import MethodType
 from typing import Any, cast, overload
 
+from pydantic import BaseModel
 from typing_extensions import deprecated
 
 from . import storage
@@ -47,17 +48,24 @@ def _counted(count: int) -> str:
 
 def _require_message(message: object) -> None:
     if not isinstance(message, Message):
-        raise ArgumentTypeError(f"expected a Message, got {type(message).__name__}")
+        raise ArgumentTypeError(f"Conversation.append: expected a Message, got {kind_of(message)}")
 
 
-def _message_list(messages: Iterable[Message]) -> list[Message]:
-    """``messages`` as a list of messages; ``ArgumentTypeError`` for one message, a string or a
-    non-iterable, and for an item that is not a ``Message``."""
-    if isinstance(messages, (str, bytes, Message)) or not isinstance(messages, Iterable):
-        raise ArgumentTypeError(f"expected an iterable of Message, got {kind_of(messages)}")
+def _message_list(messages: Iterable[Message], function: str) -> list[Message]:
+    """``messages`` as a list of messages; ``ArgumentTypeError`` naming ``function`` for one
+    message, a string, a mapping or a non-iterable, and for an item that is not a ``Message``.
+
+    A mapping or a model is iterable, but as its keys or fields: refused whole, not per item.
+    """
+    if isinstance(messages, (str, bytes, bytearray, Mapping, BaseModel)) or not isinstance(
+        messages, Iterable
+    ):
+        hint = " (put it in a list: [message])" if isinstance(messages, Message) else ""
+        raise ArgumentTypeError(f"{function}: expected an iterable of Message, got {kind_of(messages)}{hint}")
     new = list(messages)
-    for message in new:
-        _require_message(message)
+    for index, message in enumerate(new):
+        if not isinstance(message, Message):
+            raise ArgumentTypeError(f"{function}: [{index}]: expected a Message, found {kind_of(message)}")
     return new
 
 
@@ -155,6 +163,11 @@ class Conversation(Sequence[Message]):
     Not thread-safe, like a ``list`` being changed: a conversation changed by one thread while
     another reads or plans it can keep a wrong cached plan. Share one between threads under a
     lock of your own.
+
+    Raises:
+        ArgumentTypeError: (the constructor) ``messages`` is not an iterable of messages (a single
+            ``Message``, a string or a mapping included), or an item is not a ``Message`` (named
+            by its index).
     """
 
     def __init__(self, messages: Iterable[Message] = ()) -> None:
@@ -163,7 +176,8 @@ class Conversation(Sequence[Message]):
         self._plans = _PlanCache()
         self._encoded = _EncodedFile()  # the bytes of the last save, extended by the next one
         self._index: MessageIndex | None = None  # built on the first lookup by id or tool call
-        self.extend(messages)
+        for message in _message_list(messages, "Conversation"):  # checked here to name the constructor
+            self.append(message)
 
     def __copy__(self) -> Conversation:
         """A conversation of the same messages (they are immutable) that changes independently;
@@ -205,14 +219,16 @@ class Conversation(Sequence[Message]):
 
     @classmethod
     def load(cls, path: str | os.PathLike[str], *, strict: bool = False) -> Conversation:
-        """A conversation from a conversation file (``orion_messages.load``)."""
+        """A conversation from a conversation file (``orion_messages.load``); raises as it does."""
+        storage._require_path(path, "Conversation.load")
         return cls(storage.load(path, strict=strict))
 
     @classmethod
     def load_jsonl(
         cls, path: str | os.PathLike[str], *, repair: bool = False, strict: bool = False
     ) -> Conversation:
-        """A conversation from a JSON Lines log (``orion_messages.read_jsonl``)."""
+        """A conversation from a JSON Lines log (``orion_messages.read_jsonl``); raises as it does."""
+        storage._require_path(path, "Conversation.load_jsonl")
         return cls(storage._read_jsonl(path, repair=repair, strict=strict))  # warnings point at our caller
 
     def save(self, path: str | os.PathLike[str], *, indent: int | None = None) -> None:
@@ -225,9 +241,13 @@ class Conversation(Sequence[Message]):
         message instead (``model_copy(update=...)`` and ``replace_messages``, or a new message).
 
         Raises:
+            ArgumentTypeError: ``path`` is not a str or an ``os.PathLike`` of str (bytes refused).
+            ArgumentValueError: ``path`` is empty.
             FormatError: a message cannot be written back (placed at ``[index]``, as ``save``
                 places it); the file is left untouched.
+            NotARegularFileError, OSError: as ``orion_messages.save``.
         """
+        storage._require_path(path, "Conversation.save")
         if indent is not None:
             storage.save(path, self._messages, indent=indent)
             return
@@ -240,8 +260,10 @@ class Conversation(Sequence[Message]):
         """Write the whole conversation as a JSON Lines log atomically (``orion_messages.save_jsonl``).
 
         Raises:
-            FormatError: as ``save``; the file is left untouched.
+            ArgumentTypeError, ArgumentValueError, FormatError, NotARegularFileError, OSError: as
+                ``save``; the file is left untouched.
         """
+        storage._require_path(path, "Conversation.save_jsonl")
         self._encode_for(path)
         storage._replace_atomically(path, self._encoded.jsonl())  # type: ignore[arg-type]  # any bytes-like buffer
 
@@ -255,7 +277,11 @@ class Conversation(Sequence[Message]):
     # --- changes ------------------------------------------------------------------------------
 
     def append(self, message: Message) -> None:
-        """Add one message at the end."""
+        """Add one message at the end.
+
+        Raises:
+            ArgumentTypeError: ``message`` is not a ``Message``.
+        """
         _require_message(message)
         if self._index is not None:
             self._index.added(len(self._messages), message)
@@ -263,8 +289,14 @@ class Conversation(Sequence[Message]):
         self._count(message)
 
     def extend(self, messages: Iterable[Message]) -> None:
-        """Add messages at the end, in order; nothing is added if an item is not a ``Message``."""
-        for message in _message_list(messages):
+        """Add messages at the end, in order; nothing is added if an item is not a ``Message``.
+
+        Raises:
+            ArgumentTypeError: ``messages`` is not an iterable of messages (a single ``Message``,
+                a string or a mapping included), or an item is not a ``Message`` (named by its
+                index).
+        """
+        for message in _message_list(messages, "Conversation.extend"):
             self.append(message)
 
     def replace_messages(self, messages: Iterable[Message]) -> None:
@@ -273,8 +305,11 @@ class Conversation(Sequence[Message]):
         ``next_id`` continues past every ``msg-N`` in the new messages and never goes back, so an
         id handed out before the replacement is not handed out again. Nothing changes if an
         item is not a ``Message``.
+
+        Raises:
+            ArgumentTypeError: as ``extend``.
         """
-        new = _message_list(messages)
+        new = _message_list(messages, "Conversation.replace_messages")
         self._messages = []
         self._plans.reset()
         self._encoded = _EncodedFile()

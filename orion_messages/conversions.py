@@ -16,7 +16,10 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Generic, Literal, NamedTuple, TypeVar, get_args
 
+from pydantic import BaseModel
+
 from ._problems import describe
+from ._text import kind_of
 from .errors import ArgumentTypeError, ConversionError, Problem, require_bool
 from .models import Message, Role, ToolCall, first_non_message, require_message_list
 
@@ -177,8 +180,13 @@ def _field_names(accept: object) -> frozenset[str]:
 
     Raises:
         ArgumentTypeError: a string (it would be read one character at a time), bytes, something
-            not iterable, or an item that is not a string.
+            not iterable, a mapping or a model (read as its keys or fields), or an item that is
+            not a string.
     """
+    if isinstance(accept, (Mapping, BaseModel)):  # no repr: a model's or a dict's can be long
+        raise ArgumentTypeError(
+            f'accept must be a collection of field names, such as {{"id", "timestamp"}}, got {kind_of(accept)}'
+        )
     if isinstance(accept, (str, bytes, bytearray)) or not isinstance(accept, Iterable):
         raise ArgumentTypeError(
             'accept must be a collection of field names, such as {"id", "timestamp"}, '

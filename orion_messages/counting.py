@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import reprlib
 import weakref
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -23,8 +24,9 @@ from typing import Any
 
 import orjson
 
+from ._text import kind_of
 from .errors import ArgumentTypeError, ArgumentValueError, require_bool
-from .models import Message
+from .models import Message, require_message_list
 from .text_counters import callable_counter
 
 __all__ = ["MessageCounter", "TokenCounter", "estimate_tokens", "tokenizer_counter"]
@@ -108,9 +110,14 @@ def estimate_tokens(message: Message | str) -> int:
 
     For a message, the characters are those of its content plus each tool call's name and
     arguments (as compact JSON text); for a string, its own characters.
+
+    Raises:
+        ArgumentTypeError: ``message`` is neither a ``Message`` nor a str.
     """
     if isinstance(message, str):
         return max(1, len(message) // 4)
+    if not isinstance(message, Message):
+        raise ArgumentTypeError(f"estimate_tokens: expected a Message or a str, got {kind_of(message)}")
     return max(1, sum(map(len, _text_parts(message))) // 4)
 
 
@@ -126,7 +133,14 @@ def _gaps(values: list[int | None]) -> Iterator[int]:
 
 
 def _checked(value: object, index: int, message: Message) -> int:
-    if type(value) is not int or value < 0:
+    """``value`` if it is a count: not an int (a bool included) is a wrong type, a negative int
+    a wrong value, as ``callable_counter`` says of a text counter."""
+    if type(value) is not int:
+        raise ArgumentTypeError(
+            f"the token counter returned {kind_of(value)} ({reprlib.repr(value)}) for message [{index}] "
+            f"(id {message.id!r}); expected a non-negative int"
+        )
+    if value < 0:
         raise ArgumentValueError(
             f"the token counter returned {value!r} for message [{index}] (id {message.id!r}); "
             "expected a non-negative int"
@@ -146,7 +160,7 @@ class TokenCounter:
     __slots__ = ("__weakref__", "_count", "_counts", "_refs", "_use_token_count")
 
     def __init__(self, count: MessageCounter, *, use_token_count: bool = False) -> None:
-        self._count = _require_message_counter(count, "TokenCounter")
+        self._count = _require_message_counter(count, "TokenCounter: count")
         require_bool("use_token_count", use_token_count)
         self._use_token_count = use_token_count
         # Keyed by id(message), each entry dropped by a weakref callback when its message goes.
@@ -154,8 +168,16 @@ class TokenCounter:
         self._refs: dict[int, weakref.ref[Message]] = {}
 
     def __call__(self, message: Message) -> int:
-        """The message's token count, counted on first sight and remembered."""
-        return self.counts([message])[0]
+        """The message's token count, counted on first sight and remembered.
+
+        Raises:
+            ArgumentTypeError: ``message`` is not a ``Message``, or the counter failed on it or
+                returned something other than an int.
+            ArgumentValueError: the counter returned a negative count.
+        """
+        if not isinstance(message, Message):
+            raise ArgumentTypeError(f"TokenCounter: expected a Message, got {kind_of(message)}")
+        return self._counted([message], 0)[0]
 
     def __len__(self) -> int:
         """How many message counts are remembered."""
@@ -165,7 +187,29 @@ class TokenCounter:
         """The token count of each message, in order; only messages never seen before are counted.
 
         ``offset`` is added to the indexes an error names.
+
+        Raises:
+            ArgumentTypeError: ``messages`` is not a list of messages (a str, a dict, one
+                ``Message``, an iterator), an item is not a ``Message``, ``offset`` is not an
+                int, or the counter failed on a message or returned something other than an int.
+            ArgumentValueError: the counter returned a negative count.
         """
+        require_message_list(messages, "TokenCounter.counts")
+        if type(offset) is not int:
+            raise ArgumentTypeError(f"TokenCounter.counts: offset must be an int, got {kind_of(offset)}")
+        try:
+            return self._counted(messages, offset)
+        except (TypeError, KeyError, AttributeError):  # what a non-message raises, read or counted
+            # Looked for only now: the usual call, on messages alone, pays no loop for it.
+            for index, item in enumerate(messages, start=offset):
+                if not isinstance(item, Message):
+                    raise ArgumentTypeError(
+                        f"TokenCounter.counts: [{index}]: expected a Message, found {kind_of(item)}"
+                    ) from None
+            raise
+
+    def _counted(self, messages: Sequence[Message], offset: int) -> list[int]:
+        """``counts`` once its arguments are checked."""
         values: list[int | None]
         if self._use_token_count:
             values = list(map(_TOKEN_COUNT, map(vars, messages)))
@@ -182,8 +226,11 @@ class TokenCounter:
     def _count_new(self, message: Message, index: int) -> int:
         value = _checked(_call_counter(self._count, message, index), index, message)
         key = id(message)
+        # The reference first: what cannot have one (a str) must leave no count behind, which
+        # its id, reused by a later message, would find.
+        ref = weakref.ref(message, partial(self._forget, key))
         self._counts[key] = value
-        self._refs[key] = weakref.ref(message, partial(self._forget, key))
+        self._refs[key] = ref
         return value
 
     def _forget(self, key: int, _ref: object) -> None:
@@ -247,11 +294,12 @@ def _first_parameter(function: object) -> object:
 
 
 def _require_message_counter(count: object, where: str) -> MessageCounter:
-    """``count`` if it is a message counter; a ``TypeError`` if it is plainly a text counter."""
+    """``count`` if it is a message counter; a ``TypeError`` if it is plainly a text counter.
+
+    ``where`` names the function and its argument in the errors (``"count_tokens: count"``).
+    """
     if not callable(count):
-        raise ArgumentTypeError(
-            f"{where}: expected a message counter (Message -> int), got {type(count).__name__}"
-        )
+        raise ArgumentTypeError(f"{where}: expected a message counter (Message -> int), got {kind_of(count)}")
     if _first_parameter(count) in (str, "str"):
         raise ArgumentTypeError(
             f"{where}: {_name(count)} counts text (str -> int), not messages; pass it as counter= "

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Literal, cast
 
-from ._text import quoted
+from ._text import kind_of, quoted
 
 __all__ = [
     "ArgumentTypeError",
@@ -136,11 +136,21 @@ class FormatError(OrionMessagesError, ValueError):
         return "\n".join(lines)
 
     def with_source(self, source: str) -> FormatError:
-        """The same problems, reported against the file ``source``."""
+        """The same problems, reported against the file ``source``.
+
+        Raises:
+            ArgumentTypeError: ``source`` is not a str.
+        """
+        _require_str("FormatError.with_source", "source", source)
         return FormatError(self.problems, source=source, omitted=self.omitted)
 
     def within(self, location: str) -> FormatError:
-        """The same problems, inside the value at ``location`` (such as ``[3]``, a message's index)."""
+        """The same problems, inside the value at ``location`` (such as ``[3]``, a message's index).
+
+        Raises:
+            ArgumentTypeError: ``location`` is not a str.
+        """
+        _require_str("FormatError.within", "location", location)
 
         def inside(inner: str) -> str:
             if not (location and inner):
@@ -154,7 +164,16 @@ class FormatError(OrionMessagesError, ValueError):
         )
 
     def at_line(self, line: int, *, source: str | None = None) -> FormatError:
-        """The same problems, placed on ``line`` of a JSON Lines file."""
+        """The same problems, placed on ``line`` of a JSON Lines file.
+
+        Raises:
+            ArgumentTypeError: ``line`` is not an int (a bool included), or ``source`` is neither
+                a str nor None.
+        """
+        if type(line) is bool or not isinstance(line, int):
+            raise ArgumentTypeError(f"FormatError.at_line: line must be an int, got {kind_of(line)}")
+        if source is not None:
+            _require_str("FormatError.at_line", "source", source)
         return FormatError(
             (
                 Problem(p.location, p.message, line, p.column if p.line in (None, 1) else None)
@@ -163,6 +182,13 @@ class FormatError(OrionMessagesError, ValueError):
             source=source if source is not None else self.source,
             omitted=self.omitted,
         )
+
+
+def _require_str(function: str, name: str, value: object) -> None:
+    """Refuse a text argument that is not a str (it would fail inside ``+``, or be printed as
+    whatever its ``str()`` is)."""
+    if not isinstance(value, str):
+        raise ArgumentTypeError(f"{function}: {name} must be a str, got {kind_of(value)}")
 
 
 OverflowReason = Literal["overhead", "latest", "pinned"]

@@ -18,10 +18,9 @@ import os
 import warnings
 from collections.abc import Generator, Iterable, Mapping
 from functools import partial
-from pathlib import Path
 from typing import Annotated, Any, ClassVar, Literal, get_args
 
-from pydantic import ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 from pydantic_core import ErrorDetails
 from typing_extensions import deprecated
 
@@ -31,6 +30,7 @@ from ._text import kind_of, location
 from .checks import find_problems
 from .errors import ArgumentTypeError, FormatError, Problem, require_bool
 from .models import U32_MAX, Message, Role, ToolResult, _WireModel
+from .storage import _open_regular, _require_path
 from .wire import dump_json, duplicate_key_problems, json_input, message_fields, validate_json
 
 __all__ = [
@@ -373,12 +373,25 @@ def iter_events(path: str | os.PathLike[str], *, strict: bool = False) -> Genera
     early, ``close()`` it (or use ``contextlib.closing``), which closes the file at once.
 
     Raises:
+        ArgumentTypeError: ``path`` is not a str or an ``os.PathLike`` of str (bytes are refused:
+            decode them with ``os.fsdecode()``), or ``strict`` is not a bool; raised by the call
+            itself, before any iteration.
+        ArgumentValueError: ``path`` is empty; raised by the call itself.
         FormatError: with the file, the line number and every problem on that line.
+        NotARegularFileError: ``path`` names a FIFO, a device or a folder (a FIFO is refused,
+            not waited on), when iteration starts.
         OSError: the file cannot be read.
     """
+    # Checked here, not in the generator: a bad argument fails at the call, not at first next().
+    _require_path(path, "iter_events")
     require_bool("strict", strict)
-    source = str(path)
-    with Path(path).open("rb") as handle:
+    return _iter_events(path, strict=strict)
+
+
+def _iter_events(path: str | os.PathLike[str], *, strict: bool) -> Generator[AgentEvent, None, None]:
+    source = os.fspath(path)
+    # storage's open: a FIFO or a device is refused (never waited on), as load() refuses it.
+    with os.fdopen(_open_regular(path, os.O_RDONLY), "rb") as handle:
         for number, raw in enumerate(handle, 1):
             line = raw.rstrip(b"\r\n")
             if not line.strip():
@@ -400,13 +413,11 @@ def messages_from_events(events: Iterable[AgentEvent]) -> list[Message]:
     same message, and ``agent_end`` and ``turn_end`` repeat messages already recorded.
 
     Raises:
-        ArgumentTypeError: ``events`` is text, bytes or a mapping, or an item is not an event
-            model (a dict or a JSON line: ``parse_event`` and ``iter_events`` read those).
+        ArgumentTypeError: ``events`` is not iterable, or is text, bytes, a mapping or a single
+            model (one event or one message: put it in a list), or an item is not an event model
+            (a dict or a JSON line: ``parse_event`` and ``iter_events`` read those).
     """
-    if isinstance(events, (str, bytes, bytearray, Mapping)):
-        raise ArgumentTypeError(
-            f"messages_from_events takes events, got {kind_of(events)} (iter_events reads a log)"
-        )
+    _require_events(events)
     messages: list[Message] = []
     stats: GenerationStatsEvent | None = None
     for index, event in enumerate(events):
@@ -427,6 +438,21 @@ def messages_from_events(events: Iterable[AgentEvent]) -> list[Message]:
             stats = None
             messages.append(message)
     return messages
+
+
+def _require_events(events: object) -> None:
+    """Refuse, as a whole, what ``messages_from_events`` would otherwise iterate into nonsense
+    (a model's or a mapping's fields, text's characters) or fail on with a bare ``TypeError``."""
+    function = "messages_from_events takes events"
+    if isinstance(events, (str, bytes, bytearray, Mapping)):
+        raise ArgumentTypeError(f"{function}, got {kind_of(events)} (iter_events reads a log)")
+    if isinstance(events, BaseModel):  # iterating a model gives its (name, value) pairs
+        hint = "put it in a list: [event]" if isinstance(events, _Event) else "not an event"
+        raise ArgumentTypeError(f"{function}, got {kind_of(events)} ({hint})")
+    if not isinstance(events, Iterable):
+        raise ArgumentTypeError(
+            f"{function}, got {kind_of(events)} (an iterable of event models, as iter_events gives)"
+        )
 
 
 @deprecated(

@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from .errors import ArgumentValueError
+from ._text import kind_of
+from .errors import ArgumentTypeError, ArgumentValueError
 
 __all__ = ["message_number", "tool_call_id"]
 
@@ -25,7 +26,12 @@ def message_number(message_id: str) -> int | None:
 
     >>> message_number("msg-+7"), message_number("msg-18446744073709551616")
     (7, None)
+
+    Raises:
+        ArgumentTypeError: ``message_id`` is not a str.
     """
+    if not isinstance(message_id, str):  # re would raise a bare TypeError, or read bytes
+        raise ArgumentTypeError(f"message_number: message_id must be a str, got {kind_of(message_id)}")
     match = _COUNTER_ID.fullmatch(message_id)
     if match is None:
         return None
@@ -46,7 +52,15 @@ def tool_call_id(message_id: str, k: int) -> str:
 
     >>> tool_call_id("msg-2", 1)
     'msg-2-call-1'
+
+    Raises:
+        ArgumentTypeError: ``message_id`` is not a str, or ``k`` is not an int (a bool included).
+        ArgumentValueError: ``k`` is below 1.
     """
-    if type(k) is not int or k < 1:
-        raise ArgumentValueError(f"k counts a message's tool calls from 1, got {k!r}")
+    if not isinstance(message_id, str):  # an f-string would write None or b'x' into the id
+        raise ArgumentTypeError(f"tool_call_id: message_id must be a str, got {kind_of(message_id)}")
+    if type(k) is not int:
+        raise ArgumentTypeError(f"tool_call_id: k must be an int, got {kind_of(k)}")
+    if k < 1:
+        raise ArgumentValueError(f"tool_call_id: k counts a message's tool calls from 1, got {k!r}")
     return f"{message_id}-call-{k}"

@@ -11,7 +11,7 @@ from __future__ import annotations
 import operator
 import time
 import warnings
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import datetime, timedelta, timezone
 from enum import Enum
 from functools import partial
@@ -320,13 +320,23 @@ class Message(_WireModel):
 
     @classmethod
     def system(cls, id: str, content: str, *, timestamp: int | None = None) -> Message:
-        """A system message (orion-core's ``Message::system``)."""
-        return cls._make(id, Role.SYSTEM, content, timestamp)
+        """A system message (orion-core's ``Message::system``).
+
+        Raises:
+            ArgumentTypeError: an argument of the wrong type, named (``Message.system: id: ...``).
+            ArgumentValueError: ``timestamp`` outside the signed 64-bit range.
+        """
+        return cls._make("Message.system", id, Role.SYSTEM, content, timestamp)
 
     @classmethod
     def user(cls, id: str, content: str, *, timestamp: int | None = None) -> Message:
-        """A user message (orion-core's ``Message::user``); it starts a new turn."""
-        return cls._make(id, Role.USER, content, timestamp)
+        """A user message (orion-core's ``Message::user``); it starts a new turn.
+
+        Raises:
+            ArgumentTypeError: an argument of the wrong type, named (``Message.user: id: ...``).
+            ArgumentValueError: ``timestamp`` outside the signed 64-bit range.
+        """
+        return cls._make("Message.user", id, Role.USER, content, timestamp)
 
     @classmethod
     def assistant(
@@ -337,8 +347,19 @@ class Message(_WireModel):
         *,
         timestamp: int | None = None,
     ) -> Message:
-        """An assistant message (orion-core's ``Message::assistant``), optionally calling tools."""
-        return cls._make(id, Role.ASSISTANT, content, timestamp, tool_calls=tool_calls)
+        """An assistant message (orion-core's ``Message::assistant``), optionally calling tools.
+
+        Raises:
+            ArgumentTypeError: an argument of the wrong type, named (``Message.assistant: id: ...``);
+                ``tool_calls`` that is one ``ToolCall`` or a mapping rather than a list, or that
+                holds anything but ``ToolCall`` objects (a dict included: build it with
+                ``ToolCall(...)``).
+            ArgumentValueError: ``timestamp`` outside the signed 64-bit range.
+        """
+        if isinstance(tool_calls, Iterator):  # read once here, so that its items can be checked
+            tool_calls = tuple(tool_calls)
+        _require_tool_calls(tool_calls)
+        return cls._make("Message.assistant", id, Role.ASSISTANT, content, timestamp, tool_calls=tool_calls)
 
     @classmethod
     def tool_result_message(
@@ -355,6 +376,11 @@ class Message(_WireModel):
 
         The text is stored twice, at the top and in the result, as orion-core does. A
         placeholder for a result still to come is ``pending_result``.
+
+        Raises:
+            ArgumentTypeError: an argument of the wrong type, named
+                (``Message.tool_result_message: tool_name: ...``).
+            ArgumentValueError: ``timestamp`` outside the signed 64-bit range.
         """
         result = _built(
             "Message.tool_result_message",
@@ -364,7 +390,9 @@ class Message(_WireModel):
             content=content,
             is_error=is_error,
         )
-        return cls._make(id, Role.TOOL_RESULT, content, timestamp, tool_result=result)
+        return cls._make(
+            "Message.tool_result_message", id, Role.TOOL_RESULT, content, timestamp, tool_result=result
+        )
 
     @classmethod
     def _deprecated_tool_result(
@@ -401,6 +429,11 @@ class Message(_WireModel):
         """A placeholder for a tool result still to come (``pending: true``).
 
         Fill it in later with ``Conversation.resolve(tool_call_id, content)``.
+
+        Raises:
+            ArgumentTypeError: an argument of the wrong type, named
+                (``Message.pending_result: id: ...``).
+            ArgumentValueError: ``timestamp`` outside the signed 64-bit range.
         """
         result = _built(
             "Message.pending_result",
@@ -411,19 +444,23 @@ class Message(_WireModel):
             is_error=False,
             pending=True,
         )
-        return cls._make(id, Role.TOOL_RESULT, content, timestamp, tool_result=result)
+        return cls._make(
+            "Message.pending_result", id, Role.TOOL_RESULT, content, timestamp, tool_result=result
+        )
 
     @classmethod
     def _make(
         cls,
+        constructor: str,
         id: str,
         role: Role,
         content: str,
         timestamp: int | None,
         **fields: Any,
     ) -> Message:
+        # ``constructor`` names the caller in errors: a role has two (tool_result_message, pending_result).
         return _built(
-            f"Message.{_CONSTRUCTORS[role]}",
+            constructor,
             cls,
             id=id,
             role=role,
@@ -460,13 +497,31 @@ def require_token_count(token_count: object) -> None:
         raise ArgumentValueError(f"token_count must be an integer from 0 to {U32_MAX}, got {token_count!r}")
 
 
-# The named constructor that builds each role's message, for its errors (``Message.user: ...``).
-_CONSTRUCTORS = {
-    Role.SYSTEM: "system",
-    Role.USER: "user",
-    Role.ASSISTANT: "assistant",
-    Role.TOOL_RESULT: "tool_result_message",
-}
+def _require_tool_calls(tool_calls: object) -> None:
+    """Refuse ``Message.assistant``'s ``tool_calls`` when it is one call or a mapping (pydantic
+    would iterate its fields or keys), or a list holding anything but ``ToolCall``: every other
+    argument of the named constructors is strictly typed, and a dict would be coerced."""
+    if isinstance(tool_calls, ToolCall):
+        raise ArgumentTypeError(
+            f"Message.assistant: tool_calls takes a list of ToolCall, got {kind_of(tool_calls)} "
+            "(put it in a list: [call])"
+        )
+    if isinstance(tool_calls, Mapping):
+        raise ArgumentTypeError(
+            f"Message.assistant: tool_calls takes a list of ToolCall, got {kind_of(tool_calls)} "
+            "(build each call with ToolCall(id=..., name=..., arguments=...))"
+        )
+    if isinstance(tool_calls, (list, tuple)):  # anything else is pydantic's to refuse
+        for number, call in enumerate(tool_calls):
+            if not isinstance(call, ToolCall):
+                hint = (
+                    " (build it with ToolCall(id=..., name=..., arguments=...))"
+                    if isinstance(call, Mapping)
+                    else ""
+                )
+                raise ArgumentTypeError(
+                    f"Message.assistant: tool_calls[{number}]: expected a ToolCall, got {kind_of(call)}{hint}"
+                )
 
 
 def require_message_list(messages: object, function: str, because: str = "") -> None:

@@ -139,7 +139,8 @@ def to_openai(
             tool_result message without a result, a refused loss in strict mode, ``messages``
             not a list (a string or a single ``Message``), or an item that is not a ``Message``.
         ArgumentTypeError: ``strict`` is not a bool, or ``accept`` is a string (it would be read
-            one character at a time) or holds a non-string.
+            one character at a time), a mapping or a single model (read as its keys or fields),
+            or holds a non-string.
     """
     report = _Report(strict=strict, accept=accept)
     fixed, sources, changes = _fix_orphans(messages, orphans)

@@ -19,6 +19,7 @@ Two ways to get the costs:
 
 from __future__ import annotations
 
+import reprlib
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -132,15 +133,38 @@ class PrunePlan:
         """How many messages are dropped."""
         return sum(map(len, self.dropped))
 
+    def _require_planned(self, messages: Sequence[Message], function: str) -> None:
+        """Refuse what cannot be the list this plan was made for: not a list of messages, or a
+        list of another length (the plan's ranges would pick a wrong subset from it). Its
+        length is the preamble's plus every turn's: together they cover the planned list."""
+        require_message_list(messages, function, " (the plan's ranges index into it)")
+        planned = self.preamble.stop + sum(map(len, self.kept)) + self.dropped_count
+        if len(messages) != planned:
+            raise ArgumentValueError(
+                f"{function}: the plan was made for a list of {planned} messages, got {len(messages)}"
+            )
+
     def kept_messages(self, messages: Sequence[Message]) -> list[Message]:
-        """The kept messages of ``messages`` (the list this plan was made for), in order."""
+        """The kept messages of ``messages`` (the list this plan was made for), in order.
+
+        Raises:
+            ArgumentTypeError: ``messages`` is not a list of messages.
+            ArgumentValueError: ``messages`` is not as long as the list the plan was made for.
+        """
+        self._require_planned(messages, "PrunePlan.kept_messages")
         out = list(messages[: self.preamble.stop]) if self.preamble_kept else []
         for turn in self.kept:
             out += messages[turn.start : turn.stop]
         return out
 
     def dropped_messages(self, messages: Sequence[Message]) -> list[Message]:
-        """The dropped messages of ``messages`` (the list this plan was made for), in order."""
+        """The dropped messages of ``messages`` (the list this plan was made for), in order.
+
+        Raises:
+            ArgumentTypeError: ``messages`` is not a list of messages.
+            ArgumentValueError: ``messages`` is not as long as the list the plan was made for.
+        """
+        self._require_planned(messages, "PrunePlan.dropped_messages")
         out: list[Message] = []
         for turn in self.dropped:
             out += messages[turn.start : turn.stop]
@@ -227,7 +251,12 @@ def _text_tokens(counter: Callable[[str], int], text: str, what: str) -> int:
             f"the text counter raised {type(error).__name__} on {what}. counter= takes a str -> int; "
             "a Message -> int counter goes in count= (without a template)"
         ) from error
-    if type(value) is not int or value < 0:
+    if type(value) is not int:  # a wrong type, as callable_counter and the message counters say
+        raise ArgumentTypeError(
+            f"the text counter returned {kind_of(value)} ({reprlib.repr(value)}) for {what}; "
+            "expected a non-negative int"
+        )
+    if value < 0:
         raise ArgumentValueError(
             f"the text counter returned {value!r} for {what}; expected a non-negative int"
         )
@@ -374,8 +403,11 @@ def _plan(
 ) -> PrunePlan:
     try:
         layout, prefix = cache.update(messages, counting)
-    except (TypeError, KeyError, AttributeError) as error:  # what reading a non-message's fields raises
-        raise first_non_message(messages, "plan_prune") or error from None
+    except (TypeError, KeyError, AttributeError):  # what reading a non-message's fields raises
+        wrong = first_non_message(messages, "plan_prune")
+        if wrong is None:
+            raise  # as it was, with its cause (a counter's own error)
+        raise wrong from None
     if counting.templated:
         return _plan_as_orion_core(layout, prefix, config, counting.fixed + config.reserved_tokens)
     return _plan_without_template(layout, prefix, config)

@@ -13,9 +13,10 @@ from itertools import compress
 from operator import itemgetter
 
 from ._layout import _read_columns
+from ._text import kind_of
 from ._whitespace import UNICODE_WHITESPACE
 from .counting import MessageCounter, TokenCounter, estimate_tokens, tokenizer_counter
-from .errors import ArgumentValueError, ContextOverflowError
+from .errors import ArgumentTypeError, ArgumentValueError, ContextOverflowError
 from .ids import last_counter
 from .models import Message, first_non_message, require_message_list
 from .planning import (
@@ -90,7 +91,12 @@ def is_summary(message: Message) -> bool:
     ``[Summary of earlier conversation]`` (``SUMMARY_PREFIX`` without the newline), of any role.
 
     Only the first such message of a conversation is folded into the next summary.
+
+    Raises:
+        ArgumentTypeError: ``message`` is not a ``Message``.
     """
+    if not isinstance(message, Message):
+        raise ArgumentTypeError(f"is_summary: expected a Message, got {kind_of(message)}")
     return message.pinned and message.content.startswith(_SUMMARY_MARKER)
 
 
@@ -120,7 +126,9 @@ def prune(
 
     Raises:
         ContextOverflowError: as ``plan_prune``.
-        ArgumentTypeError: as ``plan_prune`` (``messages`` not a list of messages, say).
+        ArgumentTypeError: as ``plan_prune`` (``messages`` not a list of messages, say);
+            ``summarize`` or ``new_id`` given but not callable (checked before any planning);
+            ``new_id()`` returned something other than a str.
         ValueError: the strategy is ``SUMMARIZE`` and no ``summarize`` was given.
     """
     require_message_list(messages, "prune")
@@ -147,6 +155,15 @@ def _prune(
         raise ArgumentValueError(
             "the Summarize strategy needs a summarize(messages_to_fold, prior_summary) callable"
         )
+    # Checked up front: called late, a non-callable would fail only once a summary is due, and
+    # summarize's failure would pass for a model's, leaving the sliding window.
+    if summarize is not None and not callable(summarize):
+        raise ArgumentTypeError(
+            f"prune: summarize must be a callable (messages_to_fold, prior_summary) -> str, "
+            f"got {kind_of(summarize)}"
+        )
+    if not callable(new_id):
+        raise ArgumentTypeError(f"prune: new_id must be a callable () -> str, got {kind_of(new_id)}")
     plan = _plan(cache, messages, config, counting)
     kept = plan.kept_messages(messages)
     dropped = plan.dropped_messages(messages)
@@ -172,7 +189,10 @@ def _prune(
             f"the summary ({summary_tokens} tokens) does not fit the room left ({room} tokens)"
         )
         return PruneResult(kept, dropped, plan, plan.kept_tokens, None, too_big)
-    summary = draft.model_copy(update={"id": new_id()})
+    summary_id = new_id()
+    if not isinstance(summary_id, str):  # model_copy would raise pydantic's error, naming no new_id
+        raise ArgumentTypeError(f"prune: new_id() must return a str, returned {kind_of(summary_id)}")
+    summary = draft.model_copy(update={"id": summary_id})
     new_messages = _with_summary(messages, sent, summary, removed)
     return PruneResult(new_messages, folded, plan, tokens, summary, None)
 

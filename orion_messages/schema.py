@@ -15,6 +15,7 @@ The checked-in copies under ``schemas/`` are regenerated with::
 from __future__ import annotations
 
 import argparse
+import errno
 import json
 import os
 from collections.abc import Callable, Sequence
@@ -25,8 +26,11 @@ from pydantic import TypeAdapter
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
 from pydantic_core import core_schema
 
+from ._text import kind_of
+from .errors import ArgumentTypeError, ArgumentValueError
 from .events import _FIELDS_HEADING, EVENT_TYPES, AgentEvent
 from .models import Message, ToolCall, ToolResult
+from .storage import _read_regular, _replace_atomically, _require_path
 
 __all__ = [
     "SCHEMA_BASE_URI",
@@ -203,25 +207,63 @@ SCHEMA_FILES: dict[str, Callable[[], dict[str, Any]]] = {
 
 
 def render(schema: dict[str, Any]) -> bytes:
-    """A schema as its checked-in file holds it: two-space indented UTF-8 JSON and a final newline."""
-    return (json.dumps(schema, indent=2, ensure_ascii=False) + "\n").encode()
+    """A schema as its checked-in file holds it: two-space indented UTF-8 JSON and a final newline.
+
+    Raises:
+        ArgumentTypeError: ``schema`` is not a dict, or holds a value JSON has no type for (a
+            set, bytes, an object).
+        ArgumentValueError: ``schema`` holds NaN or an infinity (which would be written as
+            invalid JSON), or contains itself.
+    """
+    if not isinstance(schema, dict):
+        raise ArgumentTypeError(f"render: schema must be a dict, got {kind_of(schema)}")
+    try:  # allow_nan=False: json would otherwise write NaN, which no JSON reader accepts
+        text = json.dumps(schema, indent=2, ensure_ascii=False, allow_nan=False)
+    except TypeError as error:
+        raise ArgumentTypeError(f"render: schema holds a value that is not JSON ({error})") from None
+    except ValueError as error:
+        raise ArgumentValueError(f"render: schema holds a value that is not JSON ({error})") from None
+    return (text + "\n").encode()
 
 
 def write_schemas(out_dir: str | os.PathLike[str]) -> list[Path]:
     """Write every schema file into ``out_dir`` (created if missing); return the paths written.
 
-    A file whose content is already right is left untouched.
+    A file whose content is already right is left untouched; another is replaced atomically,
+    as ``save`` replaces a conversation file.
+
+    Raises:
+        ArgumentTypeError: ``out_dir`` is not a str or an ``os.PathLike`` of str (bytes are
+            refused: decode them with ``os.fsdecode()``).
+        ArgumentValueError: ``out_dir`` is empty.
+        NotADirectoryError: ``out_dir`` (or a folder above it) exists and is not a folder; an
+            ``OSError`` naming the path.
+        NotARegularFileError: a schema file's name in ``out_dir`` names a folder, a FIFO or a
+            device.
+        OSError: the folder or a file cannot be created or written.
     """
+    _require_path(out_dir, "write_schemas", "out_dir")
     folder = Path(out_dir)
-    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:  # a file (or a FIFO...) where the folder goes: say so, naming it
+        raise NotADirectoryError(errno.ENOTDIR, "exists and is not a folder", os.fspath(out_dir)) from None
     written: list[Path] = []
     for name, generate in SCHEMA_FILES.items():
         path = folder / name
         data = render(generate())
-        if not path.exists() or path.read_bytes() != data:
-            path.write_bytes(data)
+        if _current(path) != data:
+            _replace_atomically(path, data, function="write_schemas")
         written.append(path)
     return written
+
+
+def _current(path: Path) -> bytes | None:
+    """What the file at ``path`` holds, or None if there is none; a FIFO is refused, never read."""
+    try:
+        return _read_regular(path)
+    except FileNotFoundError:
+        return None
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -28,6 +28,7 @@ from ._unknown_values import Origin
 from .checks import find_problems
 from .errors import (
     ArgumentTypeError,
+    ArgumentValueError,
     FormatError,
     NotALogError,
     NotARegularFileError,
@@ -64,6 +65,42 @@ _O_BINARY = getattr(os, "O_BINARY", 0)  # Windows: no newline translation
 _O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _O_NONBLOCK = getattr(os, "O_NONBLOCK", 0)  # opening a FIFO must not wait for a writer
+
+# --- Path arguments -----------------------------------------------------------------------------
+
+
+def _require_path(path: object, function: str, argument: str = "path") -> None:
+    """Refuse a path argument of ``function`` (named ``argument``) that is not a non-empty ``str``
+    or ``os.PathLike[str]``.
+
+    Once per call, before any work: otherwise ``None`` or an int fails deep inside ``open`` with
+    a bare ``TypeError``, and bytes (which ``open`` takes but the atomic save cannot) half-work.
+
+    Raises:
+        ArgumentTypeError: ``path`` is not a str or an ``os.PathLike`` of str (bytes included).
+        ArgumentValueError: ``path`` is empty.
+    """
+    if isinstance(path, str):
+        if not path:
+            raise ArgumentValueError(f"{function}: {argument} is empty")
+        return
+    expected = f"{function}: {argument} must be a str or an os.PathLike"
+    if isinstance(path, bytes):  # open() would take them; the atomic save cannot
+        raise ArgumentTypeError(f"{expected}, got {kind_of(path)} (decode it with os.fsdecode())")
+    if not isinstance(path, os.PathLike):
+        raise ArgumentTypeError(f"{expected}, got {kind_of(path)}")
+    try:
+        text = os.fspath(path)
+    except TypeError:  # its __fspath__ returns neither str nor bytes
+        raise ArgumentTypeError(f"{expected}, got {kind_of(path)} whose __fspath__() gives no str") from None
+    if isinstance(text, bytes):
+        raise ArgumentTypeError(
+            f"{expected} of str, got {kind_of(path)} whose __fspath__() gives bytes"
+            " (decode it with os.fsdecode())"
+        )
+    if not text:
+        raise ArgumentValueError(f"{function}: {argument} is empty")
+
 
 # --- Regular files only -------------------------------------------------------------------------
 
@@ -144,12 +181,14 @@ def _named(error: OSError, path: PathLike) -> OSError:
 # --- Whole files --------------------------------------------------------------------------------
 
 
-def _require_path_first(path: object, messages: object, writer: str) -> None:
-    """``ArgumentTypeError`` for the arguments swapped: ``writer(messages, path)``."""
+def _require_path_first(path: object, messages: object, writer: str, second: str = "messages") -> None:
+    """``ArgumentTypeError`` for the arguments swapped: ``writer(messages, path)``; then the
+    path's own check (``_require_path``). ``second`` names the argument that follows the path."""
     if isinstance(messages, (str, os.PathLike)) and not isinstance(path, (str, bytes, os.PathLike)):
         raise ArgumentTypeError(
-            f"{writer}(path, messages) takes the path first; got {kind_of(path)} and then {kind_of(messages)}"
+            f"{writer}(path, {second}) takes the path first; got {kind_of(path)} and then {kind_of(messages)}"
         )
+    _require_path(path, writer)
 
 
 def save(path: PathLike, messages: Iterable[Message], *, indent: int | None = None) -> None:
@@ -163,6 +202,9 @@ def save(path: PathLike, messages: Iterable[Message], *, indent: int | None = No
     links to the previous file keep the previous content.
 
     Raises:
+        ArgumentTypeError: ``path`` is not a str or an ``os.PathLike`` of str (bytes are refused:
+            decode them with ``os.fsdecode()``), or the arguments are swapped; nothing is written.
+        ArgumentValueError: ``path`` is empty.
         TypeError: ``messages`` is not a list of messages; the file is left untouched.
         FormatError: a message cannot be written back losslessly; the file is left untouched.
         NotARegularFileError: ``path`` names a FIFO, a device or a folder.
@@ -196,6 +238,9 @@ def save_jsonl(path: PathLike, messages: Iterable[Message]) -> None:
     rewritten go to the old file and are lost, so rewrite a log only while nobody appends to it.
 
     Raises:
+        ArgumentTypeError: ``path`` is not a str or an ``os.PathLike`` of str (bytes included),
+            or the arguments are swapped; nothing is written.
+        ArgumentValueError: ``path`` is empty.
         TypeError: ``messages`` is one message, text or a mapping rather than a list, or an item
             is not a ``Message``; the file is left untouched.
         FormatError: a message cannot be written back losslessly; the file is left untouched.
@@ -211,8 +256,13 @@ def save_jsonl(path: PathLike, messages: Iterable[Message]) -> None:
     _replace_atomically(path, data)
 
 
-def _replace_atomically(path: PathLike, data: bytes) -> None:
-    """Put ``data`` at ``path`` so that a reader sees the old file or the new one, whole."""
+def _replace_atomically(path: PathLike, data: bytes, *, function: str = "save") -> None:
+    """Put ``data`` at ``path`` so that a reader sees the old file or the new one, whole.
+
+    The path is checked here too (``function`` names the caller): ``Conversation.save`` and
+    the command line write through this function, not through ``save``.
+    """
+    _require_path(path, function)
     if os.fspath(path).endswith(_SEPARATORS):  # realpath would drop the slash; open() refuses it
         raise NotARegularFileError(os.fspath(path), "a folder's path (it ends in a slash)")
     target = Path(os.path.realpath(path))  # a symlink is followed: its target file is replaced
@@ -503,10 +553,14 @@ def load(path: PathLike, *, strict: bool = False) -> list[Message]:
     """Read a conversation file written by orion-core or by ``save``.
 
     Raises:
+        ArgumentTypeError: ``path`` is not a str or an ``os.PathLike`` of str (bytes are refused:
+            decode them with ``os.fsdecode()``).
+        ArgumentValueError: ``path`` is empty.
         FormatError: naming the file and every problem in it.
         NotARegularFileError: ``path`` names a FIFO, a device or a folder.
         OSError: the file cannot be read.
     """
+    _require_path(path, "load")
     require_bool("strict", strict)
     data = _read_regular(path)
     try:
@@ -565,6 +619,9 @@ def append_jsonl(path: PathLike, message: Message, *, fsync: bool = True) -> Non
     record survives a killed process but not a power loss. Symlinks are followed.
 
     Raises:
+        ArgumentTypeError: ``path`` is not a str or an ``os.PathLike`` of str (bytes included),
+            or the arguments are swapped (``append_jsonl(message, path)``).
+        ArgumentValueError: ``path`` is empty.
         TypeError: ``message`` is not a ``Message``; the log is left untouched.
         FormatError: the message cannot be written back losslessly; the log is left untouched.
         NotALogError: the file holds something other than a JSON Lines log of messages (a
@@ -573,6 +630,7 @@ def append_jsonl(path: PathLike, message: Message, *, fsync: bool = True) -> Non
         OSError: naming the file, when the record cannot be written whole (a full disk); the
             partial record is removed again.
     """
+    _require_path_first(path, message, "append_jsonl", "message")
     require_bool("fsync", fsync)
     try:
         record = record_bytes(message) + b"\n"
@@ -743,6 +801,8 @@ def read_jsonl(path: PathLike, *, repair: bool = False, strict: bool = False) ->
     finds. Nothing is ever skipped silently.
 
     Raises:
+        ArgumentTypeError: ``path`` is not a str or an ``os.PathLike`` of str (bytes included).
+        ArgumentValueError: ``path`` is empty.
         FormatError: naming the file and the line; a semantic problem of ``strict=True`` (which
             spans messages) names the file and the message's index among those read (``[1].id``).
         NotARegularFileError: ``path`` names a FIFO, a device or a folder.
@@ -754,6 +814,7 @@ def read_jsonl(path: PathLike, *, repair: bool = False, strict: bool = False) ->
 def _read_jsonl(path: PathLike, *, repair: bool, strict: bool) -> list[Message]:
     """``read_jsonl`` one call deeper: a ``TornLineWarning`` points at the caller of the function
     that calls this one (``read_jsonl``, ``Conversation.load_jsonl``), not into the library."""
+    _require_path(path, "read_jsonl")
     require_bool("repair", repair)
     require_bool("strict", strict)
     if not repair:
@@ -867,10 +928,18 @@ def iter_jsonl(path: PathLike) -> Generator[Message, None, None]:
     log): use ``read_jsonl`` for those.
 
     Raises:
+        ArgumentTypeError: ``path`` is not a str or an ``os.PathLike`` of str (bytes included);
+            raised by the call itself, before any iteration.
+        ArgumentValueError: ``path`` is empty; raised by the call itself.
         FormatError: naming the file and the line.
         NotARegularFileError: ``path`` names a FIFO, a device or a folder.
         OSError: the file cannot be read.
     """
+    _require_path(path, "iter_jsonl")  # here, not in the generator: a bad argument fails at the call
+    return _iter_jsonl(path)
+
+
+def _iter_jsonl(path: PathLike) -> Generator[Message, None, None]:
     fd = _open_regular(path, os.O_RDONLY)
     with os.fdopen(fd, "rb") as handle:
         yield from _iter_records(handle, path)

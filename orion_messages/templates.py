@@ -131,7 +131,11 @@ class ChatTemplate(ABC):
 
     @abstractmethod
     def format_message(self, message: Message) -> str:
-        """The fragment of one message, as orion-core's ``plan_prune`` counts it."""
+        """The fragment of one message, as orion-core's ``plan_prune`` counts it.
+
+        Raises:
+            ArgumentTypeError: (the built-in templates) ``message`` is not a ``Message``.
+        """
 
     @abstractmethod
     def assistant_prefix(self) -> str:
@@ -189,7 +193,16 @@ class _MarkupTemplate(ChatTemplate):
     """Whether a tool result's content is wrapped as ``"[Tool result]\n" + content``."""
 
     def format_message(self, message: Message) -> str:
-        """The fragment of one message, as orion-core's ``plan_prune`` counts it."""
+        """The fragment of one message, as orion-core's ``plan_prune`` counts it.
+
+        Raises:
+            ArgumentTypeError: ``message`` is not a ``Message``.
+        """
+        # One isinstance per message (planning calls this for each): else a bare AttributeError.
+        if not isinstance(message, Message):
+            raise ArgumentTypeError(
+                f"{type(self).__name__}.format_message: message must be a Message, got {kind_of(message)}"
+            )
         role = message.role
         if role == Role.SYSTEM:
             return ""

@@ -15,9 +15,10 @@ import inspect
 import os
 import typing
 from collections.abc import Callable, Sized
+from functools import partial
 from typing import Any, Literal, Protocol, TypeAlias
 
-from ._text import kind_of
+from ._text import kind_of, quoted
 from .errors import ArgumentTypeError, ArgumentValueError, MissingExtraError, require_bool
 from .models import Message
 
@@ -48,7 +49,12 @@ def estimate_text_tokens(text: str) -> int:
     This is the ``estimate_tokens`` orion-core's backends fall back on when they have no tokenizer
     of their own. The empty string counts 1. Like orion-core, the character count is taken as an
     unsigned 32-bit number (it wraps past 4,294,967,295 characters).
+
+    Raises:
+        ArgumentTypeError: ``text`` is not a str (bytes, a list or a dict have a length too).
     """
+    if not isinstance(text, str):
+        raise ArgumentTypeError(f"estimate_text_tokens: text must be a str, got {kind_of(text)}")
     return max(1, (len(text) % _U32) // 4)
 
 
@@ -63,7 +69,12 @@ def count_words(text: str) -> int:
 
     Whitespace is Unicode's White_Space set (so U+001C to U+001F, which Python's ``str.split()``
     splits at, do not split words). A tokenizer-free counter, and the CLI's ``--counter words``.
+
+    Raises:
+        ArgumentTypeError: ``text`` is not a str.
     """
+    if not isinstance(text, str):
+        raise ArgumentTypeError(f"count_words: text must be a str, got {kind_of(text)}")
     # Four substring tests cost far less than one regex search on the usual text without them.
     if any(separator in text for separator in _PYTHON_ONLY_SPACE):
         text = text.translate(_NOT_SPACE)
@@ -169,6 +180,19 @@ def _existing_file(path: str | os.PathLike[str]) -> str:
     return text
 
 
+def _loaded(load: Callable[[], Any], function: str, what: str) -> Any:
+    """What ``load()`` returns; a tokenizer library's own failure to read ``what`` becomes an
+    ``ArgumentValueError`` naming it (``tokenizers`` raises a bare ``Exception`` that names no
+    file), with that failure as its ``__cause__``."""
+    try:
+        return load()
+    except (OSError, MemoryError):
+        raise  # the system's own failure (tiktoken's download included) stays what it is
+    except Exception as error:
+        reason = str(error).partition("\n")[0] or type(error).__name__
+        raise ArgumentValueError(f"{function}: cannot load {what}: {reason}") from error
+
+
 def _require_loaded(value: object, method: str, function: str, expected: str) -> None:
     """``ArgumentTypeError`` unless ``value`` has ``method``: what the adapter calls on a loaded
     tokenizer (an ``int`` or ``bytes`` path would fail later with an ``AttributeError``)."""
@@ -191,12 +215,16 @@ def huggingface_counter(
         ArgumentTypeError: ``tokenizer`` is neither a path nor a tokenizer, or
             ``add_special_tokens`` is not a bool.
         FileNotFoundError: no file at the path (``IsADirectoryError`` for a folder).
-        Exception: ``tokenizers``' own error for a file it cannot parse.
+        ArgumentValueError: a file ``tokenizers`` cannot read as a tokenizer, named (its error
+            is the ``__cause__``).
     """
     require_bool("add_special_tokens", add_special_tokens)
     module = _import("tokenizers", "huggingface_counter", "tokenizers", "huggingface")
     if isinstance(tokenizer, str | os.PathLike):
-        loaded = module.Tokenizer.from_file(_existing_file(tokenizer))
+        path = _existing_file(tokenizer)
+        loaded = _loaded(
+            partial(module.Tokenizer.from_file, path), "huggingface_counter", f"the tokenizer file {path}"
+        )
     else:
         _require_loaded(
             tokenizer, "to_str", "huggingface_counter", "a tokenizers.Tokenizer or a tokenizer.json path"
@@ -224,15 +252,19 @@ def tiktoken_counter(encoding: str | _TiktokenEncoding, *, special_tokens: bool 
         MissingExtraError: ``tiktoken`` is not installed.
         ArgumentTypeError: ``encoding`` is neither a name nor an encoding, or ``special_tokens``
             is not a bool.
-        ValueError: ``tiktoken`` knows no encoding of that name.
-        Exception: ``tiktoken``'s own error when the encoding's file is not cached and cannot be
+        ArgumentValueError: ``tiktoken`` knows no encoding of that name, or cannot read its
+            file; the encoding is named (tiktoken's error is the ``__cause__``).
+        OSError: ``tiktoken``'s own error when the encoding's file is not cached and cannot be
             downloaded (such as ``requests.ConnectionError``).
     """
     require_bool("special_tokens", special_tokens)
     module = _import("tiktoken", "tiktoken_counter", "tiktoken", "tiktoken")
-    if not isinstance(encoding, str):
+    if isinstance(encoding, str):
+        what = f"the encoding {quoted(encoding)}"
+        loaded = _loaded(partial(module.get_encoding, encoding), "tiktoken_counter", what)
+    else:
         _require_loaded(encoding, "encode", "tiktoken_counter", "a tiktoken.Encoding or its name")
-    loaded = module.get_encoding(encoding) if isinstance(encoding, str) else encoding
+        loaded = encoding
     if special_tokens:
         encode = loaded.encode
 
@@ -262,11 +294,17 @@ def sentencepiece_counter(
         MissingExtraError: ``sentencepiece`` is not installed.
         ArgumentTypeError: ``model`` is neither a path nor a processor.
         FileNotFoundError: no file at the path (``IsADirectoryError`` for a folder).
-        Exception: SentencePiece's own error for a file it cannot parse.
+        ArgumentValueError: a file SentencePiece cannot read as a model, named (its error is
+            the ``__cause__``).
     """
     module = _import("sentencepiece", "sentencepiece_counter", "sentencepiece", "sentencepiece")
     if isinstance(model, str | os.PathLike):
-        processor = module.SentencePieceProcessor(model_file=_existing_file(model))
+        path = _existing_file(model)
+        processor = _loaded(
+            partial(module.SentencePieceProcessor, model_file=path),
+            "sentencepiece_counter",
+            f"the SentencePiece model {path}",
+        )
     else:
         _require_loaded(model, "encode", "sentencepiece_counter", "a SentencePieceProcessor or a .model path")
         processor = model

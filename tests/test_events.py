@@ -7,6 +7,10 @@ spelling (compact, ``type`` first, fields in the page's order, floats with a fra
 from __future__ import annotations
 
 import os
+import re
+import subprocess
+import sys
+import textwrap
 from contextlib import closing
 from pathlib import Path
 from typing import Any
@@ -18,8 +22,10 @@ from pydantic import ValidationError
 
 from orion_messages import (
     ArgumentTypeError,
+    ArgumentValueError,
     FormatError,
     Message,
+    NotARegularFileError,
     ToolCall,
     ToolResult,
     UnknownKeyWarning,
@@ -375,6 +381,63 @@ def test_a_torn_last_line_is_an_error_with_its_line(tmp_path: Path) -> None:
     assert caught.value.problems[0].line == 2
 
 
+@pytest.mark.parametrize(
+    ("path", "error", "said"),
+    [
+        (None, ArgumentTypeError, r"^iter_events: path must be a str or an os\.PathLike, got a NoneType$"),
+        (5, ArgumentTypeError, r"^iter_events: path must be a str or an os\.PathLike, got an int$"),
+        (
+            os.fsencode(STREAM),
+            ArgumentTypeError,
+            r"^iter_events: path must be a str or an os\.PathLike, got a bytes \(decode it with os\.fsdecode\(\)\)$",
+        ),
+        ("", ArgumentValueError, r"^iter_events: path is empty$"),
+    ],
+)
+def test_iter_events_refuses_a_bad_path_at_the_call(path: Any, error: type[Exception], said: str) -> None:
+    # Was pathlib's bare TypeError, and only at the first next(): the generator had not started.
+    with pytest.raises(error, match=said):
+        iter_events(path)
+
+
+def test_iter_events_refuses_a_folder_as_load_does(tmp_path: Path) -> None:
+    # Was a raw IsADirectoryError.
+    with pytest.raises(
+        NotARegularFileError, match=rf"^{re.escape(str(tmp_path))}: a folder, not a regular file$"
+    ):
+        list(iter_events(tmp_path))
+
+
+_READ_A_FIFO = textwrap.dedent(
+    """
+    import sys
+    from orion_messages import NotARegularFileError
+    from orion_messages.events import iter_events
+
+    try:
+        list(iter_events(sys.argv[1]))
+    except NotARegularFileError as error:
+        print(error.kind)
+    """
+)
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs are POSIX")
+def test_iter_events_refuses_a_fifo_instead_of_waiting_for_a_writer(tmp_path: Path) -> None:
+    # In a child process with a timeout, as the storage tests do: before, opening the FIFO
+    # waited forever for a writer.
+    fifo = tmp_path / "events.jsonl"
+    os.mkfifo(fifo)
+    done = subprocess.run(
+        [sys.executable, "-c", _READ_A_FIFO, str(fifo)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert (done.returncode, done.stdout.strip()) == (0, "a FIFO"), done.stderr[-2000:]
+
+
 # --- record_events ----------------------------------------------------------------------------
 
 # The conversation the stream describes, written by hand: every message_end's message in order,
@@ -650,6 +713,25 @@ def test_strict_refuses_a_repeat_only_of_a_key_the_event_type_has(line: str, ref
         (b"{}", "messages_from_events takes events, got a bytes"),
         ({"type": "warning", "message": "w"}, "messages_from_events takes events, got a dict"),
         ([{"type": "warning", "message": "w"}], "[0]: expected an event, found a dict"),
+        # Not iterable: was a bare "'NoneType' object is not iterable".
+        (
+            None,
+            "messages_from_events takes events, got a NoneType (an iterable of event models, as iter_events gives)",
+        ),
+        (
+            5,
+            "messages_from_events takes events, got an int (an iterable of event models, as iter_events gives)",
+        ),
+        (object(), "messages_from_events takes events, got an object (an iterable of event models"),
+        # One model: its fields were iterated ("[0]: expected an event, found a tuple").
+        (
+            Message.user("m", "x", timestamp=1),
+            "messages_from_events takes events, got a Message (not an event)",
+        ),
+        (
+            WarningEvent(message="w"),
+            "messages_from_events takes events, got a WarningEvent (put it in a list: [event])",
+        ),
     ],
 )
 def test_messages_from_events_refuses_what_is_not_an_event(events: Any, said: str) -> None:

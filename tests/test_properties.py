@@ -17,6 +17,7 @@ from orion_messages import (
     FormatError,
     Message,
     Problem,
+    ToolCall,
     append_jsonl,
     dumps,
     dumps_message,
@@ -72,7 +73,7 @@ def test_dumps_equals_an_independent_writer_with_floats(conversation: list[Messa
 @example(5e-324)
 @example(-0.0)
 def test_floats_are_spelled_as_current_serde_json_and_read_back_exactly(value: float) -> None:
-    message = Message.assistant("m", "", [{"id": "c", "name": "n", "arguments": value}], timestamp=1)  # type: ignore[list-item]
+    message = Message.assistant("m", "", [ToolCall(id="c", name="n", arguments=value)], timestamp=1)
     raw = dumps_message(message)
     spelled = raw.split(b'"arguments":', 1)[1][: -len(b"}]}")]
     assert spelled.decode() == zmij_float(value)

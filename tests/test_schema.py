@@ -13,7 +13,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from orion_messages import FormatError, loads_message
+from orion_messages import (
+    ArgumentTypeError,
+    ArgumentValueError,
+    FormatError,
+    NotARegularFileError,
+    loads_message,
+)
 from orion_messages.events import parse_event
 from orion_messages.schema import (
     SCHEMA_FILES,
@@ -21,6 +27,7 @@ from orion_messages.schema import (
     conversation_schema,
     main,
     message_schema,
+    render,
     tool_call_schema,
     tool_result_schema,
     write_schemas,
@@ -113,6 +120,74 @@ def test_write_schemas_leaves_right_files_untouched(tmp_path: Path) -> None:
         if path.name != "message.schema.json":
             assert path.stat().st_mtime_ns == stamps[path]
     assert json.loads((tmp_path / "message.schema.json").read_text(encoding="utf-8"))["title"] == "Message"
+
+
+@pytest.mark.parametrize(
+    ("out_dir", "error", "said"),
+    [
+        (
+            None,
+            ArgumentTypeError,
+            r"^write_schemas: out_dir must be a str or an os\.PathLike, got a NoneType$",
+        ),
+        (5, ArgumentTypeError, r"^write_schemas: out_dir must be a str or an os\.PathLike, got an int$"),
+        (
+            b"out",
+            ArgumentTypeError,
+            r"^write_schemas: out_dir must be a str or an os\.PathLike, got a bytes \(decode it with os\.fsdecode\(\)\)$",
+        ),
+        ("", ArgumentValueError, r"^write_schemas: out_dir is empty$"),
+    ],
+)
+def test_write_schemas_refuses_a_bad_out_dir(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, out_dir: Any, error: type[Exception], said: str
+) -> None:
+    # Was pathlib's bare TypeError; "" wrote the files into the current folder.
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(error, match=said):
+        write_schemas(out_dir)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_write_schemas_into_a_file_says_it_is_not_a_folder(tmp_path: Path) -> None:
+    # Was a raw FileExistsError ("File exists").
+    existing = tmp_path / "existing_file"
+    existing.write_bytes(b"keep")
+    with pytest.raises(NotADirectoryError, match=r"exists and is not a folder: '.*existing_file'$") as raised:
+        write_schemas(existing)
+    assert raised.value.filename == str(existing)
+    assert existing.read_bytes() == b"keep"
+
+
+def test_write_schemas_refuses_a_folder_where_a_schema_file_goes(tmp_path: Path) -> None:
+    # Was a raw IsADirectoryError from reading it; a FIFO there would have blocked the read.
+    (tmp_path / "message.schema.json").mkdir()
+    with pytest.raises(NotARegularFileError, match=r"message\.schema\.json: a folder, not a regular file$"):
+        write_schemas(tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("schema", "error", "said"),
+    [
+        (b"x", ArgumentTypeError, r"^render: schema must be a dict, got a bytes$"),
+        ({1, 2}, ArgumentTypeError, r"^render: schema must be a dict, got a set$"),
+        (
+            {"x": {1, 2}},
+            ArgumentTypeError,
+            r"^render: schema holds a value that is not JSON \(Object of type set is not JSON serializable\)$",
+        ),
+        # Was written silently as NaN, which no JSON reader accepts.
+        (
+            {"x": float("nan")},
+            ArgumentValueError,
+            r"^render: schema holds a value that is not JSON \(Out of range float values are not JSON compliant",
+        ),
+        ({"x": float("inf")}, ArgumentValueError, r"^render: schema holds a value that is not JSON "),
+    ],
+)
+def test_render_refuses_what_is_not_a_json_object(schema: Any, error: type[Exception], said: str) -> None:
+    with pytest.raises(error, match=said):
+        render(schema)
 
 
 @pytest.mark.parametrize("name", sorted(FILES))

@@ -29,6 +29,8 @@ from hypothesis import strategies as st
 
 import orion_messages as om
 from orion_messages import (
+    ArgumentTypeError,
+    ArgumentValueError,
     Conversation,
     FormatError,
     Message,
@@ -1445,3 +1447,133 @@ def test_a_last_line_nested_past_the_parser_is_still_told_whole_or_torn(tmp_path
     with pytest.warns(TornLineWarning, match="truncated it"):
         append_jsonl(log, first)
     assert log.read_bytes() == _record(first) * 2
+
+
+# --- Path arguments ---------------------------------------------------------------------------
+
+
+def _path_calls() -> dict[str, Callable[[Any], object]]:
+    """Every public reader and writer, by the name its error gives, called with ``path``."""
+    chat = _chat(1)
+    return {
+        "load": lambda path: load(path),
+        "read_jsonl": lambda path: read_jsonl(path),
+        "iter_jsonl": lambda path: iter_jsonl(path),  # not iterated: the call itself refuses
+        "save": lambda path: save(path, chat),
+        "save_jsonl": lambda path: save_jsonl(path, chat),
+        "append_jsonl": lambda path: append_jsonl(path, chat[0]),
+    }
+
+
+# The Conversation methods check the path themselves, so their errors name them.
+_CONVERSATION_PATH_CALLS: dict[str, tuple[str, Callable[[Any], object]]] = {
+    "Conversation.load": ("Conversation.load", lambda path: Conversation.load(path)),
+    "Conversation.load_jsonl": ("Conversation.load_jsonl", lambda path: Conversation.load_jsonl(path)),
+    "Conversation.save": ("Conversation.save", lambda path: Conversation(_chat(1)).save(path)),
+    "Conversation.save indent": (
+        "Conversation.save",
+        lambda path: Conversation(_chat(1)).save(path, indent=2),
+    ),
+    "Conversation.save_jsonl": (
+        "Conversation.save_jsonl",
+        lambda path: Conversation(_chat(1)).save_jsonl(path),
+    ),
+}
+
+
+def _all_path_calls() -> list[tuple[str, str, Callable[[Any], object]]]:
+    plain = [(name, name, call) for name, call in _path_calls().items()]
+    return plain + [(label, said, call) for label, (said, call) in _CONVERSATION_PATH_CALLS.items()]
+
+
+_PATH_CALLS = _all_path_calls()
+
+
+@pytest.mark.parametrize(("label", "function", "call"), _PATH_CALLS, ids=[c[0] for c in _PATH_CALLS])
+@pytest.mark.parametrize(
+    ("path", "found"), [(None, "a NoneType"), (5, "an int"), (True, "a bool"), (["x.json"], "a list")]
+)
+def test_a_path_of_the_wrong_type_is_refused_naming_the_function_and_path(
+    label: str, function: str, call: Callable[[Any], object], path: object, found: str
+) -> None:
+    # Was a bare TypeError from os.open or os.fspath ("path should be string, bytes or ...").
+    with pytest.raises(
+        ArgumentTypeError, match=rf"^{function}: path must be a str or an os\.PathLike, got {found}$"
+    ):
+        call(path)
+
+
+@pytest.mark.parametrize(("label", "function", "call"), _PATH_CALLS, ids=[c[0] for c in _PATH_CALLS])
+def test_a_bytes_path_is_refused_everywhere_with_a_hint(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, label: str, function: str, call: Callable[[Any], object]
+) -> None:
+    # Bytes half-worked: load(b"chat.json") read the file, save(b"chat.json", ...) failed with
+    # "a bytes-like object is required", as if the messages were wrong. Now one rule for all.
+    monkeypatch.chdir(tmp_path)
+    save("chat.json", _chat(1))
+    save_jsonl("chat.jsonl", _chat(1))
+    before = sorted(os.listdir(tmp_path))
+    for path in (b"chat.json", b"chat.jsonl"):
+        with pytest.raises(
+            ArgumentTypeError,
+            match=rf"^{function}: path must be a str or an os\.PathLike, got a bytes \(decode it with os\.fsdecode\(\)\)$",
+        ):
+            call(path)
+    assert sorted(os.listdir(tmp_path)) == before
+
+
+class _BytesPath:
+    """An ``os.PathLike`` that gives bytes."""
+
+    def __fspath__(self) -> bytes:
+        return b"chat.json"
+
+
+def test_a_path_like_giving_bytes_is_refused_as_bytes_are(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    save("chat.json", _chat(1))
+    for function, call in _path_calls().items():
+        with pytest.raises(
+            ArgumentTypeError,
+            match=rf"^{function}: path must be a str or an os\.PathLike of str, got a _BytesPath whose "
+            r"__fspath__\(\) gives bytes \(decode it with os\.fsdecode\(\)\)$",
+        ):
+            call(_BytesPath())
+
+
+@pytest.mark.parametrize(("label", "function", "call"), _PATH_CALLS, ids=[c[0] for c in _PATH_CALLS])
+def test_an_empty_path_is_refused_as_empty(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, label: str, function: str, call: Callable[[Any], object]
+) -> None:
+    # save("") said ": a folder, not a regular file" (the empty path resolved to the current
+    # folder); load("") a FileNotFoundError. Both now say what is wrong.
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ArgumentValueError, match=rf"^{function}: path is empty$"):
+        call("")
+    assert os.listdir(tmp_path) == []
+
+
+def test_append_jsonl_given_its_arguments_swapped_says_the_path_comes_first(tmp_path: Path) -> None:
+    # Said only "expected a Message, got a str"; save and save_jsonl already gave this hint.
+    log = tmp_path / "log.jsonl"
+    message = _chat(1)[0]
+    with pytest.raises(
+        ArgumentTypeError,
+        match=r"^append_jsonl\(path, message\) takes the path first; got a Message and then a str$",
+    ):
+        append_jsonl(message, str(log))  # type: ignore[arg-type]
+    with pytest.raises(ArgumentTypeError, match=r"takes the path first; got a Message and then a PosixPath$"):
+        append_jsonl(message, log)  # type: ignore[arg-type]
+    assert not log.exists()
+
+
+def test_iter_jsonl_refuses_a_bad_path_at_the_call_not_at_the_first_next() -> None:
+    # A generator's body runs at the first next(): the check must run before it.
+    with pytest.raises(
+        ArgumentTypeError, match=r"^iter_jsonl: path must be a str or an os\.PathLike, got a NoneType$"
+    ):
+        iter_jsonl(None)  # type: ignore[arg-type]
+    with pytest.raises(ArgumentValueError, match=r"^iter_jsonl: path is empty$"):
+        iter_jsonl("")

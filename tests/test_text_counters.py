@@ -15,6 +15,7 @@ import pytest
 from orion_messages import (
     TEMPLATES,
     ArgumentTypeError,
+    ArgumentValueError,
     Message,
     MissingExtraError,
     TokenCounter,
@@ -117,6 +118,38 @@ def test_a_folder_given_as_the_tokenizer_file_is_said_to_be_a_folder(
     with pytest.raises(IsADirectoryError) as caught:
         counter(str(tmp_path))
     assert caught.value.filename == str(tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("counter", "package", "what"),
+    [
+        (huggingface_counter, "tokenizers", "the tokenizer file"),
+        (sentencepiece_counter, "sentencepiece", "the SentencePiece model"),
+    ],
+)
+def test_a_file_the_tokenizer_cannot_read_is_named(
+    tmp_path: Path, counter: Callable[[str], object], package: str, what: str
+) -> None:
+    # tokenizers raised a bare Exception naming no file; SentencePiece a RuntimeError.
+    pytest.importorskip(package, reason='needs the tokenizer extras: pip install -e ".[test-tokenizers]"')
+    junk = tmp_path / "junk.db"
+    junk.write_text("junk")
+    with pytest.raises(
+        ArgumentValueError, match=f"^{counter.__name__}: cannot load {what} {re.escape(str(junk))}: ."
+    ) as caught:
+        counter(str(junk))
+    assert caught.value.__cause__ is not None  # the library's own error, for the details
+
+
+def test_an_encoding_tiktoken_does_not_know_is_named() -> None:
+    # tiktoken's ValueError passed through; it is still a ValueError.
+    pytest.importorskip("tiktoken", reason='needs the tokenizer extras: pip install -e ".[test-tokenizers]"')
+    with pytest.raises(
+        ArgumentValueError,
+        match=r'^tiktoken_counter: cannot load the encoding "no-such-encoding": Unknown encoding',
+    ) as caught:
+        tiktoken_counter("no-such-encoding")
+    assert isinstance(caught.value.__cause__, ValueError)
 
 
 @pytest.mark.parametrize(
