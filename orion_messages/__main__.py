@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from ._cli_exit import EXIT_INTERRUPTED, err
+import signal
+from collections.abc import Callable
+
+from ._cli_exit import EXIT_INTERRUPTED, err, ready_streams
 
 __all__ = ["main"]
 
@@ -14,12 +17,31 @@ def main() -> int:
     load (a few tenths of a second), and Ctrl-C in that time ends the command as Ctrl-C while it
     runs does, with ``interrupted`` and exit status 130, not with a traceback.
     """
+    ready_streams()
     try:
-        from . import cli
+        run = _import_cli()
     except KeyboardInterrupt:
         err("interrupted")
         return EXIT_INTERRUPTED
-    return cli.main()
+    return run()
+
+
+def _import_cli() -> Callable[[], int]:
+    """The command line's ``main``, imported with Ctrl-C held back until it is loaded (where the
+    platform can hold a signal back).
+
+    Ctrl-C raised inside pydantic-core while it builds a model comes out wrapped in its
+    ``SchemaError``; held back, the interrupt arrives once the import is over, as itself (the
+    call that stops holding it back raises it), so ``main`` ends the run with ``interrupted``.
+    """
+    holding = hasattr(signal, "pthread_sigmask")  # not on Windows
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT}) if holding else set()
+    try:
+        from .cli import main as run
+    finally:
+        if holding:
+            signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+    return run
 
 
 if __name__ == "__main__":

@@ -19,7 +19,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from ._cli_exit import EXIT_INVALID, EXIT_OK, EXIT_USAGE
 from ._cli_exit import err as _err
-from ._cli_text import printable, problem_lines
+from ._cli_text import printable, problem_lines, write_stdout
 from ._conversion_input import TIMESTAMP_EXPECTED, is_timestamp
 from ._json_rules import minus_zero_as_float
 from ._problems import problems_from
@@ -323,11 +323,11 @@ def _problems(error: ValidationError) -> list[Problem]:
 
 
 def _write_foreign(name: str, value: Any, *, pretty: bool) -> None:
-    text = json.dumps(value, ensure_ascii=False, indent=2 if pretty else None) + "\n"
+    data = (json.dumps(value, ensure_ascii=False, indent=2 if pretty else None) + "\n").encode("utf-8")
     if name == "-":
-        sys.stdout.write(text)
+        write_stdout(data)
     else:
-        _replace_atomically(name, text.encode("utf-8"))
+        _replace_atomically(name, data)
 
 
 def _shown(name: str) -> str:

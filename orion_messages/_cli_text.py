@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 import unicodedata
 from collections.abc import Sequence
 from typing import Any
@@ -13,6 +14,7 @@ from .errors import Problem
 
 __all__ = [
     "MAX_PROBLEMS_ON_STDERR",
+    "data_for_terminal",
     "display_width",
     "json_report",
     "one_line",
@@ -20,6 +22,7 @@ __all__ = [
     "printable",
     "problem_line",
     "problem_lines",
+    "write_stdout",
 ]
 
 MAX_PROBLEMS_ON_STDERR = 20
@@ -32,7 +35,9 @@ def json_report(value: Any) -> str:
     """A report as JSON text (indented): every character ``printable`` escapes is written as a
     ``\\uXXXX`` escape (a surrogate pair past U+FFFF), so no DEL, C1 control, line separator
     (U+2028, U+2029), bidirectional override or other invisible character taken from the data
-    reaches a terminal raw; the JSON is the same data. Other non-ASCII text stays as it is."""
+    reaches a terminal raw; the JSON is the same data. Other non-ASCII text stays as it is. A
+    lone surrogate (a byte of a file name that is not UTF-8) has no valid JSON escape: it is
+    written as the six characters the text output shows for it (``\\udcff``)."""
     return _NOT_PLAIN.sub(_json_escape, json.dumps(value, indent=2, ensure_ascii=False))
 
 
@@ -46,10 +51,39 @@ def _json_escape(match: re.Match[str]) -> str:
     if char.isprintable():
         return char
     code = ord(char)
+    if 0xD800 <= code <= 0xDFFF:
+        # A lone surrogate (a file name's undecodable byte, held as U+DC80-U+DCFF) has no valid
+        # JSON escape: strict readers (serde_json, orjson) refuse one. Written as the text that
+        # the text output shows for it, a backslash and ``uXXXX``.
+        return f"\\\\u{code:04x}"
     if code > 0xFFFF:
         code -= 0x10000
         return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
     return f"\\u{code:04x}"
+
+
+def data_for_terminal(data: bytes) -> bytes:
+    """JSON data (UTF-8) as it is shown on a terminal: every character text output escapes (DEL,
+    the C1 controls, U+2028, bidirectional overrides...) written as its ``\\uXXXX`` escape.
+
+    The JSON holds the same values; only its bytes differ from orion-core's, which leaves these
+    characters raw. Raw C0 controls in JSON are only the whitespace between values (strings
+    escape them), so those stay.
+    """
+    return _TERMINAL_UNSAFE.sub(_json_escape, data.decode("utf-8")).encode("utf-8")
+
+
+_TERMINAL_UNSAFE = re.compile(r"[^\x20-\x7e\t\n\r]")
+
+
+def write_stdout(data: bytes) -> None:
+    """Write JSON data to standard output: its UTF-8 bytes whatever the locale's encoding, as
+    ``data_for_terminal`` shows them when standard output is a terminal, else exactly."""
+    sys.stdout.flush()  # what was printed before goes first
+    if sys.stdout.isatty():
+        data = data_for_terminal(data)
+    sys.stdout.buffer.write(data)
+    sys.stdout.buffer.flush()
 
 
 def display_width(text: str) -> int:

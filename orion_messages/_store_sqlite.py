@@ -16,7 +16,8 @@ from pathlib import Path
 
 from ._store_ops import SyncBackend
 from ._store_sql import SQLITE
-from .errors import StoreError
+from .errors import NotARegularFileError, StoreError
+from .storage import _require_regular_file
 
 __all__ = ["IN_MEMORY", "connect"]
 
@@ -42,10 +43,10 @@ def connect(path: str, *, create: bool = True) -> SyncBackend:
     Raises:
         StoreError: the folder for a new database does not exist (the ``FileNotFoundError`` as
             its cause); with ``create=False``, no database at ``path`` (nothing is created);
-            ``path`` names a folder, or a file that is not a SQLite database.
+            ``path`` names a folder, a device, a FIFO or a socket, or a file that is not a
+            SQLite database.
     """
-    if os.path.isdir(path):  # sqlite3 would say only "unable to open database file"
-        raise StoreError(f"{path}: a folder, not a store database; name a file in it")
+    _require_database_file(path)
     # isolation_level=None: the driver starts no transactions of its own; the operations'
     # BEGIN IMMEDIATE / COMMIT are the only ones. check_same_thread=False: the backend's lock
     # serializes threads, and the async store runs it on its worker thread.
@@ -67,6 +68,20 @@ def connect(path: str, *, create: bool = True) -> SyncBackend:
         connection.close()
         raise
     return _SqliteBackend(connection, SQLITE, path)
+
+
+def _require_database_file(path: str) -> None:
+    """Refuse a path that names something other than a file, which sqlite3 reports only as
+    "unable to open database file" or "disk I/O error", naming nothing (a FIFO would block)."""
+    if path == IN_MEMORY:
+        return
+    try:
+        _require_regular_file(path)
+    except NotARegularFileError as error:
+        hint = "; name a file in it" if error.kind == "a folder" else ""
+        raise StoreError(f"{path}: {error.kind}, not a store database{hint}") from None
+    except OSError:
+        return  # missing (created, or refused as missing, below) or unreadable: sqlite3 says
 
 
 def _connect_existing(path: str) -> sqlite3.Connection:

@@ -32,10 +32,10 @@ from typing import Any, BinaryIO, Literal, NamedTuple, NoReturn, TextIO
 from pydantic import TypeAdapter, ValidationError
 
 from . import _cli_convert
-from ._cli_exit import EXIT_INTERRUPTED, EXIT_INVALID, EXIT_OK, EXIT_USAGE, PROG
+from ._cli_exit import EXIT_INTERRUPTED, EXIT_INVALID, EXIT_OK, EXIT_USAGE, PROG, ready_streams
 from ._cli_exit import err as _err
 from ._cli_text import MAX_PROBLEMS_ON_STDERR as _MAX_PROBLEMS_ON_STDERR
-from ._cli_text import display_width, one_line, padded
+from ._cli_text import display_width, one_line, padded, write_stdout
 from ._cli_text import json_report as _json_report
 from ._cli_text import printable as _printable
 from ._cli_text import problem_line as _problem_line
@@ -66,7 +66,7 @@ from .models import Message, Role, utc_datetime
 from .pruning import ContextConfig, PrunePlan, TokenCounter, estimate_tokens, prune
 from .schema import conversation_schema, render, write_schemas
 from .storage import _is_blank, _is_whole_record, _split_records, save, save_jsonl
-from .store import is_store_url, masked_url, parse_store_url
+from .store import is_store_url, is_url, masked_url, parse_store_url, url_passwords
 from .templates import ChatTemplate, ToolSchema, detect_template, get_template
 from .text_counters import (
     count_words,
@@ -119,13 +119,18 @@ class _Fatal(Exception):
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line with ``argv`` (default: ``sys.argv[1:]``) and return the exit status."""
+    ready_streams()
     if sys.stdout is None:  # started with standard output closed (``>&-``): nothing can be said
         _err("error: standard output is closed")
         return EXIT_INVALID
     parser = _parser()
+    secrets = _passwords(sys.argv[1:] if argv is None else argv)
     try:
         args = parser.parse_args(argv)
-    except SystemExit as stop:  # --help, --version and usage errors
+        _refuse_foreign_urls(args)
+    except _UsageError as usage:
+        return usage.report(secrets)
+    except SystemExit as stop:  # --help and --version
         return _status(stop.code)
     command: Callable[[argparse.Namespace], int] = args.run
     try:
@@ -134,8 +139,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         for line in fatal.lines:
             _err(line)
         return fatal.code
-    except SystemExit as stop:  # parser.error() from inside a command
-        return _status(stop.code)
+    except _UsageError as usage:  # parser.error() from inside a command
+        return usage.report(secrets)
     except KeyboardInterrupt:
         _err("interrupted")
         return EXIT_INTERRUPTED
@@ -171,15 +176,55 @@ def _out(line: str) -> None:
 # The command line
 
 
+class _UsageError(Exception):
+    """A usage error, raised by ``_Parser.error`` and reported by ``main``, which knows the
+    arguments' passwords: argparse quotes the arguments it refuses (``unrecognized arguments:
+    ...``) as they were typed, store URLs included."""
+
+    def __init__(self, usage: str, line: str) -> None:
+        super().__init__(line)
+        self.usage = usage
+        self.line = line
+
+    def report(self, secrets: Sequence[str]) -> int:
+        """Print the usage and the error line, passwords masked and escaped; return the status."""
+        line = self.line
+        for secret in secrets:
+            line = line.replace(secret, "***")
+        sys.stderr.write(self.usage)
+        sys.stderr.write(_printable(line) + "\n")  # a file name may hold ``\x1b]0;...\x07``
+        return EXIT_USAGE
+
+
 class _Parser(argparse.ArgumentParser):
-    """argparse's parser, its error line escaped as every line the command prints: argparse
-    quotes the arguments it refuses (``unrecognized arguments: ...``) as they were typed, and a
-    crafted argument (a file name holding ``\x1b]0;...\x07``) must not reach the terminal raw.
+    """argparse's parser, its usage errors raised as ``_UsageError`` for ``main`` to report.
     The subcommands' parsers are of this class too (``add_subparsers`` uses the parent's)."""
 
     def error(self, message: str) -> NoReturn:
-        self.print_usage(sys.stderr)
-        self.exit(EXIT_USAGE, f"{self.prog}: error: {_printable(message)}\n")
+        raise _UsageError(self.format_usage(), f"{self.prog}: error: {message}")
+
+
+def _passwords(argv: Sequence[str]) -> list[str]:
+    """The passwords in the arguments that are URLs, longest first (one may hold another)."""
+    found = {secret for item in argv if is_url(item) or is_store_url(item) for secret in url_passwords(item)}
+    return sorted(filter(None, found), key=len, reverse=True)
+
+
+_PATH_ARGUMENTS = ("paths", "path", "input", "output", "url")
+"""The arguments that name a file or a store, in every command that has them."""
+
+
+def _refuse_foreign_urls(args: argparse.Namespace) -> None:
+    """A URL of a scheme no command reads (``mysql://``, ``postgresql+psycopg://``) is a usage
+    error, shown without its password, rather than a file name that does not exist."""
+    for name in _PATH_ARGUMENTS:
+        value = getattr(args, name, None)
+        for item in value if isinstance(value, list) else [value]:
+            if isinstance(item, str) and is_url(item) and not is_store_url(item):
+                args.parser.error(
+                    f"{masked_url(item)}: not a store URL; expected sqlite:///PATH or "
+                    "postgresql://USER@HOST/DB (for a file of that name, write ./NAME)"
+                )
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -218,7 +263,7 @@ def _add_validate(commands: argparse._SubParsersAction[argparse.ArgumentParser])
     )
     _add_format(validate)
     validate.add_argument("-q", "--quiet", action="store_true", help="print problems only, no summary")
-    validate.set_defaults(run=_validate)
+    validate.set_defaults(run=_validate, parser=validate)
 
 
 _ONE_CONVERSATION = "a .json conversation, a .jsonl log, a store URL with ?conversation=ID, or - (stdin)"
@@ -234,7 +279,7 @@ def _add_stats(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     stats.add_argument("path", metavar="PATH", help=_ONE_CONVERSATION)
     _add_format(stats)
-    stats.set_defaults(run=_stats)
+    stats.set_defaults(run=_stats, parser=stats)
 
 
 _PRUNE_DESCRIPTION = (
@@ -318,7 +363,7 @@ def _add_schema(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         "to stdout. With --out DIR, write every schema file there.",
     )
     schema.add_argument("--out", metavar="DIR", help="write every schema file into this folder")
-    schema.set_defaults(run=_schema)
+    schema.set_defaults(run=_schema, parser=schema)
 
 
 def _add_convert(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -523,7 +568,10 @@ def _read_stdin(progress: _Progress) -> bytes:
         fd = sys.stdin.buffer.fileno()
     except (OSError, ValueError, AttributeError):
         return bytes(sys.stdin.buffer.read())
-    return _read_stream(fd, None, _STDIN_LABEL, progress)
+    try:
+        return _read_stream(fd, None, _STDIN_LABEL, progress)
+    except OSError as error:  # opened write-only (``0>file``), say: named, as a file's error is
+        raise OSError(error.errno, f"cannot read it: {error.strerror or error}", _STDIN_LABEL) from None
 
 
 def _read_open_file(name: str, fd: int, progress: _Progress) -> bytes:
@@ -956,10 +1004,8 @@ def _collect(raws: Sequence[str]) -> list[str | _Parsed]:
             found.extend(_unlisted(error, raw) for error in failures)
             if not inside and not failures:
                 found.append(_not_read(raw, _NO_CONVERSATIONS, what="folder"))
-        elif raw == STDIO or os.path.lexists(raw):
-            found.append(raw)
         else:
-            found.append(_not_read(raw, "no such file or folder"))
+            found.append(_looked_up(raw))
     unique: dict[str, str | _Parsed] = {}
     for item in found:
         name = item.name if isinstance(item, _Parsed) else item
@@ -968,6 +1014,21 @@ def _collect(raws: Sequence[str]) -> list[str | _Parsed]:
 
 
 _NO_CONVERSATIONS = "no .json, .jsonl or .ndjson files in this folder"
+
+
+def _looked_up(raw: str) -> str | _Parsed:
+    """``raw`` if something is there to be read (``_check_one`` reads it), else the report of why
+    not: "no such file or folder", or the system's reason (a name too long, a file where a folder
+    should be, no permission to look), which ``os.path.lexists`` would hide behind "no such"."""
+    if raw == STDIO:
+        return raw
+    try:
+        os.lstat(raw)
+    except FileNotFoundError:
+        return _not_read(raw, "no such file or folder")
+    except OSError as error:
+        return _not_read(raw, f"cannot read it: {error.strerror or error}")
+    return raw
 
 
 def _not_read(name: str, reason: str, *, what: str = "file") -> _Parsed:
@@ -1792,9 +1853,7 @@ def _write(output: str, messages: Sequence[Message], kind: Literal["json", "json
                 data = b"".join(dumps_message(message) + b"\n" for message in messages)
             else:
                 data = dumps(messages, indent=2 if pretty else None) + b"\n"
-            sys.stdout.flush()
-            sys.stdout.buffer.write(data)
-            sys.stdout.buffer.flush()
+            write_stdout(data)
             return
         path = Path(output)
         if path.is_dir():

@@ -66,6 +66,15 @@ class StoreURL:
         return self.backend == "sqlite" and self.database == _store_sqlite.IN_MEMORY
 
 
+_URL_START = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
+
+
+def is_url(text: str) -> bool:
+    """Whether ``text`` starts as a URL does (``scheme://``), whatever the scheme: a store URL or
+    one this library does not read (``mysql://``), never a file name the command line should try."""
+    return _URL_START.match(text) is not None
+
+
 def is_store_url(text: str) -> bool:
     """Whether ``text`` is a store URL (``sqlite:``, ``postgresql:`` or ``postgres:``) rather than a path."""
     scheme, colon, _ = text.partition(":")
@@ -81,7 +90,7 @@ def parse_store_url(url: str) -> StoreURL:
 
     Raises:
         ArgumentTypeError: ``url`` is not a str.
-        StoreError: not a store URL, a SQLite URL of another form than the module docstring's
+        StoreError: not a store URL, a PostgreSQL URL without ``//``, a SQLite URL of another form than the module docstring's
             (``sqlite:x.db``, ``sqlite:///`` with no path), a host in a SQLite URL, an unknown
             SQLite parameter, an empty or repeated ``conversation``, a percent-escape that is not UTF-8 (``%FF``) in the SQLite
             path or ``conversation``, or a NUL in the SQLite path.
@@ -99,6 +108,8 @@ def parse_store_url(url: str) -> StoreURL:
         raise StoreError(f"{display}: not a store URL; expected sqlite:///PATH or postgresql://USER@HOST/DB")
     conversation, kept = _conversation_parameter(segments, display)
     if backend == "postgresql":
+        if not head.startswith("//"):  # libpq would echo the whole text in its error, password too
+            raise StoreError(f"{display}: expected postgresql://USER@HOST/DB (with the two slashes)")
         # The authority and path exactly as written ("//" kept even with no host), for libpq.
         database = f"postgresql:{head}" + (f"?{'&'.join(kept)}" if kept else "")
         return StoreURL("postgresql", database, conversation, display)
@@ -183,13 +194,13 @@ def _secret_spans(url: str) -> list[tuple[int, int]]:
     """
     spans: list[tuple[int, int]] = []
     scheme, _, rest = url.partition(":")
-    if rest.startswith("//"):
-        authority = len(scheme) + 3
-        at = url.rfind("@")
-        colon = url.find(":", authority, at) if at > authority else -1
-        # A "/" or "?" before the colon: it is a port's or a parameter's, not the user name's.
-        if colon >= 0 and not any(mark in url[authority:colon] for mark in "/?"):
-            spans.append((colon + 1, at))
+    # A URL written with one slash or none (postgresql:/me:pw@host) is refused, but shown first.
+    authority = len(scheme) + 1 + (2 if rest.startswith("//") else len(rest) - len(rest.lstrip("/")))
+    at = url.rfind("@")
+    colon = url.find(":", authority, at) if at > authority else -1
+    # A "/" or "?" before the colon: it is a port's or a parameter's, not the user name's.
+    if colon >= 0 and not any(mark in url[authority:colon] for mark in "/?"):
+        spans.append((colon + 1, at))
     mark = url.find("?", len(scheme) + 1)
     offset = mark + 1
     for segment in url[offset:].split("&") if mark >= 0 else ():

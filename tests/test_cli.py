@@ -22,6 +22,7 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -714,6 +715,68 @@ def test_ctrl_c_while_the_command_line_loads_is_one_line_and_130() -> None:
         check=False,
     )
     assert (result.returncode, result.stdout, result.stderr) == (130, "", "orion-messages: interrupted\n")
+
+
+_REAL_CTRL_C_WHILE_LOADING = """
+import importlib.abc, os, signal, sys, time
+class Interrupt(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        if name == "orion_messages.events":
+            # A real Ctrl-C, arriving where pydantic-core builds a model and wraps the
+            # KeyboardInterrupt in its SchemaError: the run ended with that traceback, status 1.
+            try:
+                os.kill(os.getpid(), signal.SIGINT)
+                time.sleep(0.05)
+            except KeyboardInterrupt as interrupt:
+                raise RuntimeError("Error building validator") from interrupt
+sys.meta_path.insert(0, Interrupt())
+from orion_messages.__main__ import main
+sys.exit(main())
+"""
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="signals are held back on POSIX only")
+def test_a_real_ctrl_c_while_loading_waits_for_the_import_and_is_one_line() -> None:
+    result = subprocess.run(
+        [sys.executable, "-c", _REAL_CTRL_C_WHILE_LOADING, "validate", "-"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert (result.returncode, result.stdout, result.stderr) == (130, "", "orion-messages: interrupted\n")
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="closing a child's descriptor 2 is POSIX")
+def test_with_stderr_closed_nothing_but_the_data_reaches_stdout(tmp_path: Path) -> None:
+    # print(file=None) writes to stdout: the error went into the data stream of `convert -`.
+    source = tmp_path / "bad.json"
+    source.write_text('[{"id": "m", "role": "nobody", "content": "", "timestamp": 1}]')
+    result = subprocess.run(
+        [sys.executable, "-m", "orion_messages", "convert", str(source), "-", "--to", "jsonl"],
+        stdout=subprocess.PIPE,
+        preexec_fn=lambda: os.close(2),  # started with stderr closed, as `2>&-` starts it
+        timeout=120,
+        check=False,
+    )
+    assert (result.returncode, result.stdout) == (1, b"")
+
+
+@pytest.mark.parametrize("encoding", ["ascii", "latin-1"])
+def test_text_the_locale_cannot_encode_is_escaped_not_a_traceback(tmp_path: Path, encoding: str) -> None:
+    source = tmp_path / "bad.json"
+    source.write_text('[{"id": "m", "role": "Us\u00e9r\U0001f600", "content": "", "timestamp": 1}]')
+    result = subprocess.run(
+        [sys.executable, "-m", "orion_messages", "validate", str(source)],
+        capture_output=True,
+        env={**os.environ, "PYTHONIOENCODING": encoding},
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 1
+    assert b"Traceback" not in result.stderr
+    expected = "Us\\xe9r\\U0001f600" if encoding == "ascii" else "Us\xe9r\\U0001f600"
+    assert expected.encode(encoding) in result.stdout
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="SIGINT to a child is POSIX")
@@ -1891,6 +1954,18 @@ def test_json_report_escapes_as_text_output_does() -> None:
     assert text == '{\n  "k": "café 😀 \\udb40\\udc01 \\u009b \\n"\n}'
 
 
+@pytest.mark.skipif(sys.platform == "win32", reason="file names of arbitrary bytes are POSIX")
+def test_a_json_report_on_a_file_name_that_is_not_utf8_is_json_strict_readers_take(
+    tmp_path: Path, capsys: CaptureFixture
+) -> None:
+    # The byte 0xFF came out as the lone surrogate escape \udcff, which serde_json and orjson refuse.
+    name = os.fsdecode(bytes(tmp_path) + b"/bad\xff.json")
+    Path(name).write_bytes((FIXTURES / "own" / "conversation.json").read_bytes())
+    assert main(["validate", "--format", "json", name]) == 0
+    report = orjson.loads(capsys.readouterr().out)
+    assert report["files"][0]["path"] == f"{tmp_path}/bad\\udcff.json"
+
+
 def test_converted_data_keeps_orion_cores_bytes(tmp_path: Path, capsys: CaptureFixture) -> None:
     source = tmp_path / "odd.json"
     source.write_bytes('[{"id":"a\x7f\x85\u2028","role":"user","content":"hi","timestamp":1}]'.encode())
@@ -2405,3 +2480,125 @@ def test_a_folder_named_like_a_file_has_no_format(tmp_path: Path, capsys: Captur
     assert main(["validate", "--format", "json", str(tmp_path / "d.json")]) == 1
     (entry,) = json.loads(capsys.readouterr().out)["files"]
     assert (entry["format"], entry["valid"]) == (None, False)
+
+
+# --------------------------------------------------------------------------------------------
+# passwords in arguments the command cannot use
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        # argparse quoted the extra argument as typed.
+        (
+            ["stats", "a.json", "postgresql://bob:hunter2@h/db?conversation=c"],
+            "orion-messages: error: unrecognized arguments: postgresql://bob:***@h/db?conversation=c",
+        ),
+        (
+            ["list", "sqlite:///s.db", "postgresql://bob:p%40ss@h/db?password=hunter2"],
+            "orion-messages: error: unrecognized arguments: postgresql://bob:***@h/db?password=***",
+        ),
+        # A scheme no command reads was taken for a file name: "no such file", password and all.
+        (
+            ["stats", "mysql://bob:hunter2@h/db?conversation=c"],
+            "orion-messages stats: error: mysql://bob:***@h/db?conversation=c: not a store URL; expected "
+            "sqlite:///PATH or postgresql://USER@HOST/DB (for a file of that name, write ./NAME)",
+        ),
+        (
+            ["convert", "a.json", "postgresql+psycopg://bob:hunter2@h/db?conversation=c"],
+            "orion-messages convert: error: postgresql+psycopg://bob:***@h/db?conversation=c: not a store URL;",
+        ),
+        (
+            ["list", "HTTP://bob:hunter2@x/"],
+            "orion-messages list: error: HTTP://bob:***@x/: not a store URL;",
+        ),
+    ],
+)
+def test_a_usage_error_never_shows_a_password(argv: list[str], expected: str, capsys: CaptureFixture) -> None:
+    assert main(argv) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert "hunter2" not in captured.err
+    assert "p%40ss" not in captured.err
+    assert _lines(captured.err)[-1].startswith(expected)
+
+
+def test_a_postgresql_url_without_its_slashes_is_refused_without_its_password(capsys: CaptureFixture) -> None:
+    # libpq echoed the whole text in its error ("missing "=" after ..."), password included.
+    assert main(["stats", "postgresql:/bob:hunter2@127.0.0.1:1/db?conversation=c"]) == 1
+    assert _lines(capsys.readouterr().err) == [
+        "orion-messages: error: postgresql:/bob:***@127.0.0.1:1/db?conversation=c: "
+        "expected postgresql://USER@HOST/DB (with the two slashes)"
+    ]
+
+
+def test_a_file_whose_name_looks_like_a_url_is_read_as_written_with_dot_slash(
+    tmp_path: Path, capsys: CaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = tmp_path / "mysql:" / "x"
+    folder.mkdir(parents=True)
+    (folder / "c.json").write_bytes((FIXTURES / "own" / "conversation.json").read_bytes())
+    monkeypatch.chdir(tmp_path)
+    assert main(["validate", "-q", "./mysql://x/c.json"]) == 0
+    capsys.readouterr()
+
+
+def test_validate_says_why_a_path_cannot_be_looked_up(tmp_path: Path, capsys: CaptureFixture) -> None:
+    # os.path.lexists is False on ENAMETOOLONG and ENOTDIR: both were "no such file or folder".
+    too_long = str(tmp_path / ("a" * 300 + ".json"))
+    not_a_folder = tmp_path / "file.json"
+    not_a_folder.write_text("[]")
+    assert main(["validate", "-q", too_long, f"{not_a_folder}/x.json", str(tmp_path / "gone.json")]) == 1
+    assert _lines(capsys.readouterr().out) == [
+        f"{too_long}: cannot read it: {os.strerror(errno.ENAMETOOLONG)}",
+        f"{not_a_folder}/x.json: cannot read it: {os.strerror(errno.ENOTDIR)}",
+        f"{tmp_path / 'gone.json'}: no such file or folder",
+    ]
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="a write-only descriptor 0 is POSIX")
+def test_a_standard_input_that_cannot_be_read_is_named(tmp_path: Path) -> None:
+    # "error: Bad file descriptor" said nothing of where.
+    with open(tmp_path / "write-only", "w") as write_only:
+        result = subprocess.run(
+            [sys.executable, "-m", "orion_messages", "stats", "-"],
+            stdin=write_only,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+    assert (result.returncode, _lines(result.stderr)) == (
+        1,
+        [f"orion-messages: error: <stdin>: cannot read it: {os.strerror(errno.EBADF)}"],
+    )
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="pseudo-terminals are POSIX")
+@pytest.mark.parametrize("to", ["jsonl", "openai"])
+def test_converted_data_on_a_terminal_escapes_what_a_terminal_acts_on(tmp_path: Path, to: str) -> None:
+    # DEL, NEL (U+0085), the C1 CSI (U+009B) and a bidi override reached the terminal raw.
+    import pty
+
+    source = tmp_path / "odd.json"
+    odd = "a\x7f\x85\x9b\u202e\u2028 café"
+    source.write_text(json.dumps([{"id": odd, "role": "user", "content": odd, "timestamp": 1}]))
+    leader, follower = pty.openpty()
+    with os.fdopen(leader, "rb") as terminal:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "orion_messages", "convert", str(source), "-", "--to", to],
+            stdout=follower,
+            stderr=subprocess.DEVNULL,
+        )
+        os.close(follower)
+        assert process.wait(timeout=120) == 0
+        shown = b""
+        with contextlib.suppress(OSError):  # Linux: EIO once the terminal's other end is closed
+            while chunk := terminal.read1(1 << 16):
+                shown += chunk
+    escaped = "a\\u007f\\u0085\\u009b\\u202e\\u2028 café".encode()
+    assert escaped in shown
+    assert not any(raw.encode() in shown for raw in "\x7f\x85\x9b\u202e\u2028")
+    line = shown.decode().replace("\r\n", "\n").strip()  # the terminal turns \n into \r\n
+    value = json.loads(line)
+    assert odd in json.dumps(value, ensure_ascii=False)

@@ -7,6 +7,7 @@ store URL must fail naming the database and leave nothing behind.
 from __future__ import annotations
 
 import asyncio
+import os
 import re
 import sqlite3
 from pathlib import Path
@@ -245,3 +246,15 @@ def test_an_empty_file_is_a_new_database(tmp_path: Path) -> None:
     with open_store(f"sqlite:///{path}") as store:
         store.create("c")
     assert path.read_bytes().startswith(b"SQLite format 3\x00")
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/null"), reason="needs /dev/null")
+@pytest.mark.parametrize("create", [True, False])
+def test_a_device_or_a_fifo_is_refused_by_name(tmp_path: Path, create: bool) -> None:
+    # sqlite3 said "disk I/O error" for /dev/null and would block on a FIFO.
+    fifo = tmp_path / "chats.db"
+    os.mkfifo(fifo)
+    with pytest.raises(StoreError, match=r"^/dev/null: a character device, not a store database$"):
+        open_store("sqlite:////dev/null", create=create)
+    with pytest.raises(StoreError, match=rf"^{re.escape(str(fifo))}: a FIFO, not a store database$"):
+        open_store(f"sqlite:///{fifo}", create=create)
