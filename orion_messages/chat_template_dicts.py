@@ -21,7 +21,8 @@ from pydantic import ValidationError
 
 from ._arguments import decode_arguments, encode_arguments
 from ._conversion_input import _Input, _Numbering, _stamp, _unknown_keys
-from ._problems import describe, problems_from
+from ._problems import describe, problem_from
+from ._text import location
 from .conversions import ConversionResult, OrphanPolicy, _fix_orphans, _input_list, _Report
 from .errors import ConversionError, Problem, require_bool
 from .models import Message, Role
@@ -187,25 +188,72 @@ def _diff(actual: dict[str, Any], standard: dict[str, Any]) -> dict[str, Any]:
     return overlay
 
 
+def _merges(key: str, base: object, value: object) -> bool:
+    """Whether ``_restore`` merges the metadata's ``value`` for ``key`` into the template's ``base``
+    (call by call for ``tool_calls``, key by key for ``tool_result``) rather than replacing it."""
+    if key == "tool_calls":
+        return isinstance(base, list) and isinstance(value, list) and len(base) == len(value)
+    return key == "tool_result" and isinstance(base, dict) and isinstance(value, Mapping)
+
+
 def _restore(standard: dict[str, Any], overlay: Mapping[str, Any]) -> dict[str, Any]:
+    """The message ``standard`` stands for, with the ``"orion"`` metadata ``overlay`` laid over it."""
     data = dict(standard)
     for key, value in overlay.items():
-        base = data.get(key)
-        if (
-            key == "tool_calls"
-            and isinstance(base, list)
-            and isinstance(value, list)
-            and len(base) == len(value)
-        ):
+        if not _merges(key, data.get(key), value):
+            data[key] = value
+        elif key == "tool_calls":
             data[key] = [
                 {**call, **part} if isinstance(part, Mapping) else part
-                for call, part in zip(base, value, strict=True)
+                for call, part in zip(data[key], value, strict=True)
             ]
-        elif key == "tool_result" and isinstance(base, dict) and isinstance(value, Mapping):
-            data[key] = {**base, **value}
         else:
-            data[key] = value
+            data[key] = {**data[key], **value}
     return data
+
+
+_CALL_PLACES: dict[int | str, tuple[str, ...]] = {
+    "id": ("id",),
+    "name": ("function", "name"),
+    "arguments": ("function", "arguments"),
+}
+
+
+def _input_location(
+    loc: tuple[int | str, ...], entry: Mapping[str, Any], standard: dict[str, Any], overlay: Mapping[str, Any]
+) -> tuple[int | str, ...]:
+    """Where, in the template dict ``entry``, the value at ``loc`` of the restored message was given.
+
+    ``_restore`` laid the metadata ``overlay`` over ``standard`` (read from the template's own
+    keys), so a value the metadata gave is under ``"orion"`` at its own path; any other is at its
+    template key (``_template_location``). Pydantic's ``loc`` is of the restored message, which
+    is neither.
+    """
+    if not loc or not isinstance(loc[0], str) or loc[0] not in overlay:
+        return _template_location(loc, entry)
+    key, value = loc[0], overlay[loc[0]]
+    if not _merges(key, standard.get(key), value):
+        return (METADATA_KEY, *loc)
+    # Merged: a key the metadata's call or result does not hold was read from the template.
+    if key == "tool_calls":
+        part = value[loc[1]] if len(loc) > 1 else None
+        given = not isinstance(part, Mapping) or len(loc) < 3 or loc[2] in part
+    else:
+        given = len(loc) < 2 or loc[1] in value
+    return (METADATA_KEY, *loc) if given else _template_location(loc, entry)
+
+
+def _template_location(loc: tuple[int | str, ...], entry: Mapping[str, Any]) -> tuple[int | str, ...]:
+    """Where a restored message's value read by ``_standard`` is in the template dict, in its
+    spelling: a call's ``name`` is ``tool_calls[k].function.name``, a result's ``tool_name`` is
+    ``name`` (or ``tool_name``), its ``tool_call_id`` and ``content`` are top-level."""
+    if len(loc) > 2 and loc[0] == "tool_calls":
+        return ("tool_calls", loc[1], *_CALL_PLACES.get(loc[2], (loc[2],)), *loc[3:])
+    if len(loc) > 1 and loc[0] == "tool_result":
+        name = "name" if "name" in entry else "tool_name"  # the key _standard read it from
+        field = name if loc[1] == "tool_name" else loc[1]
+        return (field, *loc[2:])
+    return loc
 
 
 def _paths(overlay: Mapping[str, Any], standard: Mapping[str, Any]) -> list[str]:
@@ -276,10 +324,9 @@ def from_chat_template(
         try:
             message = Message.model_validate(data)
         except ValidationError as error:
-            for problem in problems_from(error):
-                reader.fail(
-                    f"[{index}].{problem.location}" if problem.location else f"[{index}]", problem.message
-                )
+            for detail in error.errors(include_url=False):
+                where = _input_location(tuple(detail["loc"]), entry, standard, overlay)
+                reader.fail(location((index, *where)), problem_from(detail).message)
             continue
         unanswered.extend((call.id, call.name) for call in message.tool_calls)
         out.append(message)

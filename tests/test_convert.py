@@ -645,8 +645,134 @@ def test_from_chat_template_reports_problems() -> None:
         "[0].role",
         "[1].content",
         "[1].tool_calls[0].function.arguments",
-        "[2].timestamp",
+        "[2].orion.timestamp",
     ]
+
+
+def _template_call(arguments: Any) -> dict[str, Any]:
+    return {"id": "c", "type": "function", "function": {"name": "f", "arguments": arguments}}
+
+
+def _with_metadata(metadata: dict[str, Any]) -> dict[str, Any]:
+    return {"role": "user", "content": "x", "orion": metadata}
+
+
+_A_ROLE = 'a role, one of "system", "user", "assistant", "tool_call" or "tool_result"'
+
+
+@pytest.mark.parametrize(
+    ("messages", "expected"),
+    [
+        (
+            [_with_metadata({"id": "a", "timestamp": "1"})],
+            ['[0].orion.timestamp: expected an integer, found the string "1"'],
+        ),
+        ([_with_metadata({"id": 7})], ["[0].orion.id: expected a string, found the number 7"]),
+        (
+            [{"role": "user", "content": "x"}, _with_metadata({"pinned": "yes"})],
+            ['[1].orion.pinned: expected a boolean (true or false), found the string "yes"'],
+        ),
+        (
+            [_with_metadata({"token_count": -1})],
+            ["[0].orion.token_count: expected an integer from 0 to 4294967295, found the number -1"],
+        ),
+        (
+            [_with_metadata({"role": "robot"})],
+            [f'[0].orion.role: expected {_A_ROLE}, found the string "robot"'],
+        ),
+        ([_with_metadata({"content": 5})], ["[0].orion.content: expected a string, found the number 5"]),
+        (
+            [_with_metadata({"note": float("inf")})],
+            [
+                "[0].orion.note: expected a finite number, found infinity (such as a number too large for a double)"
+            ],
+        ),
+        (
+            [
+                {
+                    "role": "tool",
+                    "content": "r",
+                    "tool_call_id": "c",
+                    "name": "f",
+                    "orion": {"tool_result": {"is_error": "no", "pending": 1}},
+                }
+            ],
+            [
+                '[0].orion.tool_result.is_error: expected a boolean (true or false), found the string "no"',
+                "[0].orion.tool_result.pending: expected a boolean (true or false), found the number 1",
+            ],
+        ),
+        (
+            [_with_metadata({"tool_result": 5})],
+            ["[0].orion.tool_result: expected an object, found the number 5"],
+        ),
+        (
+            [_with_metadata({"tool_result": {"tool_call_id": "c", "tool_name": "f", "content": "r"}})],
+            ["[0].orion.tool_result.is_error: required key is missing"],
+        ),
+        ([_with_metadata({"tool_calls": {}})], ["[0].orion.tool_calls: expected an array, found an object"]),
+        (
+            [_with_metadata({"tool_calls": [{"id": "c", "name": "f"}]})],
+            ["[0].orion.tool_calls[0].arguments: required key is missing"],
+        ),
+        (
+            [
+                {
+                    "role": "assistant",
+                    "content": "",
+                    "tool_calls": [_template_call({})],
+                    "orion": {"tool_calls": [{"name": 5}]},
+                }
+            ],
+            ["[0].orion.tool_calls[0].name: expected a string, found the number 5"],
+        ),
+        (
+            [
+                {
+                    "role": "assistant",
+                    "content": "",
+                    "tool_calls": [_template_call({})],
+                    "orion": {"tool_calls": ["x"]},
+                }
+            ],
+            ['[0].orion.tool_calls[0]: expected an object, found the string "x"'],
+        ),
+        (
+            [
+                {
+                    "role": "assistant",
+                    "content": "",
+                    "tool_calls": [_template_call({})],
+                    "orion": {"tool_calls": [{"arguments": float("nan")}]},
+                }
+            ],
+            ["[0].orion.tool_calls[0].arguments: expected a finite number, found NaN"],
+        ),
+        (
+            [{"role": "assistant", "content": "", "tool_calls": [_template_call({"a": float("nan")})]}],
+            ["[0].tool_calls[0].function.arguments: expected a finite number, found NaN (at .a)"],
+        ),
+        (
+            [
+                {
+                    "role": "assistant",
+                    "content": "",
+                    "tool_calls": [_template_call({"a": float("nan")})],
+                    "orion": {"tool_calls": [{"note": 1}]},
+                }
+            ],
+            ["[0].tool_calls[0].function.arguments: expected a finite number, found NaN (at .a)"],
+        ),
+    ],
+)
+def test_from_chat_template_locates_problems_in_the_input(
+    messages: list[dict[str, Any]], expected: list[str]
+) -> None:
+    # A value the "orion" metadata gave is reported under it; one from the template's own keys at
+    # that key, in the template's spelling (function.arguments): where it is in the input.
+    with pytest.raises(ConversionError) as caught:
+        from_chat_template(messages, timestamp=0)
+    assert [str(problem) for problem in caught.value.problems] == expected
 
 
 def test_to_converters_refuse_what_is_not_a_message() -> None:

@@ -94,6 +94,19 @@ def test_chat_template_round_trip_on_the_command_line(tmp_path: Path) -> None:
     assert dumps(load(back)) == dumps(load(source))
 
 
+def test_a_bad_chat_template_metadata_value_is_reported_where_it_is(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The CLI audit: the timestamp is under "orion" in the input, and the error must say so.
+    source, out = tmp_path / "ct1.json", tmp_path / "out.json"
+    source.write_text('[{"role":"user","content":"x","orion":{"id":"a","timestamp":"1"}}]', encoding="utf-8")
+    assert main(["convert", "--from", "chat-template", str(source), str(out)]) == 1
+    assert capsys.readouterr().err.splitlines() == [
+        f'orion-messages: error: {source}: [0].orion.timestamp: expected an integer, found the string "1"'
+    ]
+    assert not out.exists()
+
+
 def test_orphans_are_refused_unless_a_fix_is_chosen(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
