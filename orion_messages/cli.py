@@ -1648,10 +1648,10 @@ def _option_text(option: str, name: str) -> str:
 
 def _read_tools(name: str) -> list[ToolSchema]:
     """The tools of ``--tools FILE``, read as orion-core's serde reads them (``-0`` is the float
-    ``-0.0``, ``NaN`` is refused); any problem is a usage error naming the file and the place
-    (``--tools <stdin>`` for standard input, which names no file)."""
+    ``-0.0``, ``NaN`` is refused); any problem is a usage error naming the option, the file and
+    the place (``--tools tools.json: [0].name: ...``, ``--tools <stdin>: ...``)."""
     data = _option_bytes("--tools", name)
-    name = f"--tools {_STDIN_LABEL}" if name == STDIO else name
+    name = f"--tools {_STDIN_LABEL if name == STDIO else name}"  # which option, as when unreadable
     caught: list[OrionMessagesWarning] = []
     try:
         with _library_warnings(caught):
@@ -1721,6 +1721,8 @@ def _schema(args: argparse.Namespace) -> int:
         sys.stdout.buffer.write(render(conversation_schema()))
         sys.stdout.flush()
         return EXIT_OK
+    if not args.out:  # Path("") is the working folder: five files written where nobody asked
+        args.parser.error("--out names no folder; give one, or - for standard output")
     out = Path(args.out)
     if out.exists() and not out.is_dir():
         raise _Fatal(f"error: {args.out}: exists and is not a folder")

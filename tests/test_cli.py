@@ -1347,7 +1347,7 @@ def test_tools_parameters_minus_zero_is_the_float_minus_zero_as_in_serde(
         ('[{"name": "a",}]', ":1:15: malformed JSON: trailing comma"),
     ],
 )  # fmt: skip
-def test_a_bad_tools_file_is_one_line_naming_the_file_and_the_place(
+def test_a_bad_tools_file_is_one_line_naming_the_option_the_file_and_the_place(
     document: str, where: str, tmp_path: Path, capsys: CaptureFixture
 ) -> None:
     conversation = _write(tmp_path / "hi.json", HI)
@@ -1357,7 +1357,7 @@ def test_a_bad_tools_file_is_one_line_naming_the_file_and_the_place(
     captured = capsys.readouterr()
     assert captured.out == ""
     (line,) = _lines(captured.err)  # one line, no traceback
-    assert line.startswith(f"orion-messages: error: {tools}{where}")
+    assert line.startswith(f"orion-messages: error: --tools {tools}{where}")
 
 
 def test_an_unreadable_option_file_is_one_line_naming_the_option(
@@ -2602,3 +2602,15 @@ def test_converted_data_on_a_terminal_escapes_what_a_terminal_acts_on(tmp_path: 
     line = shown.decode().replace("\r\n", "\n").strip()  # the terminal turns \n into \r\n
     value = json.loads(line)
     assert odd in json.dumps(value, ensure_ascii=False)
+
+
+def test_schema_out_empty_is_a_usage_error(
+    tmp_path: Path, capsys: CaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Path("") is ".": the five schema files landed in the working folder.
+    monkeypatch.chdir(tmp_path)
+    assert main(["schema", "--out", ""]) == 2
+    assert _lines(capsys.readouterr().err)[-1] == (
+        "orion-messages schema: error: --out names no folder; give one, or - for standard output"
+    )
+    assert list(tmp_path.iterdir()) == []
