@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
 import orjson
@@ -56,6 +56,9 @@ __all__ = [
     "surrogate_at",
     "syntax_fault",
     "unreadable_spans",
+    "unreadable_tokens",
+    "readable_copy",
+    "open_paths",
     "first_non_finite_literal",
     "minus_zero_as_float",
     "value_problem",
@@ -526,31 +529,38 @@ def open_path(data: bytes | str, end: int) -> tuple[tuple[int | str, ...], bool]
 
     For placing an error: one Python step per token, on a failing path only.
     """
+    return next(open_paths(data, [end]))
+
+
+def open_paths(data: bytes | str, ends: Iterable[int]) -> Iterator[tuple[tuple[int | str, ...], bool] | None]:
+    """``open_path`` for each of ``ends`` (increasing), in one pass over the document."""
     pattern = _BYTES_TOKEN if isinstance(data, bytes) else _TEXT_TOKEN
     closing = {"[": "]", "{": "}"}
     stack: list[str] = []
     steps: list[int | str] = []
     expect = "value"
     position = 0
-    while (match := pattern.match(data, position, end)) is not None:
-        kind = _kind(match)
-        if kind == "string" and expect in ("key", "firstkey"):
-            try:
-                steps[-1] = json.loads(match[2])
-            except ValueError:  # invalid UTF-8: the JSON breaks here for the parser too
-                return None
-        depth = len(stack)
-        expect = _next_expectation(expect, kind, stack, closing)
-        if expect == "error":
-            return None
-        if len(stack) > depth:
-            steps.append(0 if kind == "[" else "")
-        elif len(stack) < depth:
-            steps.pop()
-        elif kind == "," and stack[-1] == "[":
-            steps[-1] = int(steps[-1]) + 1
-        position = match.end()
-    return tuple(steps), expect in ("key", "firstkey")
+    for end in ends:
+        while expect != "error" and (match := pattern.match(data, position, end)) is not None:
+            kind = _kind(match)
+            if kind == "string" and expect in ("key", "firstkey"):
+                try:
+                    steps[-1] = json.loads(match[2])
+                except ValueError:  # invalid UTF-8: the JSON breaks here for the parser too
+                    expect = "error"
+                    break
+            depth = len(stack)
+            expect = _next_expectation(expect, kind, stack, closing)
+            if expect == "error":
+                break
+            if len(stack) > depth:
+                steps.append(0 if kind == "[" else "")
+            elif len(stack) < depth:
+                steps.pop()
+            elif kind == "," and stack[-1] == "[":
+                steps[-1] = int(steps[-1]) + 1
+            position = match.end()
+        yield None if expect == "error" else (tuple(steps), expect in ("key", "firstkey"))
 
 
 def _kind(token: re.Match[Any]) -> str:
@@ -731,6 +741,53 @@ def unreadable_spans(data: bytes | str) -> list[Unreadable]:
             else:
                 found.append(span)
     return found
+
+
+def unreadable_tokens(data: bytes | str) -> list[tuple[int, int]]:
+    """Every number and string of ``data`` that jiter cannot read (as ``unreadable_spans``
+    finds them, but each token alone: an object key, and whatever the object around it holds),
+    as (start, end), in document order. One linear pass outside strings."""
+    pattern = _BYTES_UNREADABLE if isinstance(data, bytes) else _TEXT_UNREADABLE
+    found: list[tuple[int, int]] = []
+    position = 0
+    while (match := pattern.search(data, position)) is not None:
+        start, position = match.start(), match.end()
+        if match[4] is not None:
+            found.append((start, position))
+        elif match[1] is not None:
+            if (position := _string_end(data, start)) < 0:
+                break
+            if _lone_surrogate(data[start:position]) is not None:
+                found.append((start, position))
+    return found
+
+
+def readable_copy(data: bytes | str, tokens: list[tuple[int, int]]) -> bytes | str:
+    """``data`` with each of ``tokens`` (``unreadable_tokens``) made readable and nothing else
+    changed: a number becomes ``0``; a string keeps its length, its surrogate escapes written
+    ``\\ufffd``, so that whatever else is wrong in it (a raw control character, a bad escape)
+    is still found where it is."""
+    is_bytes = isinstance(data, bytes)
+    escape = _BYTES_ESCAPE if is_bytes else _TEXT_ESCAPE
+    pieces: list[Any] = []
+    copied = 0
+    for start, end in tokens:
+        token: Any = data[start:end]
+        if token[:1] in (b'"', '"'):
+            token = escape.sub(_without_surrogate, token)
+        else:
+            token = b"0" if is_bytes else "0"
+        pieces.extend((data[copied:start], token))
+        copied = end
+    pieces.append(data[copied:])
+    return (b"" if is_bytes else "").join(pieces)
+
+
+def _without_surrogate(escape: re.Match[Any]) -> Any:
+    hex_digits = escape[1]
+    if hex_digits is None or not 0xD800 <= int(hex_digits, 16) <= 0xDFFF:
+        return escape[0]
+    return b"\\ufffd" if isinstance(hex_digits, bytes) else "\\ufffd"
 
 
 def _is_key(data: bytes | str, after: int) -> bool:

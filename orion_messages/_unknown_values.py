@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import sys
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any, NamedTuple, TypeVar
 
 from pydantic import TypeAdapter, ValidationError
@@ -29,15 +29,26 @@ from ._json_rules import (
     line_and_column,
     minus_zero_as_float,
     offset_of,
+    open_paths,
+    readable_copy,
     syntax_fault,
     unreadable_spans,
+    unreadable_tokens,
     value_problem,
 )
 from ._problems import problem_from
 from ._text import location
 from .errors import FormatError, Problem, UnknownKeyWarning
 
-__all__ = ["Origin", "is_malformed", "is_too_deep", "json_invalid", "without_unwritable_unknown_keys"]
+__all__ = [
+    "Origin",
+    "PastUnreadable",
+    "is_malformed",
+    "is_too_deep",
+    "json_invalid",
+    "past_unreadable_values",
+    "without_unwritable_unknown_keys",
+]
 
 T = TypeVar("T")
 
@@ -90,6 +101,96 @@ def is_too_deep(error: ValidationError) -> bool:
     """Whether the parser stopped at a depth it cannot read."""
     # jiter gives no structured value for this; its type is json_invalid for every syntax error.
     return any("recursion limit" in detail["msg"] for detail in json_invalid(error))
+
+
+class PastUnreadable(NamedTuple):
+    """What serde_json meets first in a document where the parser stopped at a value it cannot
+    read: serde skips such a value unread in an unknown key and reads on."""
+
+    problem: Problem | None
+    """The first fault: malformed JSON past such values, or one of them in a field serde reads;
+    None when there is neither (the values are then left out by
+    ``without_unwritable_unknown_keys``)."""
+    stop: tuple[int, int] | None
+    """The problem's line and column: a NaN or infinity before it is what serde meets first."""
+
+
+Fields = Callable[[Path], "frozenset[str] | None"]
+"""The known keys of the object at a path of a document, or None where serde reads a map."""
+
+
+def past_unreadable_values(
+    adapter: TypeAdapter[Any], data: bytes | str, error: ValidationError, fields: Fields
+) -> PastUnreadable | None:
+    """Where serde_json first finds ``data`` at fault, when the parser's ``error`` may be a
+    value serde skips unread in an unknown key (a number too long for the parser, a lone
+    surrogate escape): the parser reads a copy with those values made readable, and the first
+    of them in a field serde reads (by ``fields``) before where that stops counts first.
+
+    None when ``data`` holds no such value, or nests deeper than the parser reads (the values
+    cut for their depth are checked by ``without_unwritable_unknown_keys``).
+    """
+    if not is_malformed(error) or is_too_deep(error) or not (tokens := unreadable_tokens(data)):
+        return None
+    copy = readable_copy(data, tokens)
+    try:
+        adapter.validator.validate_json(copy)
+    except ValidationError as again:
+        if is_too_deep(again):
+            return None
+        malformed = next(json_invalid(again), None)
+    else:
+        malformed = None
+    fault = None if malformed is None else problem_from(malformed)
+    stop = None if fault is None else _placed_back(fault, copy, data, tokens)
+    if stop is None and (literal := first_non_finite_literal(data)) is not None:
+        stop = offset_of(data, literal[1], literal[2])  # serde stops at it: look no further
+    read = None if stop is None else _first_read(data, tokens, stop, fields)
+    if read is not None:
+        start, end = read
+        span = Unreadable(start, end, "", data[start : start + 1] not in (b'"', '"'), read)
+        fault = _unreadable_problem(adapter, data, span)
+    elif fault is not None and stop is not None:
+        fault = Problem(fault.location, fault.message, *line_and_column(data, stop))
+    if fault is None or fault.line is None or fault.column is None:
+        return PastUnreadable(None, None)
+    return PastUnreadable(fault, (fault.line, fault.column))
+
+
+def _placed_back(
+    problem: Problem, copy: bytes | str, data: bytes | str, tokens: list[tuple[int, int]]
+) -> int:
+    """The index in ``data`` of ``problem``'s place in ``copy``, ``readable_copy(data, tokens)``
+    (where each number of ``tokens`` is one character long; strings keep their length)."""
+    if problem.line is None or problem.column is None:
+        return len(data)
+    at = offset_of(copy, problem.line, problem.column)
+    shift = 0
+    for start, end in tokens:
+        if at <= start - shift:
+            break
+        if data[start : start + 1] not in (b'"', '"'):
+            shift += end - start - 1
+    return at + shift
+
+
+def _first_read(
+    data: bytes | str, tokens: list[tuple[int, int]], before: int, fields: Fields
+) -> tuple[int, int] | None:
+    """The first of ``tokens`` that starts before ``before`` in a place serde reads (not inside
+    an unknown key's value), or None."""
+    starts = [start for start, _ in tokens if start < before]
+    for token, opened in zip(tokens[: len(starts)], open_paths(data, starts), strict=True):
+        if opened is None:  # the grammar breaks before it (the parser stopped there)
+            return None
+        path, at_key = opened
+        path = path[:-1] if at_key else path  # an object's own key is read, known or not
+        if not any(
+            isinstance(step, str) and (known := fields(path[:depth])) is not None and step not in known
+            for depth, step in enumerate(path)
+        ):
+            return token
+    return None
 
 
 def without_unwritable_unknown_keys(

@@ -34,7 +34,14 @@ from ._json_rules import (
 )
 from ._problems import problem_from, problems_from
 from ._text import kind_of, location, quoted
-from ._unknown_values import Origin, is_malformed, is_too_deep, json_invalid, without_unwritable_unknown_keys
+from ._unknown_values import (
+    Origin,
+    is_malformed,
+    is_too_deep,
+    json_invalid,
+    past_unreadable_values,
+    without_unwritable_unknown_keys,
+)
 from .checks import find_problems
 from .errors import ArgumentTypeError, ArgumentValueError, FormatError, Problem, require_bool
 from .models import Message, ToolCall, ToolResult, _WireModel
@@ -264,6 +271,11 @@ def validate_json(
     # stopped earlier at a depth it cannot read; then values orion-core would skip unread.
     if not is_too_deep(failure):
         refuse_non_finite_literal(data, _malformed_at(failure))
+    # Where the parser stopped may be a value serde skips unread: what serde meets past it.
+    if not read_whole and (past := past_unreadable_values(adapter, data, failure, _document_fields)):
+        refuse_non_finite_literal(data, past.stop)
+        if past.problem is not None:
+            raise _explained(FormatError([past.problem]), data, skips_unknown=True, numbers_read=True)
     # In a document serde reads whole, an unknown value it cannot read is not skipped; a known
     # field's own error says more, so this is asked only when all that failed is unknown keys.
     if read_whole and _only_unknown_keys(failure) and (refused := _unreadable_whole(data)):
@@ -344,10 +356,14 @@ def _malformed_at(error: ValidationError) -> tuple[int, int] | None:
     return None
 
 
-def _explained(error: FormatError, data: bytes | str, *, skips_unknown: bool) -> FormatError:
+def _explained(
+    error: FormatError, data: bytes | str, *, skips_unknown: bool, numbers_read: bool = False
+) -> FormatError:
     """Place malformed JSON where serde_json reports it, and say plainly why a document that is
     empty or starts with a byte order mark is not JSON. ``skips_unknown``: serde skips unknown
-    keys' values unread (a message's, not an event's, which it reads whole)."""
+    keys' values unread (a message's, not an event's, which it reads whole). ``numbers_read``:
+    the parser read past the numbers too long for it (``past_unreadable_values``), so a problem
+    at one is not its own."""
     if len(error.problems) != 1:
         return error
     (problem,) = error.problems
@@ -357,16 +373,35 @@ def _explained(error: FormatError, data: bytes | str, *, skips_unknown: bool) ->
         return FormatError(
             [Problem("", "malformed JSON: the document is empty", line, column - 1)], source=error.source
         )
+    if encoding := _byte_order_mark(data):  # before the UTF-8 check: no JSON value starts with one
+        why = "malformed JSON: the document starts with a byte order mark, which JSON does not allow"
+        if encoding != "UTF-8":
+            why = f"malformed JSON: the document starts with a {encoding} byte order mark: it is {encoding} text, and JSON here must be UTF-8"
+        return FormatError([Problem("", why, 1, 1)], source=error.source)
     if isinstance(data, bytes) and _UTF8_WORDING in problem.message:
         return _at_invalid_utf8(error, data)
-    if moved := _at_number_end(problem, data):
+    if not numbers_read and (moved := _at_number_end(problem, data)):
         return FormatError([moved], source=error.source)
     if skips_unknown and (moved := _in_skipped_string(problem, data)):
         return FormatError([moved], source=error.source)
-    if problem.line == 1 and data.startswith(b"\xef\xbb\xbf" if isinstance(data, bytes) else "\ufeff"):  # type: ignore[arg-type]
-        why = "malformed JSON: the document starts with a byte order mark, which JSON does not allow"
-        return FormatError([Problem("", why, 1, 1)], source=error.source)
     return error
+
+
+# UTF-32's marks first: UTF-32LE's starts with UTF-16LE's.
+_BYTE_ORDER_MARKS = (
+    (b"\xff\xfe\x00\x00", "UTF-32"),
+    (b"\x00\x00\xfe\xff", "UTF-32"),
+    (b"\xff\xfe", "UTF-16"),
+    (b"\xfe\xff", "UTF-16"),
+    (b"\xef\xbb\xbf", "UTF-8"),
+)
+
+
+def _byte_order_mark(data: bytes | str) -> str | None:
+    """The encoding whose byte order mark ``data`` starts with, or None."""
+    if isinstance(data, str):
+        return "UTF-8" if data.startswith("\ufeff") else None
+    return next((encoding for mark, encoding in _BYTE_ORDER_MARKS if data.startswith(mark)), None)
 
 
 _UTF8_WORDING = "invalid UTF-8"

@@ -506,3 +506,97 @@ def test_open_path_names_the_containers_open_at_a_place(
 
 def test_open_path_gives_up_on_a_key_that_is_not_utf8() -> None:
     assert open_path(b'[{"id":"m","\xff":{"x":"', 25) is None
+
+
+# --- A value serde skips unread, and a fault elsewhere (CLI audit, item 7). -------------------------
+# jiter stops at a number too long for it or at a lone surrogate escape; serde skips both in an
+# unknown key and stops at the real fault. Positions measured with interop/rust's orion-serde
+# (serde_json 1.0.87), and by hand: _HEAD fills columns 1-58, the value starts at 59 (a
+# 5000-digit number ends at 5058, "\ud800" with its quotes at 66); in a record, one column less.
+_HEAD = '[{"id":"a","role":"user","content":"x","timestamp":1,"zz":'
+_DIGITS = "1" * 5000
+_SURROGATE = '"\\ud800"'
+
+
+@pytest.mark.filterwarnings("ignore::orion_messages.UnknownKeyWarning")
+@pytest.mark.parametrize(
+    ("document", "line", "column", "message"),
+    [
+        (_HEAD + _DIGITS + "},]", 1, 5061, "trailing comma"),  # at the "]"
+        (_HEAD + _DIGITS + "}]x", 1, 5061, "unexpected data after the end of the document"),
+        (_HEAD + _SURROGATE + "},]", 1, 69, "trailing comma"),
+        (_HEAD + _SURROGATE + "}] x", 1, 70, "unexpected data after the end of the document"),
+        (_HEAD + _DIGITS + ',"y" 1}]', 1, 5064, "expected `:` after an object key"),
+        (_HEAD + _DIGITS + ',"y":NaN}]', 1, 5064, "expected a JSON value, found NaN"),
+        (_HEAD + _DIGITS + "}", 1, 5059, "the document ends inside an array"),
+        (_HEAD + "-" + _DIGITS + "x}]", 1, 5060, "expected `,` or `}` in an object"),
+        (_HEAD + _DIGITS + ',"y":"\\udc00"},]', 1, 5074, "trailing comma"),  # two skipped values
+        (_HEAD + _DIGITS + "},\n" + _HEAD[1:] + _SURROGATE + "}\n,]", 3, 2, "trailing comma"),
+        (_HEAD + '{"\\ud800":' + _DIGITS + ",,}}]", 1, 5070, "expected an object key"),  # in its object
+        # A fault in the skipped string itself: these loaded before, serde refuses them.
+        (_HEAD + '"\\ud800\x01"}]', 1, 65, "control character"),  # the byte before, as serde skips
+        (_HEAD + '"\\ud800\\q"}]', 1, 67, "invalid escape"),
+        # The fault before the value: as before.
+        (_HEAD + '1},,{"zz":' + _DIGITS + "}]", 1, 62, "expected a JSON value"),
+    ],
+)
+def test_a_fault_past_a_value_serde_skips_is_reported_where_serde_reports_it(
+    document: str, line: int, column: int, message: str
+) -> None:
+    for data in (document, document.encode()):
+        with pytest.raises(FormatError) as raised:
+            loads(data)
+        (problem,) = raised.value.problems
+        assert (problem.line, problem.column) == (line, column), problem
+        assert problem.message.startswith(f"malformed JSON: {message}")
+
+
+def test_an_unreadable_value_in_a_known_place_still_comes_before_a_later_fault() -> None:
+    # serde reads arguments: "number out of range" at the last digit (5105), not the trailing comma.
+    document = _HEAD[:-6] + ',"tool_calls":[{"id":"c","name":"n","arguments":{"a":' + _DIGITS + "}}]},]"
+    with pytest.raises(FormatError) as raised:
+        loads(document)
+    (problem,) = raised.value.problems
+    assert (problem.line, problem.column, problem.message) == (1, 5105, "malformed JSON: number out of range")
+
+
+@pytest.mark.filterwarnings("ignore::orion_messages.UnknownKeyWarning")
+def test_a_record_with_a_skipped_value_and_trailing_data_is_refused_at_the_data(tmp_path: Any) -> None:
+    from orion_messages import read_jsonl
+
+    record = _HEAD[1:]
+    with pytest.raises(FormatError) as raised:
+        loads_message(record + _SURROGATE + "}x")
+    assert [(p.line, p.column) for p in raised.value.problems] == [(1, 67)]
+    with pytest.raises(FormatError) as raised:
+        loads_message(record + _DIGITS + "}x")
+    assert [(p.line, p.column) for p in raised.value.problems] == [(1, 5059)]
+    path = tmp_path / "log.jsonl"
+    path.write_text(record + "1}\n" + record + _DIGITS + "} x\n")
+    with pytest.raises(FormatError) as raised:
+        read_jsonl(path)
+    assert "5060" in str(raised.value)
+    assert "number out of range" not in str(raised.value)
+
+
+def test_an_event_reads_the_unknown_value_first_as_serde_does() -> None:
+    # serde reads an event whole: "number out of range" at the last digit, before the "x".
+    with pytest.raises(FormatError) as raised:
+        parse_event('{"type":"agent_start","zz":' + _DIGITS + "}x")
+    assert [(p.line, p.column) for p in raised.value.problems] == [(1, 5027)]
+
+
+@pytest.mark.parametrize(
+    ("name", "line", "column"),
+    [  # serde_json's positions (orion-serde): the "]" after the comma, the "x", the byte before \x01
+        ("hostile-5000-digits-in-unknown-key-then-trailing-comma.json", 1, 5061),
+        ("hostile-lone-surrogate-in-unknown-key-then-trailing-data.json", 2, 1),
+        ("hostile-lone-surrogate-and-control-character-in-unknown-key.json", 1, 65),
+    ],
+)
+def test_hostile_files_with_a_skipped_value_and_a_fault_are_refused_at_the_fault(
+    name: str, line: int, column: int
+) -> None:
+    with pytest.raises(FormatError) as raised:
+        loads((INVALID / name).read_bytes())
+    assert [(p.line, p.column) for p in raised.value.problems] == [(line, column)]

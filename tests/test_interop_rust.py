@@ -308,6 +308,41 @@ def test_malformed_json_placed_where_serde_places_it(serde: Serde, golden: str) 
     assert misplaced == []
 
 
+_SKIPPED = [b'"x":' + b"1" * 5000, b'"x":"\\ud800"', b'"x":{"\\udc00":[1]}']
+"""Unknown keys whose values serde skips unread and the parser cannot read (a number too long
+for it, a lone surrogate escape in a string and in a key)."""
+
+
+def _misplaced(serde: Serde, documents: list[bytes]) -> list[tuple[bytes, str, str]]:
+    """The documents whose malformed JSON is placed here elsewhere than serde places it."""
+    misplaced = []
+    for document, answer in zip(documents, serde.each_line("conversation-lines", documents), strict=True):
+        assert isinstance(answer, str), document
+        serde_at = _POSITION.search(answer)
+        if serde_at is None or answer.startswith(_TYPE_ERRORS):
+            continue
+        error = _our_verdict(document)
+        assert error is not None
+        problem = error.problems[0]
+        if (problem.line, problem.column) != (int(serde_at.group(1)), int(serde_at.group(2))):
+            misplaced.append((document[-200:], answer, str(problem)))
+    return misplaced
+
+
+@pytest.mark.filterwarnings("ignore::orion_messages.UnknownKeyWarning")
+def test_malformed_json_past_a_value_serde_skips_is_placed_where_serde_places_it(serde: Serde) -> None:
+    """CLI audit item 7: the parser stops at such a value, serde reads on to the real fault.
+    Each fault of ``_faults``, the end cut short, a trailing comma and trailing data, with such
+    a value in the first message's first key (so before nearly every fault)."""
+    golden = (FIXTURES / "v0.7/tool-loop-parallel.json").read_bytes().replace(b"\n", b" ")
+    documents = []
+    for skipped in _SKIPPED:
+        base = golden.replace(b"{", b"{" + skipped + b",", 1)
+        documents += _faults(base) + [base[:end] for end in range(len(base) - 80, len(base))]
+        documents += [base.rstrip()[:-1] + b",]", base + b"x", base.replace(b"}", b"},,", 1)]
+    assert _misplaced(serde, documents) == []
+
+
 def _ordered(value: Any) -> Any:
     """A parsed JSON value whose comparison sees the order of object keys too."""
     if isinstance(value, dict):

@@ -659,3 +659,22 @@ def test_a_lone_surrogate_set_from_python_is_refused_at_its_string(message: Mess
     (problem,) = caught.value.problems
     assert problem.location == where
     assert "unpaired surrogate" in problem.message
+
+
+@pytest.mark.parametrize(
+    ("data", "encoding"),
+    [
+        ('[{"id":"a"}]'.encode("utf-16"), "UTF-16"),  # the platform's order, with its mark
+        (b"\xfe\xff" + '[{"id":"a"}]'.encode("utf-16-be"), "UTF-16"),
+        (b"\xff\xfe" + '[{"id":"a"}]'.encode("utf-16-le"), "UTF-16"),
+        ('[{"id":"a"}]'.encode("utf-32"), "UTF-32"),
+    ],
+)
+def test_a_utf16_or_utf32_document_is_named_as_such_where_serde_stops(data: bytes, encoding: str) -> None:
+    # serde_json: "expected value at line 1 column 1" (no JSON value starts with the mark).
+    with pytest.raises(FormatError) as caught:
+        loads(data)
+    (problem,) = caught.value.problems
+    assert (problem.line, problem.column) == (1, 1)
+    assert f"starts with a {encoding} byte order mark" in problem.message
+    assert "UTF-8" in problem.message
