@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import errno
+import gc
 import json
 import os
 import re
@@ -902,11 +903,15 @@ def _parse_records(
     never show those problems, so they skip it.
     """
     caught: list[OrionMessagesWarning] = []
+    failed = 0
     with _library_warnings(caught), _collector_paused():
         for index, (number, record, done) in enumerate(records):
             if progress is not None and index % _PROGRESS_EVERY_RECORDS == 0:
                 progress.show(done, size, f"checking {parsed.name}", unit="B")
-            _parse_record(record, number, parsed)
+            if not _parse_record(record, number, parsed):
+                failed += 1
+                if failed % _COLLECT_EVERY_FAILED == 0:
+                    gc.collect(0)
             if caught:
                 parsed.notice(_warning_problems(caught, number))
     if semantic and parsed.kind == "jsonl" and parsed.valid:
@@ -919,7 +924,14 @@ def _on_lines(problems: list[tuple[int, Problem]], lines: list[int]) -> list[Pro
     return [Problem(problem.location, problem.message, lines[index]) for index, problem in problems]
 
 
-def _parse_record(record: bytes, number: int, parsed: _Parsed) -> None:
+_COLLECT_EVERY_FAILED = 1000
+"""How many bad records between two young collections while the collector is paused: each
+failure leaves reference cycles (an exception, its traceback's frames), 2 kB a record, which a
+log of a million bad lines would otherwise hold until the end (gigabytes)."""
+
+
+def _parse_record(record: bytes, number: int, parsed: _Parsed) -> bool:
+    """Read one record into ``parsed``; whether it was read (its problems are in ``parsed``)."""
     event_type: str | None = None  # an event's type says which keys it knows
     try:
         if parsed.kind == "events":
@@ -930,8 +942,9 @@ def _parse_record(record: bytes, number: int, parsed: _Parsed) -> None:
             parsed.lines.append(number)
     except FormatError as error:
         parsed.add(error.at_line(number).problems)
-        return
+        return False
     parsed.add(_duplicate_keys(record, number, event_type))
+    return True
 
 
 def _duplicate_keys(record: bytes, line: int, event_type: str | None) -> list[Problem]:
