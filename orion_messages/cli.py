@@ -170,7 +170,18 @@ def _status(code: object) -> int:
 
 def _out(line: str) -> None:
     """Print one line of human output; data in it cannot reach the terminal raw."""
-    print(_printable(line))
+    _print_stdout(_printable(line))
+
+
+def _print_stdout(text: str) -> None:
+    """Print ``text`` on stdout; a failure to write (a full disk) is an ``OSError`` naming
+    ``<stdout>``, as a file's names the file. A closed pipe stays itself: ``main`` is quiet then."""
+    try:
+        print(text)
+    except BrokenPipeError:
+        raise
+    except OSError as error:
+        raise OSError(error.errno, f"cannot write: {error.strerror or error}", "<stdout>") from None
 
 
 # --------------------------------------------------------------------------------------------
@@ -1105,7 +1116,7 @@ def _validate(args: argparse.Namespace) -> int:
         if not args.quiet:
             _out(_validate_summary(tallies))
     else:
-        print(_json_report(_validate_json(tallies, strict=args.strict)))
+        _print_stdout(_json_report(_validate_json(tallies, strict=args.strict)))
     return EXIT_OK if all(tally.valid for tally in tallies) else EXIT_INVALID
 
 
@@ -1329,7 +1340,7 @@ def _stats(args: argparse.Namespace) -> int:
     with _collector_paused():  # turns and token counts of a long log: no cycles to collect
         summary = _summary(name, messages)
     if args.format == "json":
-        print(_json_report(summary))
+        _print_stdout(_json_report(summary))
         return EXIT_OK
     rows: list[tuple[str, str]] = [("messages", f"{summary['messages']:,}")]
     rows += [(f"  {role}", f"{count:,}") for role, count in summary["roles"].items()]
@@ -1383,7 +1394,7 @@ def _list(args: argparse.Namespace) -> int:
         raise _Fatal(f"error: {_printable(str(error))}") from None
     if args.format == "json":
         conversations = [{**asdict(info), "url": url} for info, url in listed]
-        print(_json_report({"store": store, "conversations": conversations}))
+        _print_stdout(_json_report({"store": store, "conversations": conversations}))
         return EXIT_OK
     rows = [("ID", "MESSAGES", "CREATED (UTC)", "UPDATED (UTC)", "TITLE")]
     rows += [
@@ -1436,7 +1447,7 @@ def _prune(args: argparse.Namespace) -> int:
         result = prune(messages, config, **_template_options(args))
     except ContextOverflowError as error:
         if args.format == "json":
-            print(_json_report(_refusal_json(name, error)))
+            _print_stdout(_json_report(_refusal_json(name, error)))
             return EXIT_INVALID
         raise _Fatal(f"error: cannot prune {name}: {error}", *_no_room_hint(config)) from None
     if to_store:

@@ -2386,10 +2386,12 @@ def test_a_closed_standard_output_is_one_error_line(hand: Path) -> None:
 
 
 @pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
-def test_a_full_standard_output_is_said_without_an_empty_name(hand: Path) -> None:
+@pytest.mark.parametrize("command", [["stats"], ["validate"], ["validate", "--format", "json"]])
+def test_a_full_standard_output_is_named(hand: Path, command: list[str]) -> None:
+    # Without an empty name; and, since the audit, with the stream's: "error: No space left on device".
     with open("/dev/full", "w") as full:
         result = subprocess.run(
-            [sys.executable, "-m", "orion_messages", "stats", str(hand)],
+            [sys.executable, "-m", "orion_messages", *command, str(hand)],
             stdout=full,
             stderr=subprocess.PIPE,
             text=True,
@@ -2398,7 +2400,7 @@ def test_a_full_standard_output_is_said_without_an_empty_name(hand: Path) -> Non
         )
     assert (result.returncode, _lines(result.stderr)) == (
         1,
-        ["orion-messages: error: No space left on device"],
+        [f"orion-messages: error: <stdout>: cannot write: {os.strerror(errno.ENOSPC)}"],
     )
 
 
