@@ -293,19 +293,7 @@ def _faults(document: bytes) -> list[bytes]:
     "golden", ["v0.7/tool-loop-parallel.json", "newer/unknown-keys.json", "v0.8/pending-mixed.json"]
 )
 def test_malformed_json_placed_where_serde_places_it(serde: Serde, golden: str) -> None:
-    faults = _faults((FIXTURES / golden).read_bytes().replace(b"\n", b" "))
-    misplaced = []
-    for document, answer in zip(faults, serde.each_line("conversation-lines", faults), strict=True):
-        assert isinstance(answer, str), document
-        serde_at = _POSITION.search(answer)
-        if serde_at is None or answer.startswith(_TYPE_ERRORS):
-            continue
-        error = _our_verdict(document)
-        assert error is not None
-        problem = error.problems[0]
-        if (problem.line, problem.column) != (int(serde_at.group(1)), int(serde_at.group(2))):
-            misplaced.append((document, answer, str(problem)))
-    assert misplaced == []
+    assert _misplaced(serde, _faults((FIXTURES / golden).read_bytes().replace(b"\n", b" "))) == []
 
 
 _SKIPPED = [b'"x":' + b"1" * 5000, b'"x":"\\ud800"', b'"x":{"\\udc00":[1]}']
