@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-
-from pydantic import BaseModel
+from collections.abc import Sequence
 
 from ._text import kind_of, quoted
 from .errors import ArgumentTypeError, Problem
-from .models import Message, Role
+from .models import Message, Role, not_a_collection
 
 __all__ = ["find_problems"]
 
@@ -41,9 +39,7 @@ def problems_by_message(messages: Sequence[Message]) -> list[tuple[int, Problem]
     """
     # Read once, so any iterable will do; refused whole: what would be iterated into nonsense
     # (text's characters, a mapping's keys, a model's fields) or is not iterable at all.
-    if isinstance(messages, (str, bytes, bytearray, Mapping, BaseModel)) or not isinstance(
-        messages, Iterable
-    ):
+    if not_a_collection(messages):
         raise ArgumentTypeError(f"find_problems takes a list of messages, got {kind_of(messages)}")
     problems: list[tuple[int, Problem]] = []
     message_ids: dict[str, int] = {}

@@ -128,7 +128,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     secrets = _passwords(sys.argv[1:] if argv is None else argv)
     try:
         args = parser.parse_args(argv)
-        _refuse_foreign_urls(args)
+        _check_path_arguments(args)
     except _UsageError as usage:
         return usage.report(secrets)
     except SystemExit as stop:  # --help and --version
@@ -226,12 +226,15 @@ _PATH_ARGUMENTS = ("paths", "path", "input", "output", "url")
 """The arguments that name a file or a store, in every command that has them."""
 
 
-def _refuse_foreign_urls(args: argparse.Namespace) -> None:
-    """A URL of a scheme no command reads (``mysql://``, ``postgresql+psycopg://``) is a usage
-    error, shown without its password, rather than a file name that does not exist."""
+def _check_path_arguments(args: argparse.Namespace) -> None:
+    """Usage errors for what names no file or store: an empty argument (``""``, which the
+    writers refuse deep inside), and a URL of a scheme no command reads (``mysql://``,
+    ``postgresql+psycopg://``, shown without its password) rather than a missing file."""
     for name in _PATH_ARGUMENTS:
         value = getattr(args, name, None)
         for item in value if isinstance(value, list) else [value]:
+            if item == "":
+                args.parser.error("an empty argument names no file: give a path, a store URL or -")
             if isinstance(item, str) and is_url(item) and not is_store_url(item):
                 args.parser.error(
                     f"{masked_url(item)}: not a store URL; expected sqlite:///PATH or "

@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import os
 import warnings
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import replace
 from types import MethodType
 from typing import Any, cast, overload
 
-from pydantic import BaseModel
 from typing_extensions import deprecated
 
 from . import storage
@@ -32,7 +31,7 @@ from .errors import (
     require_bool,
 )
 from .ids import COUNTER_MAX, message_number
-from .models import Message, ToolResult, require_token_count
+from .models import Message, ToolResult, not_a_collection, require_token_count
 from .planning import ContextConfig, PrunePlan, _context_config, _Counting, _counting, _plan, _PlanCache
 from .pruning import PruneResult, Summarizer, _prior_summary, _prune
 from .templates import ChatTemplate, ToolSchema
@@ -57,9 +56,7 @@ def _message_list(messages: Iterable[Message], function: str) -> list[Message]:
 
     A mapping or a model is iterable, but as its keys or fields: refused whole, not per item.
     """
-    if isinstance(messages, (str, bytes, bytearray, Mapping, BaseModel)) or not isinstance(
-        messages, Iterable
-    ):
+    if not_a_collection(messages):
         hint = " (put it in a list: [message])" if isinstance(messages, Message) else ""
         raise ArgumentTypeError(f"{function}: expected an iterable of Message, got {kind_of(messages)}{hint}")
     new = list(messages)

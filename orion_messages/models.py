@@ -524,6 +524,12 @@ def _require_tool_calls(tool_calls: object) -> None:
                 )
 
 
+def not_a_collection(value: object) -> bool:
+    """Whether ``value`` cannot stand for a collection of items: it is not iterable, or iterates
+    into nonsense (text's characters, a mapping's keys, a model's ``(name, value)`` pairs)."""
+    return isinstance(value, (str, bytes, bytearray, Mapping, BaseModel)) or not isinstance(value, Iterable)
+
+
 def require_message_list(messages: object, function: str, because: str = "") -> None:
     """Refuse what is not a list of messages where ``function`` needs one (it reads it twice, or
     indexes into it): an iterator would be read once and give a wrong answer, text would be

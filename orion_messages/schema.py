@@ -253,7 +253,7 @@ def write_schemas(out_dir: str | os.PathLike[str]) -> list[Path]:
         path = folder / name
         data = render(generate())
         if _current(path) != data:
-            _replace_atomically(path, data, function="write_schemas")
+            _replace_atomically(path, data)
         written.append(path)
     return written
 

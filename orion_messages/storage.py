@@ -256,13 +256,11 @@ def save_jsonl(path: PathLike, messages: Iterable[Message]) -> None:
     _replace_atomically(path, data)
 
 
-def _replace_atomically(path: PathLike, data: bytes, *, function: str = "save") -> None:
+def _replace_atomically(path: PathLike, data: bytes) -> None:
     """Put ``data`` at ``path`` so that a reader sees the old file or the new one, whole.
 
-    The path is checked here too (``function`` names the caller): ``Conversation.save`` and
-    the command line write through this function, not through ``save``.
+    ``path`` is checked by the caller (``_require_path``), which names itself in the error.
     """
-    _require_path(path, function)
     if os.fspath(path).endswith(_SEPARATORS):  # realpath would drop the slash; open() refuses it
         raise NotARegularFileError(os.fspath(path), "a folder's path (it ends in a slash)")
     target = Path(os.path.realpath(path))  # a symlink is followed: its target file is replaced
@@ -808,13 +806,14 @@ def read_jsonl(path: PathLike, *, repair: bool = False, strict: bool = False) ->
         NotARegularFileError: ``path`` names a FIFO, a device or a folder.
         OSError: the file cannot be read (or, with ``repair=True``, written).
     """
+    _require_path(path, "read_jsonl")
     return _read_jsonl(path, repair=repair, strict=strict)
 
 
 def _read_jsonl(path: PathLike, *, repair: bool, strict: bool) -> list[Message]:
     """``read_jsonl`` one call deeper: a ``TornLineWarning`` points at the caller of the function
-    that calls this one (``read_jsonl``, ``Conversation.load_jsonl``), not into the library."""
-    _require_path(path, "read_jsonl")
+    that calls this one (``read_jsonl``, ``Conversation.load_jsonl``), not into the library;
+    ``path`` is checked by them."""
     require_bool("repair", repair)
     require_bool("strict", strict)
     if not repair:

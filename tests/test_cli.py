@@ -2637,3 +2637,21 @@ def test_a_log_of_bad_lines_is_checked_in_memory_that_does_not_grow_with_it(tmp_
     small = _peak_memory_of_validating(tmp_path / "small.jsonl", 2_000)
     large = _peak_memory_of_validating(tmp_path / "large.jsonl", 8_000)
     assert large < 2 * small
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["convert", "{conversation}", "", "--to", "openai"],
+        ["convert", "{conversation}", "", "--to", "json"],
+        ["prune", "{conversation}", "-o", ""],
+        ["stats", ""],
+    ],
+)
+def test_an_empty_path_argument_is_a_usage_error(argv: list[str], capsys: CaptureFixture) -> None:
+    # `convert a.json "" --to openai` ended in a traceback (the writer's ArgumentValueError).
+    conversation = str(FIXTURES / "own" / "conversation.json")
+    assert main([item.format(conversation=conversation) for item in argv]) == 2
+    assert _lines(capsys.readouterr().err)[-1].endswith(
+        "error: an empty argument names no file: give a path, a store URL or -"
+    )
