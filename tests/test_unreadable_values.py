@@ -218,3 +218,24 @@ def test_digits_in_strings_fractions_and_exponents_are_not_integer_parts() -> No
     for document in (f'["{long}"]', f"[1.{long}]", f"[1e{long}]", f"[1e-{long}]", f'{{"{long}":1}}'):
         assert unreadable_spans(document) == []
         from_json(document)  # and jiter reads each one
+
+
+
+# Characters no JSON token starts or ends with: the scanner's lookahead skips runs of them.
+FILLER = st.text(st.sampled_from(["\x00", "a", "é", "\x7f", "\U0001f600"]), max_size=40)
+JSON_PIECES = st.sampled_from(['"', "[", "]", "{", "}", "-", "1" * (PARSER_INT_DIGITS_MAX + 1), r'"\ud800"', "0"])
+
+
+@given(st.lists(st.tuples(FILLER, JSON_PIECES), max_size=12))
+def test_runs_of_other_characters_between_tokens_only_shift_the_spans(pieces: list[tuple[str, str]]) -> None:
+    """The lookahead that makes long runs of other characters fast finds the same spans."""
+    spans = unreadable_spans("".join(filler + piece for filler, piece in pieces))
+    # The same pieces with each run of filler cut to one character: the spans only shift.
+    shifted = {}
+    position = short = 0
+    for filler, piece in pieces:
+        position, short = position + len(filler), short + min(len(filler), 1)
+        shifted[position] = short
+        position, short = position + len(piece), short + len(piece)
+    plain = unreadable_spans("".join(filler[:1] + piece for filler, piece in pieces))
+    assert [(shifted.get(span.start), span.why) for span in spans] == [(s.start, s.why) for s in plain]
