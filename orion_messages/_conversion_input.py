@@ -33,11 +33,12 @@ class _Input:
         """Record one problem at ``where``."""
         self.problems.append(Problem(where, message))
 
-    def items(self, value: Any, where: str) -> Sequence[Any]:
-        """``value`` as a list (a JSON array), or ``[]`` after recording a problem."""
+    def items(self, value: Any, where: str, expected: str = "an array") -> Sequence[Any]:
+        """``value`` as a list (a JSON array), or ``[]`` after recording a problem that says
+        what was ``expected`` there (where a string is also read, say so)."""
         if isinstance(value, (list, tuple)):
             return value
-        self.fail(where, f"expected an array, found {describe(value)}")
+        self.fail(where, f"expected {expected}, found {describe(value)}")
         return []
 
     def mapping(self, value: Any, where: str) -> Mapping[str, Any] | None:

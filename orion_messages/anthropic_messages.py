@@ -475,16 +475,18 @@ _USE_KEYS = frozenset({"type", "id", "name", "input"})
 _RESULT_KEYS = frozenset({"type", "tool_use_id", "content", "is_error"})
 
 
+# What a content may be, for errors (a system prompt holds text blocks only).
+_STRING_OR_BLOCKS = "a string or an array of content blocks"
+_STRING_OR_TEXT_BLOCKS = "a string or an array of text blocks"
+
+
 def _system_texts(reader: _Input, report: _Report, system: Any) -> list[str]:
     if system is None:
         return []
     if isinstance(system, str):
         return [system] if reader.utf8(system, "system") else []
-    if not isinstance(system, (list, tuple)):  # say both forms: "expected an array" hides the str one
-        reader.fail("system", f"expected a string or an array of text blocks, found {describe(system)}")
-        return []
     texts: list[str] = []
-    for number, item in enumerate(reader.items(system, "system")):
+    for number, item in enumerate(reader.items(system, "system", _STRING_OR_TEXT_BLOCKS)):
         where = f"system[{number}]"
         block = reader.mapping(item, where)
         if block is None:
@@ -504,7 +506,7 @@ def _content_blocks(reader: _Input, index: int, content: Any) -> Iterator[tuple[
 
     A block that is not an object is recorded as a problem by ``reader`` and skipped.
     """
-    for number, item in enumerate(reader.items(content, f"[{index}].content")):
+    for number, item in enumerate(reader.items(content, f"[{index}].content", _STRING_OR_BLOCKS)):
         where = f"[{index}].content[{number}]"
         block = reader.mapping(item, where)
         if block is not None:
@@ -586,7 +588,9 @@ def _result_text(reader: _Input, report: _Report, index: int, number: int, conte
         reader.utf8(content, f"[{index}].content[{number}].content")
         return content
     texts: list[str] = []
-    for part, item in enumerate(reader.items(content, f"[{index}].content[{number}].content")):
+    for part, item in enumerate(
+        reader.items(content, f"[{index}].content[{number}].content", _STRING_OR_BLOCKS)
+    ):
         where = f"[{index}].content[{number}].content[{part}]"
         block = reader.mapping(item, where)
         if block is None:

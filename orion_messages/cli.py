@@ -28,9 +28,12 @@ from contextlib import closing, contextmanager, suppress
 from dataclasses import asdict, dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import Any, BinaryIO, Literal, NamedTuple, NoReturn, TextIO
+from typing import TYPE_CHECKING, Any, BinaryIO, Literal, NamedTuple, NoReturn, TextIO
 
 from pydantic import TypeAdapter, ValidationError
+
+if TYPE_CHECKING:
+    from _typeshed import SupportsWrite
 
 from . import _cli_convert
 from ._cli_exit import EXIT_INTERRUPTED, EXIT_INVALID, EXIT_OK, EXIT_USAGE, PROG, ready_streams
@@ -124,31 +127,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     if sys.stdout is None:  # started with standard output closed (``>&-``): nothing can be said
         _err("error: standard output is closed")
         return EXIT_INVALID
-    parser = _parser()
-    secrets = _passwords(sys.argv[1:] if argv is None else argv)
+    given = sys.argv[1:] if argv is None else argv
     try:
-        args = parser.parse_args(argv)
-        _check_path_arguments(args)
-    except _UsageError as usage:
-        return usage.report(secrets)
-    except SystemExit as stop:  # --help and --version
-        return _status(stop.code)
-    command: Callable[[argparse.Namespace], int] = args.run
-    try:
-        return command(args)
+        return _parse_and_run(argv)
     except _Fatal as fatal:
         for line in fatal.lines:
             _err(line)
         return fatal.code
-    except _UsageError as usage:  # parser.error() from inside a command
-        return usage.report(secrets)
+    except _UsageError as usage:  # from argparse, from the checks after it, or from a command
+        return usage.report(given)
+    except SystemExit as stop:  # --help and --version
+        return _status(stop.code)
     except KeyboardInterrupt:
         _err("interrupted")
         return EXIT_INTERRUPTED
     except BrokenPipeError:  # e.g. piped into `head`: stop quietly
-        with suppress(OSError, ValueError, AttributeError):
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, sys.stdout.fileno())
+        _quiet_stdout()
         return EXIT_INVALID
     except OSError as error:  # anything the checks above did not foresee: still one line
         where = f"{error.filename}: " if error.filename else ""  # none: a standard stream
@@ -157,6 +151,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except MemoryError:
         _err("error: out of memory")
         return EXIT_INVALID
+
+
+def _parse_and_run(argv: Sequence[str] | None) -> int:
+    args = _parser().parse_args(argv)
+    _check_path_arguments(args)
+    command: Callable[[argparse.Namespace], int] = args.run
+    return command(args)
 
 
 def _status(code: object) -> int:
@@ -168,16 +169,24 @@ def _status(code: object) -> int:
     return EXIT_INVALID
 
 
+def _quiet_stdout() -> None:
+    """Point stdout at the null device, so that what is still buffered for a closed pipe or a
+    full disk is not written again, with a traceback, when Python exits."""
+    with suppress(OSError, ValueError, AttributeError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+
+
 def _out(line: str) -> None:
     """Print one line of human output; data in it cannot reach the terminal raw."""
     _print_stdout(_printable(line))
 
 
-def _print_stdout(text: str) -> None:
+def _print_stdout(text: str, end: str = "\n") -> None:
     """Print ``text`` on stdout; a failure to write (a full disk) is an ``OSError`` naming
     ``<stdout>``, as a file's names the file. A closed pipe stays itself: ``main`` is quiet then."""
     try:
-        print(text)
+        print(text, end=end)
     except BrokenPipeError:
         raise
     except OSError as error:
@@ -198,13 +207,17 @@ class _UsageError(Exception):
         self.usage = usage
         self.line = line
 
-    def report(self, secrets: Sequence[str]) -> int:
-        """Print the usage and the error line, passwords masked and escaped; return the status."""
+    def report(self, argv: Sequence[str]) -> int:
+        """Print the usage and the error line, passwords masked and escaped, and a hint for each
+        argument argparse took for an option that names a file; return the status."""
         line = self.line
-        for secret in secrets:
+        for secret in _passwords(argv):
             line = line.replace(secret, "***")
         sys.stderr.write(self.usage)
         sys.stderr.write(_printable(line) + "\n")  # a file name may hold ``\x1b]0;...\x07``
+        for item in argv:
+            if item.startswith("-") and item != "-" and os.path.lexists(item):
+                _err(f"hint: {item} is read as an option; for the file of that name, write ./{item}")
         return EXIT_USAGE
 
 
@@ -214,6 +227,14 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         raise _UsageError(self.format_usage(), f"{self.prog}: error: {message}")
+
+    def _print_message(self, message: str, file: SupportsWrite[str] | None = None) -> None:
+        # argparse ignores a failure to write (``--help > /dev/full`` exited 0, printing nothing);
+        # ``--help`` and ``--version`` on stdout fail as any report on stdout does.
+        if file is sys.stdout and message:
+            _print_stdout(message, end="")
+        else:
+            super()._print_message(message, file)
 
 
 def _passwords(argv: Sequence[str]) -> list[str]:

@@ -2404,6 +2404,37 @@ def test_a_full_standard_output_is_named(hand: Path, command: list[str]) -> None
     )
 
 
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+@pytest.mark.parametrize("command", [["--help"], ["stats", "--help"], ["--version"]])
+def test_help_and_version_that_cannot_be_written_are_named(command: list[str]) -> None:
+    # argparse ignores a failed write: these exited 0, having printed nothing anywhere.
+    with open("/dev/full", "w") as full:
+        result = subprocess.run(
+            [sys.executable, "-m", "orion_messages", *command],
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+    assert (result.returncode, _lines(result.stderr)) == (
+        1,
+        [f"orion-messages: error: <stdout>: cannot write: {os.strerror(errno.ENOSPC)}"],
+    )
+
+
+def test_a_file_name_read_as_an_option_gets_a_hint(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "-dash.json").write_text("[]", encoding="utf-8")
+    result = _run("stats", "-dash.json")
+    assert result.returncode == 2
+    assert _lines(result.stderr)[-1] == (
+        "orion-messages: hint: -dash.json is read as an option; for the file of that name, write ./-dash.json"
+    )
+    assert _run("stats", "./-dash.json").returncode == 0  # as the hint says
+    assert "hint" not in _run("stats", "-x.json").stderr  # no such file: no hint
+
+
 @pytest.mark.parametrize("depth", [1_000, 100_000])
 @pytest.mark.parametrize(
     "command",
