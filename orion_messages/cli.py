@@ -1642,6 +1642,14 @@ def _detected_template(name: str | None) -> ChatTemplate:
 _TOOLS: TypeAdapter[list[ToolSchema]] = TypeAdapter(list[ToolSchema])
 
 
+_TOOL_FIELDS = frozenset(ToolSchema.model_fields)
+
+
+def _tool_fields(path: tuple[int | str, ...]) -> frozenset[str] | None:
+    """``StructFields`` of a tools file: each tool's own keys (``parameters`` is a free value)."""
+    return _TOOL_FIELDS if len(path) == 1 and isinstance(path[0], int) else None
+
+
 def _tool_problems(error: ValidationError) -> list[Problem]:
     """The problems of a tools file; the top level is an array of tools, not of messages."""
     problems: list[Problem] = []
@@ -1696,7 +1704,7 @@ def _option_text(option: str, name: str) -> str:
 
 def _read_tools(name: str) -> list[ToolSchema]:
     """The tools of ``--tools FILE``, read as orion-core's serde reads them (``-0`` is the float
-    ``-0.0``, ``NaN`` is refused); any problem is a usage error naming the option, the file and
+    ``-0.0``, ``NaN`` and a repeated key of a tool are refused); any problem is a usage error naming the option, the file and
     the place (``--tools tools.json: [0].name: ...``, ``--tools <stdin>: ...``)."""
     data = _option_bytes("--tools", name)
     name = f"--tools {_STDIN_LABEL if name == STDIO else name}"  # which option, as when unreadable
@@ -1704,6 +1712,8 @@ def _read_tools(name: str) -> list[ToolSchema]:
     try:
         with _library_warnings(caught):
             tools = validate_json(_TOOLS, data, _tool_problems)
+        if repeated := duplicate_key_problems(data, _tool_fields):  # serde's "duplicate field"
+            raise FormatError(repeated)
     except FormatError as error:
         raise _Fatal(*_problem_lines(name, error.problems, error.omitted), code=EXIT_USAGE) from None
     for problem in _warning_problems(caught)[:_MAX_PROBLEMS_ON_STDERR]:

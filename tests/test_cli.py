@@ -1345,6 +1345,9 @@ def test_tools_parameters_minus_zero_is_the_float_minus_zero_as_in_serde(
         ('{"name": "a", "description": "b", "parameters": {}}', ": expected a JSON array of tools, found an object"),
         ('[{"name": "a", "description": "b", "parameters": NaN}]', ":1:50: malformed JSON: expected a JSON value, found NaN"),
         ('[{"name": "a",}]', ":1:15: malformed JSON: trailing comma"),
+        # serde's "duplicate field" (the format reference); in parameters, a free JSON value, no error
+        ('[{"name": "a", "description": "b", "parameters": {"x": 1, "x": 2}, "name": "c"}]',
+         ': [0]: duplicate key "name" in one object'),
     ],
 )  # fmt: skip
 def test_a_bad_tools_file_is_one_line_naming_the_option_the_file_and_the_place(
