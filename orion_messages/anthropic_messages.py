@@ -15,7 +15,6 @@ from typing import Any, Literal
 from typing_extensions import NotRequired, TypedDict
 
 from ._conversion_input import _Builder, _Input, _kind, _unknown_keys
-from ._problems import describe
 from ._text import quoted
 from .conversions import (
     _CALLING_ROLES,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable
 
 from ._text import kind_of, quoted
 from .errors import ArgumentTypeError, Problem
@@ -13,7 +13,7 @@ __all__ = ["find_problems"]
 _CALLING_ROLES = frozenset({Role.ASSISTANT, Role.TOOL_CALL})
 
 
-def find_problems(messages: Sequence[Message]) -> list[Problem]:
+def find_problems(messages: Iterable[Message]) -> list[Problem]:
     """The semantic problems in a conversation, each with its location.
 
     Finds duplicate message ids, duplicate tool-call ids, ``tool_calls`` on a role other than
@@ -30,7 +30,7 @@ def find_problems(messages: Sequence[Message]) -> list[Problem]:
     return [problem for _index, problem in problems_by_message(messages)]
 
 
-def problems_by_message(messages: Sequence[Message]) -> list[tuple[int, Problem]]:
+def problems_by_message(messages: Iterable[Message]) -> list[tuple[int, Problem]]:
     """``find_problems``, each problem with the index of the message it is found on: for a
     reader that places the messages on the lines of a file.
 

@@ -12,9 +12,9 @@ import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import replace
 from types import MethodType
-from typing import Any, cast, overload
+from typing import Any, ClassVar, cast, overload
 
-from typing_extensions import deprecated
+from typing_extensions import Self, deprecated
 
 from . import storage
 from ._encoded import _EncodedFile
@@ -100,7 +100,7 @@ class _MessagesView(Sequence[Message]):
             return self._items == list(other)
         return NotImplemented
 
-    __hash__ = None  # type: ignore[assignment]  # compares by value, like the list it shows
+    __hash__: ClassVar[None] = None  # type: ignore[assignment]  # compares by value, like the list it shows
 
     def __contains__(self, message: object) -> bool:
         return message in self._items
@@ -210,20 +210,18 @@ class Conversation(Sequence[Message]):
             return NotImplemented
         return self._messages == other._messages
 
-    __hash__ = None  # type: ignore[assignment]
+    __hash__: ClassVar[None] = None  # type: ignore[assignment]  # compares by value, and changes
 
     # --- files --------------------------------------------------------------------------------
 
     @classmethod
-    def load(cls, path: str | os.PathLike[str], *, strict: bool = False) -> Conversation:
+    def load(cls, path: str | os.PathLike[str], *, strict: bool = False) -> Self:
         """A conversation from a conversation file (``orion_messages.load``); raises as it does."""
         storage._require_path(path, "Conversation.load")
         return cls(storage.load(path, strict=strict))
 
     @classmethod
-    def load_jsonl(
-        cls, path: str | os.PathLike[str], *, repair: bool = False, strict: bool = False
-    ) -> Conversation:
+    def load_jsonl(cls, path: str | os.PathLike[str], *, repair: bool = False, strict: bool = False) -> Self:
         """A conversation from a JSON Lines log (``orion_messages.read_jsonl``); raises as it does."""
         storage._require_path(path, "Conversation.load_jsonl")
         return cls(storage._read_jsonl(path, repair=repair, strict=strict))  # warnings point at our caller

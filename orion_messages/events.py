@@ -18,7 +18,7 @@ import os
 import warnings
 from collections.abc import Generator, Iterable, Mapping
 from functools import partial
-from typing import Annotated, Any, ClassVar, Literal, get_args
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 from pydantic_core import ErrorDetails
@@ -64,19 +64,8 @@ _U32 = Annotated[int, Field(ge=0, le=U32_MAX)]
 """An unsigned 32-bit integer, as Rust's ``u32``: 0 to 4294967295."""
 
 
-class _Event(_WireModel):
+class _Event(_WireModel, frozen=True, allow_inf_nan=False):
     """What every event shares: strict typing, immutability, unknown keys kept (and checked to be JSON)."""
-
-    model_config: ClassVar[ConfigDict] = ConfigDict(
-        strict=True,
-        frozen=True,
-        extra="allow",
-        use_attribute_docstrings=True,
-        allow_inf_nan=False,
-        validate_default=False,
-        ser_json_inf_nan="constants",
-        cache_strings="keys",
-    )
 
     @classmethod
     def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
@@ -85,14 +74,14 @@ class _Event(_WireModel):
         cls.__doc__ = f"{inspect.cleandoc(cls.__doc__ or '')}\n\n{_FIELDS_HEADING}\n" + "\n".join(lines)
 
 
-class AgentStartEvent(_Event):
+class AgentStartEvent(_Event, frozen=True):
     """The agent starts a run (``agent_start``)."""
 
     type: Literal["agent_start"] = "agent_start"
     """The event's tag: ``agent_start``."""
 
 
-class AgentEndEvent(_Event):
+class AgentEndEvent(_Event, frozen=True):
     """The agent finished a run (``agent_end``), with the conversation's messages."""
 
     type: Literal["agent_end"] = "agent_end"
@@ -101,14 +90,14 @@ class AgentEndEvent(_Event):
     """The agent's messages when the run ended."""
 
 
-class TurnStartEvent(_Event):
+class TurnStartEvent(_Event, frozen=True):
     """A turn of the agent loop starts (``turn_start``): one generation and the tools it calls."""
 
     type: Literal["turn_start"] = "turn_start"
     """The event's tag: ``turn_start``."""
 
 
-class TurnEndEvent(_Event):
+class TurnEndEvent(_Event, frozen=True):
     """A turn of the agent loop ended (``turn_end``), with its assistant message and tool results."""
 
     type: Literal["turn_end"] = "turn_end"
@@ -119,7 +108,7 @@ class TurnEndEvent(_Event):
     """The results of the tools the turn called, in order (empty when it called none): tool results, not messages."""
 
 
-class MessageStartEvent(_Event):
+class MessageStartEvent(_Event, frozen=True):
     """A message starts (``message_start``); sent for user and tool-result messages, not assistant ones."""
 
     type: Literal["message_start"] = "message_start"
@@ -128,7 +117,7 @@ class MessageStartEvent(_Event):
     """The message."""
 
 
-class MessageDeltaEvent(_Event):
+class MessageDeltaEvent(_Event, frozen=True):
     """A piece of the assistant's reply as it is generated (``message_delta``)."""
 
     type: Literal["message_delta"] = "message_delta"
@@ -141,7 +130,7 @@ class MessageDeltaEvent(_Event):
     """The generation speed so far, in tokens per second."""
 
 
-class MessageEndEvent(_Event):
+class MessageEndEvent(_Event, frozen=True):
     """A message is complete (``message_end``); sent for every message the conversation gains."""
 
     type: Literal["message_end"] = "message_end"
@@ -150,7 +139,7 @@ class MessageEndEvent(_Event):
     """The complete message, as the conversation stores it."""
 
 
-class GenerationStatsEvent(_Event):
+class GenerationStatsEvent(_Event, frozen=True):
     """Statistics of a completed generation (``generation_stats``).
 
     Sent exactly once per completed generation, after the assistant message is created and
@@ -171,7 +160,7 @@ class GenerationStatsEvent(_Event):
     """Milliseconds the whole generation took."""
 
 
-class ToolExecStartEvent(_Event):
+class ToolExecStartEvent(_Event, frozen=True):
     """A tool starts running (``tool_exec_start``)."""
 
     type: Literal["tool_exec_start"] = "tool_exec_start"
@@ -184,7 +173,7 @@ class ToolExecStartEvent(_Event):
     """The call's arguments, any JSON value (as in ``ToolCall.arguments``)."""
 
 
-class ToolExecUpdateEvent(_Event):
+class ToolExecUpdateEvent(_Event, frozen=True):
     """Partial output of a running tool (``tool_exec_update``)."""
 
     type: Literal["tool_exec_update"] = "tool_exec_update"
@@ -197,7 +186,7 @@ class ToolExecUpdateEvent(_Event):
     """The partial output text the tool reported."""
 
 
-class ToolExecEndEvent(_Event):
+class ToolExecEndEvent(_Event, frozen=True):
     """A tool finished (``tool_exec_end``), with its result."""
 
     type: Literal["tool_exec_end"] = "tool_exec_end"
@@ -210,7 +199,7 @@ class ToolExecEndEvent(_Event):
     """The tool's result, as the tool-result message that follows carries it."""
 
 
-class ToolDeniedEvent(_Event):
+class ToolDeniedEvent(_Event, frozen=True):
     """A tool call was refused before it ran (``tool_denied``)."""
 
     type: Literal["tool_denied"] = "tool_denied"
@@ -223,7 +212,7 @@ class ToolDeniedEvent(_Event):
     """Why the call was refused."""
 
 
-class ContextBudgetEvent(_Event):
+class ContextBudgetEvent(_Event, frozen=True):
     """How much of the context window the next generation uses (``context_budget``)."""
 
     type: Literal["context_budget"] = "context_budget"
@@ -238,7 +227,7 @@ class ContextBudgetEvent(_Event):
     """Messages pruned to fit (unsigned 32-bit)."""
 
 
-class WarningEvent(_Event):
+class WarningEvent(_Event, frozen=True):
     """A warning from the agent (``warning``); the run goes on."""
 
     type: Literal["warning"] = "warning"
@@ -247,7 +236,7 @@ class WarningEvent(_Event):
     """The warning text."""
 
 
-class ErrorEvent(_Event):
+class ErrorEvent(_Event, frozen=True):
     """An error from the agent (``error``)."""
 
     type: Literal["error"] = "error"

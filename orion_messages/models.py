@@ -11,13 +11,14 @@ from __future__ import annotations
 import operator
 import time
 import warnings
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime, timedelta, timezone
 from enum import Enum
 from functools import partial
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar, cast, overload
 
-from pydantic import BaseModel, ConfigDict, Field, GetCoreSchemaHandler, ValidationError
+from pydantic import BaseModel, Field, GetCoreSchemaHandler, ValidationError
+from pydantic.config import ExtraValues
 from pydantic_core import core_schema
 from typing_extensions import Self, deprecated
 
@@ -76,18 +77,7 @@ class Role(str, Enum):
         return cast(core_schema.CoreSchema, {**schema, "serialization": core_schema.simple_ser_schema("str")})
 
 
-_WIRE_CONFIG = ConfigDict(
-    strict=True,
-    frozen=True,
-    extra="allow",
-    use_attribute_docstrings=True,
-    validate_default=False,
-    ser_json_inf_nan="constants",  # never silently null; the writer refuses the literals
-    cache_strings="keys",
-)
-
-
-class _SerdeJsonModel(BaseModel):
+class _SerdeJsonModel(BaseModel, frozen=True):
     """A model whose ``model_validate_json`` reads numbers as serde_json does.
 
     serde_json reads ``-0`` as the float ``-0.0`` (jiter, under pydantic, reads the integer 0),
@@ -96,24 +86,53 @@ class _SerdeJsonModel(BaseModel):
     """
 
     @classmethod
-    def model_validate_json(cls, json_data: str | bytes | bytearray, **options: Any) -> Self:
+    def model_validate_json(
+        cls,
+        json_data: str | bytes | bytearray,
+        *,
+        strict: bool | None = None,
+        extra: ExtraValues | None = None,
+        context: Any | None = None,
+        by_alias: bool | None = None,
+        by_name: bool | None = None,
+    ) -> Self:
         """pydantic's ``model_validate_json``, with serde_json's reading of ``-0``.
 
         An unknown key whose value cannot be written back (``1e400``, a lone surrogate escape) is
         refused here with pydantic's ``ValidationError``; ``loads_message`` and the other readers
         load such a document as orion-core does, leaving the key out with an ``UnknownKeyWarning``.
         """
+        validate = partial(
+            super().model_validate_json,
+            strict=strict,
+            extra=extra,
+            context=context,
+            by_alias=by_alias,
+            by_name=by_name,
+        )
         given = bytes(json_data) if isinstance(json_data, bytearray) else json_data
         fixed = minus_zero_as_float(given)
         try:
-            return super().model_validate_json(fixed, **options)
+            return validate(fixed)
         except ValidationError as error:
             if fixed is given or not any(detail["type"] == "json_invalid" for detail in error.errors()):
                 raise
-        return super().model_validate_json(given, **options)  # raises at the place in the document as given
+        return validate(given)  # raises at the place in the document as given
 
 
-class _WireModel(_SerdeJsonModel):
+# The configuration is given as class keywords, not ``model_config``: type checkers read
+# ``frozen`` only there (pyright only on the class itself, so each model repeats it), and flag
+# ``msg.content = ...``; the pydantic mypy plugin refuses the two forms together.
+class _WireModel(
+    _SerdeJsonModel,
+    frozen=True,
+    strict=True,
+    extra="allow",
+    use_attribute_docstrings=True,
+    validate_default=False,
+    ser_json_inf_nan="constants",  # never silently null; the writer refuses the literals
+    cache_strings="keys",
+):
     """What every wire model shares: strict, immutable, unknown keys kept as JSON values.
 
     The unknown keys' values are checked by the JSON value rules inside pydantic-core (the
@@ -122,7 +141,6 @@ class _WireModel(_SerdeJsonModel):
     offers (``model_dump_json``, ``model_dump``, the writers) gives the wire form.
     """
 
-    model_config: ClassVar[ConfigDict] = _WIRE_CONFIG
     __pydantic_extra__: dict[str, UNKNOWN_VALUE] = Field(init=False)
 
     values_unchecked: ClassVar[bool] = False
@@ -174,7 +192,7 @@ def _note_unchecked(values: Iterable[Any]) -> None:
             _WireModel.values_unchecked = True
 
 
-class ToolCall(_WireModel):
+class ToolCall(_WireModel, frozen=True):
     """A tool call an assistant message asks for, as orion-core writes it.
 
     In Python, unknown keys are kept as extra fields and written back after the known ones.
@@ -192,7 +210,7 @@ class ToolCall(_WireModel):
     """
 
 
-class ToolResult(_WireModel):
+class ToolResult(_WireModel, frozen=True):
     """The result of a tool call, carried by a ``tool_result`` message.
 
     In Python, unknown keys are kept as extra fields and written back after the known ones.
@@ -252,7 +270,7 @@ if TYPE_CHECKING:
         ) -> Message: ...
 
 
-class Message(_WireModel):
+class Message(_WireModel, frozen=True):
     """One message of a conversation, exactly as orion-core serializes it.
 
     In Python, messages are immutable: ``pin``, ``unpin`` and ``model_copy(update=...)`` give
@@ -319,7 +337,7 @@ class Message(_WireModel):
         return self.tool_result is not None and self.tool_result.pending
 
     @classmethod
-    def system(cls, id: str, content: str, *, timestamp: int | None = None) -> Message:
+    def system(cls, id: str, content: str, *, timestamp: int | None = None) -> Self:
         """A system message (orion-core's ``Message::system``).
 
         Raises:
@@ -329,7 +347,7 @@ class Message(_WireModel):
         return cls._make("Message.system", id, Role.SYSTEM, content, timestamp)
 
     @classmethod
-    def user(cls, id: str, content: str, *, timestamp: int | None = None) -> Message:
+    def user(cls, id: str, content: str, *, timestamp: int | None = None) -> Self:
         """A user message (orion-core's ``Message::user``); it starts a new turn.
 
         Raises:
@@ -343,10 +361,10 @@ class Message(_WireModel):
         cls,
         id: str,
         content: str,
-        tool_calls: tuple[ToolCall, ...] | list[ToolCall] = (),
+        tool_calls: Iterable[ToolCall] = (),
         *,
         timestamp: int | None = None,
-    ) -> Message:
+    ) -> Self:
         """An assistant message (orion-core's ``Message::assistant``), optionally calling tools.
 
         Raises:
@@ -356,8 +374,10 @@ class Message(_WireModel):
                 ``ToolCall(...)``).
             ArgumentValueError: ``timestamp`` outside the signed 64-bit range.
         """
-        if isinstance(tool_calls, Iterator):  # read once here, so that its items can be checked
-            tool_calls = tuple(tool_calls)
+        if not isinstance(tool_calls, (list, tuple, str, Mapping, ToolCall)) and isinstance(
+            tool_calls, Iterable
+        ):
+            tool_calls = tuple(tool_calls)  # a generator, a deque: read here, so that its items are checked
         _require_tool_calls(tool_calls)
         return cls._make("Message.assistant", id, Role.ASSISTANT, content, timestamp, tool_calls=tool_calls)
 
@@ -371,7 +391,7 @@ class Message(_WireModel):
         is_error: bool = False,
         *,
         timestamp: int | None = None,
-    ) -> Message:
+    ) -> Self:
         """A tool-result message (orion-core's ``Message::tool_result``).
 
         The text is stored twice, at the top and in the result, as orion-core does. A
@@ -425,7 +445,7 @@ class Message(_WireModel):
         content: str = "",
         *,
         timestamp: int | None = None,
-    ) -> Message:
+    ) -> Self:
         """A placeholder for a tool result still to come (``pending: true``).
 
         Fill it in later with ``Conversation.resolve(tool_call_id, content)``.
@@ -457,7 +477,7 @@ class Message(_WireModel):
         content: str,
         timestamp: int | None,
         **fields: Any,
-    ) -> Message:
+    ) -> Self:
         # ``constructor`` names the caller in errors: a role has two (tool_result_message, pending_result).
         return _built(
             constructor,

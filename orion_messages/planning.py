@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from enum import Enum
 from itertools import accumulate, compress, pairwise
 from operator import not_, sub
+from typing import TYPE_CHECKING, Literal
 
 from ._layout import _Columns, _Layout, _read_columns
 from ._text import kind_of
@@ -76,7 +77,17 @@ class ContextConfig:
     """Tokens sent outside the message list that the plan cannot see (without a template: your
     system prompt and tool schemas, orion-core's fixed overhead); added to the fixed overhead."""
     strategy: PruneStrategy = PruneStrategy.SLIDING_WINDOW
-    """What happens to the turns that do not fit."""
+    """What happens to the turns that do not fit; given by its value too (``"summarize"``)."""
+
+    if TYPE_CHECKING:  # for type checkers: the strategy may be given by its value, as at run time
+
+        def __init__(
+            self,
+            max_context_tokens: int = ...,
+            max_response_tokens: int = ...,
+            reserved_tokens: int = ...,
+            strategy: PruneStrategy | Literal["sliding_window", "summarize"] = ...,
+        ) -> None: ...
 
     def __post_init__(self) -> None:
         for name in ("max_context_tokens", "max_response_tokens", "reserved_tokens"):

@@ -20,6 +20,8 @@ from types import TracebackType
 from typing import Any, Literal, Protocol, TypeVar
 from urllib.parse import unquote
 
+from typing_extensions import Self
+
 from . import _store_ops as ops
 from . import _store_schema, _store_sqlite
 from ._store_ops import ConversationInfo, Operation, SyncBackend, _Unchanged, closed_error
@@ -515,7 +517,7 @@ class ConversationStore:
         """Close the connection."""
         self._backend.close()
 
-    def __enter__(self) -> ConversationStore:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(
@@ -696,7 +698,7 @@ class AsyncConversationStore:
         """Close the connection (and, for SQLite, its worker thread)."""
         await self._backend.close()
 
-    async def __aenter__(self) -> AsyncConversationStore:
+    async def __aenter__(self) -> Self:
         return self
 
     async def __aexit__(

@@ -14,9 +14,6 @@ import difflib
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from types import MappingProxyType
-from typing import ClassVar
-
-from pydantic import ConfigDict
 
 from ._json_rules import JSON_VALUE
 from ._pretty_json import pretty_json
@@ -35,15 +32,11 @@ __all__ = [
 ]
 
 
-class ToolSchema(_SerdeJsonModel):
+class ToolSchema(_SerdeJsonModel, frozen=True, strict=True, extra="ignore", use_attribute_docstrings=True):
     """A tool as orion-core advertises it to the model (``orion_core::ToolSchema``).
 
     Keys other than the three fields are ignored, as serde ignores them.
     """
-
-    model_config: ClassVar[ConfigDict] = ConfigDict(
-        strict=True, frozen=True, extra="ignore", use_attribute_docstrings=True
-    )
 
     name: str
     """The tool's name, as the model must write it in a tool call."""

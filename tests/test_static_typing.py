@@ -16,9 +16,21 @@ mypy_api = pytest.importorskip("mypy.api")
 # Each line that must be reported ends with "# expect: CODE"; every other line must pass.
 _USER_CODE = textwrap.dedent(
     """\
+    from collections.abc import Sequence
     from contextlib import closing
 
-    from orion_messages import ContextConfig, Conversation, Message, find_problems, iter_events, iter_jsonl, plan_prune
+    from orion_messages import (
+        ContextConfig,
+        Conversation,
+        Message,
+        PruneStrategy,
+        ToolCall,
+        WarningEvent,
+        find_problems,
+        iter_events,
+        iter_jsonl,
+        plan_prune,
+    )
     from orion_messages.events import record_events  # expect: deprecated
     from orion_messages.turns import Turns  # expect: attr-defined
     from orion_messages.turns import split_turnz  # expect: attr-defined
@@ -36,6 +48,30 @@ _USER_CODE = textwrap.dedent(
     latest: list[Message] = conversation[-2:]
     plan = plan_prune(conversation, ContextConfig())
     problems = find_problems(conversation)
+    # Found by the typing audit: what runs must type-check, what fails must be flagged.
+    problems = find_problems(iter_jsonl("log.jsonl"))  # any iterable, read once
+    summarizing = ContextConfig(max_context_tokens=8192, strategy="summarize")  # by its value
+    ContextConfig(strategy="sumarize")  # expect: arg-type
+    strategy: PruneStrategy = summarizing.strategy  # read back, always the enum
+
+
+    def reply(message_id: str, calls: Sequence[ToolCall]) -> Message:
+        return Message.assistant(message_id, "", calls)
+
+
+    Message.assistant("msg-3", "", (call for call in [ToolCall(id="c", name="n", arguments={})]))
+    Message.assistant("msg-3", "", ToolCall(id="c", name="n", arguments={}))  # expect: arg-type
+    message.content = "edited"  # expect: misc
+    message.tool_calls[0].arguments = {}  # expect: misc
+    WarningEvent(message="x").message = "y"  # expect: misc
+
+
+    class MyConversation(Conversation):
+        pass
+
+
+    mine: MyConversation = MyConversation.load("chat.json")  # Self, as the named constructors
+    Message.model_validate_json(b"{}", strct=True)  # expect: call-arg
     """
 )
 

@@ -220,10 +220,11 @@ def test_digits_in_strings_fractions_and_exponents_are_not_integer_parts() -> No
         from_json(document)  # and jiter reads each one
 
 
-
 # Characters no JSON token starts or ends with: the scanner's lookahead skips runs of them.
 FILLER = st.text(st.sampled_from(["\x00", "a", "é", "\x7f", "\U0001f600"]), max_size=40)
-JSON_PIECES = st.sampled_from(['"', "[", "]", "{", "}", "-", "1" * (PARSER_INT_DIGITS_MAX + 1), r'"\ud800"', "0"])
+JSON_PIECES = st.sampled_from(
+    ['"', "[", "]", "{", "}", "-", "1" * (PARSER_INT_DIGITS_MAX + 1), r'"\ud800"', "0"]
+)
 
 
 @given(st.lists(st.tuples(FILLER, JSON_PIECES), max_size=12))
