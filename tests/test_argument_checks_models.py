@@ -6,6 +6,7 @@ silent coercion. Each expectation is written out by hand."""
 from __future__ import annotations
 
 import re
+from collections import deque
 from typing import Any
 
 import pytest
@@ -70,7 +71,7 @@ def test_find_problems_names_what_is_not_a_list(given: object, kind: str) -> Non
 
 def test_find_problems_reads_any_iterable_once() -> None:
     duplicate = Message.user(USER.id, "again", timestamp=2)
-    problems = find_problems(iter([USER, duplicate]))  # type: ignore[arg-type]
+    problems = find_problems(iter([USER, duplicate]))
     assert [problem.location for problem in problems] == ["[1].id"]
     with pytest.raises(ArgumentTypeError, match=r"^find_problems takes a list of messages, got a Message$"):
         find_problems(USER)  # type: ignore[arg-type]
@@ -159,13 +160,14 @@ def test_assistant_refuses_a_dict_for_a_tool_call() -> None:
         Message.assistant("m", "c", (_wrong(5),))
 
 
-def test_assistant_takes_a_list_a_tuple_or_an_iterator_of_tool_calls() -> None:
-    for calls in ([CALL], (CALL,), iter([CALL])):
-        assert Message.assistant("m", "c", calls, timestamp=1).tool_calls == (CALL,)  # type: ignore[arg-type]
-    with pytest.raises(
-        ArgumentTypeError, match=r"^Message\.assistant: tool_calls\[0\]: expected a ToolCall, got a dict"
-    ):
-        Message.assistant("m", "c", _wrong(iter([{"id": "c", "name": "n", "arguments": {}}])))
+def test_assistant_takes_any_iterable_of_tool_calls() -> None:
+    for calls in ([CALL], (CALL,), iter([CALL]), deque([CALL]), (call for call in [CALL])):
+        assert Message.assistant("m", "c", calls, timestamp=1).tool_calls == (CALL,)
+    for wrong in (iter, deque):  # the items of any iterable are checked as a list's are
+        with pytest.raises(
+            ArgumentTypeError, match=r"^Message\.assistant: tool_calls\[0\]: expected a ToolCall, got a dict"
+        ):
+            Message.assistant("m", "c", _wrong(wrong([{"id": "c", "name": "n", "arguments": {}}])))
 
 
 # --- Conversation and accept= refuse a mapping or a model whole (audit C3) -----------------------

@@ -137,13 +137,13 @@ def test_created_at_out_of_datetime_range_says_so() -> None:
 def test_models_are_immutable() -> None:
     message = Message.user("m", "x", timestamp=1)
     with pytest.raises(ValidationError):
-        message.content = "changed"
+        message.content = "changed"  # type: ignore[misc]
     call = ToolCall(id="c", name="n", arguments={})
     with pytest.raises(ValidationError):
-        call.name = "other"
+        call.name = "other"  # type: ignore[misc]
     result = ToolResult(tool_call_id="c", tool_name="n", content="", is_error=False)
     with pytest.raises(ValidationError):
-        result.is_error = True
+        result.is_error = True  # type: ignore[misc]
 
 
 def test_pin_and_unpin_return_changed_copies() -> None:
@@ -200,7 +200,7 @@ def test_constructors_raise_the_library_s_argument_errors(
 
 def test_pydantic_s_own_entry_points_keep_pydantic_s_error() -> None:
     with pytest.raises(ValidationError):
-        Message(id=5, role="user", content="x", timestamp=1)
+        Message(id=5, role="user", content="x", timestamp=1)  # type: ignore[arg-type]
     with pytest.raises(ValidationError):
         Message.user("m", "x").model_copy(update={"content": 5})
 
@@ -229,7 +229,7 @@ def test_fields_are_strict_from_python_too(field: str, value: object) -> None:
     data: dict[str, object] = {"id": "m", "role": "user", "content": "x", "timestamp": 1}
     data[field] = value
     with pytest.raises(ValidationError):
-        Message(**data)
+        Message(**data)  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(

@@ -435,7 +435,7 @@ def test_config_is_validated() -> None:
         ContextConfig(max_response_tokens=-1)
     with pytest.raises(TypeError, match="max_context_tokens must be an int, got a str '4096'"):
         ContextConfig(max_context_tokens="4096")  # type: ignore[arg-type]
-    assert ContextConfig(strategy="summarize").strategy is PruneStrategy.SUMMARIZE  # type: ignore[arg-type]
+    assert ContextConfig(strategy="summarize").strategy is PruneStrategy.SUMMARIZE
     allowed = "one of 'sliding_window', 'summarize'"
     with pytest.raises(
         ArgumentTypeError, match=f"strategy must be a PruneStrategy or {allowed}, got a NoneType None"
