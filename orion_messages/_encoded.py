@@ -53,8 +53,8 @@ class _EncodedFile:
         again = {index: _encoded(messages, index) for index in self.stale}
         new = [_encoded(messages, index) for index in range(len(self.offsets), len(messages))]
         self.stale.clear()
-        for index in sorted(again, reverse=True):  # from the end: earlier offsets stay valid
-            self._splice(index, again[index])
+        if again:
+            self._splice(again)
         if new:
             if self.offsets:
                 self.buffer += b","
@@ -63,15 +63,27 @@ class _EncodedFile:
             self.offsets += accumulate(steps, initial=len(self.buffer))
             self.buffer += b",".join(new)
 
-    def _splice(self, index: int, part: bytes) -> None:
-        """Put ``part`` in place of message ``index``'s bytes, moving the later offsets."""
+    def _splice(self, again: dict[int, bytes]) -> None:
+        """Put the new bytes of each replaced message (``again``, by index) in place of its old
+        ones: one pass over the buffer from the first of them, whatever their number (a splice
+        each, moving the rest of the buffer and its offsets, was quadratic)."""
         offsets = self.offsets
-        start = offsets[index]
-        end = offsets[index + 1] - 1 if index + 1 < len(offsets) else len(self.buffer)
-        self.buffer[start:end] = part
-        shift = len(part) - (end - start)
-        if shift:
-            offsets[index + 1 :] = [offset + shift for offset in offsets[index + 1 :]]
+        indexes = sorted(again)
+        base = offsets[indexes[0]]
+        tail = self.buffer[base:]  # a copy of the old bytes from the first replaced message on
+        del self.buffer[base:]
+        shift = 0
+        for number, index in enumerate(indexes):
+            following = indexes[number + 1] if number + 1 < len(indexes) else len(offsets)
+            start = offsets[index] - base
+            end = offsets[index + 1] - 1 - base if index + 1 < len(offsets) else len(tail)
+            stop = offsets[following] - base if following < len(offsets) else len(tail)
+            offsets[index] += shift
+            self.buffer += again[index]
+            shift += len(again[index]) - (end - start)
+            self.buffer += tail[end:stop]  # the comma after it, the messages kept, the comma before the next
+            if shift:
+                offsets[index + 1 : following] = map(shift.__add__, offsets[index + 1 : following])
 
     def jsonl(self) -> bytearray:
         """The messages' bytes as JSON Lines: one message a line, each ending in a newline."""

@@ -650,23 +650,24 @@ def resolve(conversation_id: str, tool_call_id: str, content: str, is_error: boo
 
     def steps(s: Statements) -> Steps[Message]:
         yield from _locked(s, conversation_id)
-        found = yield s["by_tool_call"], (conversation_id, key(s, tool_call_id)), "all"
+        pending = yield s["pending_by_tool_call"], (conversation_id, key(s, tool_call_id)), "all"
         # Exactly this id: on PostgreSQL, U+0000 and U+FFFD share a key in the column.
-        pairs = [
-            (row, m)
-            for row, m in zip(found, decode(conversation_id, found), strict=True)
-            if _answers(m, tool_call_id)
-        ]
-        if not pairs:
+        first = next(
+            (
+                (row, m)
+                for row, m in zip(pending, decode(conversation_id, pending), strict=True)
+                if _answers(m, tool_call_id)
+            ),
+            None,
+        )
+        if first is None:  # none pending: say whether one is completed (read only to say so)
+            found = yield s["by_tool_call"], (conversation_id, key(s, tool_call_id)), "all"
+            if any(_answers(m, tool_call_id) for m in decode(conversation_id, found)):
+                raise ResultAlreadyResolved(tool_call_id, conversation_id=conversation_id)
             raise PendingResultNotFound(tool_call_id, conversation_id=conversation_id)
-        rows = [row for row, _ in pairs]
-        candidates = Conversation([message for _, message in pairs])
-        try:
-            resolved = candidates.resolve(tool_call_id, content, is_error=is_error)
-        except ResultAlreadyResolved:  # its index counts the candidates, not the stored messages
-            raise ResultAlreadyResolved(tool_call_id, conversation_id=conversation_id) from None
-        index = next(i for i, message in enumerate(candidates.messages) if message is resolved)
-        yield from _rewrite(s, conversation_id, rows[index][0], resolved)
+        row, message = first
+        resolved = Conversation([message]).resolve(tool_call_id, content, is_error=is_error)
+        yield from _rewrite(s, conversation_id, row[0], resolved)
         return resolved
 
     return Operation(True, steps)

@@ -128,6 +128,10 @@ _TEMPLATES = {
     "ORDER BY +position",
     "by_tool_call": "SELECT position, {data} FROM orion_messages WHERE conversation_id = ? "
     "AND tool_call_id = ? ORDER BY +position",
+    # Only the pending results: a server that names every turn's call ``call_0`` leaves one
+    # completed result with that id per turn, which ``resolve`` need not read.
+    "pending_by_tool_call": "SELECT position, {data} FROM orion_messages WHERE conversation_id = ? "
+    "AND tool_call_id = ? AND pending ORDER BY +position",
     "rewrite": "UPDATE orion_messages SET data = {json_in}, pinned = ?, pending = ?, token_count = ? "
     "WHERE conversation_id = ? AND position = ?",
     "token_sum": "SELECT COALESCE(SUM(token_count), 0) FROM orion_messages WHERE conversation_id = ?",

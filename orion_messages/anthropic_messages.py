@@ -251,6 +251,7 @@ class _UniqueIds:
         self._taken = set(sent) | {m.tool_result.tool_call_id for m in messages if m.tool_result is not None}
         self._latest: dict[str, str] = {}  # old id -> the id its latest call is sent with
         self._open: dict[str, list[str]] = {}  # old id -> the calls right before that results may answer
+        self._numbers: dict[str, int] = {}  # old id -> the next number to try for its new ids
         self.messages = [self._renamed(index, message) for index, message in enumerate(messages)]
 
     def _renamed(self, index: int, message: Message) -> Message:
@@ -287,10 +288,13 @@ class _UniqueIds:
         return message.model_copy(update={"tool_result": result.model_copy(update={"tool_call_id": new})})
 
     def _fresh(self, old: str) -> str:
-        number = 2
+        # Counts on from the last number given for ``old``: starting at 2 each time made the
+        # k-th repeat of ``call_0`` try k names, quadratic over a long conversation.
+        number = self._numbers.get(old, 2)
         while f"{old}-{number}" in self._taken:
             number += 1
         new = f"{old}-{number}"
+        self._numbers[old] = number + 1
         self._taken.add(new)
         return new
 

@@ -412,18 +412,19 @@ class ConversionError(OrionMessagesError, ValueError):
     """A conversion that cannot be done: invalid input, an orphan with ``orphans="error"``, or a
     loss refused by ``strict=True``.
 
-    ``problems`` lists every problem with its location in the input (``[3].tool_calls[0].function.arguments``).
+    ``problems`` lists every problem with its location in the input (``[3].tool_calls[0].function.arguments``);
+    the text shows the first ``MAX_REPORTED_PROBLEMS`` (a strict conversion of a long history can
+    find hundreds of thousands).
     """
 
     def __init__(self, problems: Iterable[Problem]) -> None:
         self.problems: list[Problem] = list(problems)
+        """Every problem, in input order."""
         count = len(self.problems)
-        text = (
-            str(self.problems[0])
-            if count == 1
-            else "\n  ".join([f"{count} problems:", *map(str, self.problems)])
-        )
-        super().__init__(text)
+        lines = [f"{count} problems:", *map(str, self.problems[:MAX_REPORTED_PROBLEMS])]
+        if count > MAX_REPORTED_PROBLEMS:
+            lines.append(f"... and {count - MAX_REPORTED_PROBLEMS} more (all in .problems)")
+        super().__init__(str(self.problems[0]) if count == 1 else "\n  ".join(lines))
 
 
 class PendingResultNotFound(OrionMessagesError, KeyError):

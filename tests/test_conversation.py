@@ -510,6 +510,31 @@ def test_a_save_after_any_changes_writes_what_dumps_writes(
     assert (tmp_path / "chat.jsonl").read_bytes() == (tmp_path / "reference.jsonl").read_bytes()
 
 
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(start=conversations(max_size=12).filter(bool), steps=st.data())
+def test_a_save_after_many_changes_at_once_writes_what_dumps_writes(
+    tmp_path: Path, start: list[Message], steps: st.DataObject
+) -> None:
+    # several messages replaced between two saves, longer or shorter, anywhere: spliced in one pass
+    path = tmp_path / "chat.json"
+    conversation = Conversation(start)
+    for _ in range(steps.draw(st.integers(1, 3))):
+        conversation.save(path)
+        for _ in range(steps.draw(st.integers(1, 8))):
+            message = conversation[steps.draw(st.integers(0, len(conversation) - 1))]
+            if steps.draw(st.booleans()):
+                conversation.set_pinned(message.id, steps.draw(st.booleans()))
+            else:
+                conversation.set_token_count(message.id, steps.draw(st.none() | st.integers(0, 10**9)))
+        if steps.draw(st.booleans()):
+            conversation.append(steps.draw(messages()))
+        conversation.save(path)
+        assert path.read_bytes() == dumps(list(conversation))
+    conversation.save_jsonl(tmp_path / "chat.jsonl")
+    save_jsonl(tmp_path / "reference.jsonl", list(conversation))
+    assert (tmp_path / "chat.jsonl").read_bytes() == (tmp_path / "reference.jsonl").read_bytes()
+
+
 def test_a_message_that_cannot_be_written_leaves_the_next_save_whole(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -84,3 +84,15 @@ def test_a_refusal_raised_in_a_worker_process_reaches_the_caller_whole() -> None
     assert raised.value.reason == "latest"
     assert raised.value.turn == range(0, 1)
     assert str(raised.value).startswith("Latest message (")
+
+
+def test_a_conversion_error_shows_the_first_hundred_problems_and_keeps_them_all() -> None:
+    # A strict conversion of a 100,000-message history raised with a 26 MB text.
+    found = [Problem(f"[{index}].pinned", "not carried") for index in range(250)]
+    error = errors.ConversionError(found)
+    assert error.problems == found
+    lines = str(error).split("\n  ")
+    assert lines[0] == "250 problems:"
+    assert lines[1:101] == [f"[{index}].pinned: not carried" for index in range(100)]
+    assert lines[101:] == ["... and 150 more (all in .problems)"]
+    assert errors.MAX_REPORTED_PROBLEMS == 100

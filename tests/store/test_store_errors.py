@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from orion_messages import Message, OrionMessagesError
+from orion_messages import Conversation, Message, OrionMessagesError, ToolCall
 from orion_messages.errors import (
     ArgumentTypeError,
     ArgumentValueError,
@@ -77,6 +77,27 @@ def test_resolve_twice(store: ConversationStore) -> None:
     )
     assert isinstance(caught.value, ValueError)
     assert store.load("c1")[2].content == "18 °C"  # unchanged by the refused call
+
+
+def test_resolve_with_a_call_id_every_turn_reuses(store: ConversationStore) -> None:
+    # vLLM and llama.cpp name each turn's call call_0: each resolve fills in the one pending
+    # placeholder, as Conversation.resolve does, reading none of the completed results.
+    store.create("loop")
+    reference = Conversation()
+    for turn in range(4):
+        call = ToolCall(id="call_0", name="f", arguments={})
+        turn_messages = [
+            Message.user(f"u{turn}", "q", timestamp=turn),
+            Message.assistant(f"a{turn}", "", [call], timestamp=turn),
+            Message.pending_result(f"r{turn}", "call_0", "f", timestamp=turn),
+        ]
+        store.extend("loop", turn_messages)
+        reference.extend(turn_messages)
+        assert store.resolve("loop", "call_0", f"out {turn}") == reference.resolve("call_0", f"out {turn}")
+    assert store.load("loop") == list(reference)
+    with pytest.raises(ResultAlreadyResolved):
+        store.resolve("loop", "call_0", "again")
+    assert store.load("loop") == list(reference)
 
 
 @pytest.mark.parametrize(

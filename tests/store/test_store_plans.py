@@ -31,7 +31,8 @@ from orion_messages.store import open_store, parse_store_url
 LOOKUPS = {
     "position_of": "orion_messages_by_id",  # load(since=...)
     "by_id": "orion_messages_by_id",  # set_pinned; load(since=...) for an id holding U+FFFD
-    "by_tool_call": "orion_messages_by_tool_call",  # resolve
+    "by_tool_call": "orion_messages_by_tool_call",  # resolve, when no result is pending
+    "pending_by_tool_call": "orion_messages_by_tool_call",  # resolve
 }
 COLUMN = {"orion_messages_by_id": "id", "orion_messages_by_tool_call": "tool_call_id"}
 TURNS = 300
