@@ -3,16 +3,16 @@
     python benchmarks/pruning_bench.py            # 20,000 and 100,000 messages
     python benchmarks/pruning_bench.py --quick    # 2,000 messages, fewer repeats
 
-Rows, on the project corpus (``corpus.py``) and a corpus of short messages (~280 bytes, every one
-with a ``token_count``):
+Rows, on the project corpus (``corpus.py``), a corpus of short messages (~280 bytes, every one
+with a ``token_count``) and the project corpus with its call ids reused every turn (``call_0``):
 
 - ``plan_prune`` on a plain list, cold (laid out and counted from scratch), without a template and
   with the ChatML template (the default chars/4 text counter), as a multiple of ``orjson.loads`` of
   the same conversation's bytes; ``Conversation.plan_prune`` after one appended message, both ways,
   and after pinning or unpinning one message.
-- ``Conversation.save`` after appending one message, as a multiple of writing the same bytes to a
-  new file, fsyncing it and renaming it over the old one (the floor of any atomic save); a full
-  ``dumps`` beside it for scale.
+- ``Conversation.save`` after appending one message, and after setting the token count of every
+  100th message, as a multiple of writing the same bytes to a new file, fsyncing it and renaming
+  it over the old one (the floor of any atomic save); a full ``dumps`` beside it for scale.
 
 Each corpus and size is measured in a fresh process (``run.in_fresh_process``). CPU time for
 planning, raced against ``orjson.loads`` (``run.race``: interleaved after an untimed round, GC
@@ -144,11 +144,20 @@ def bench_save(messages: list[om.Message], runs: int) -> dict[str, float]:
             conversation.append(extra.model_copy(update={"id": conversation.next_id()}))
             conversation.save(path)
 
+        every_hundredth = [message.id for message in messages[::100]]
+
+        def count_and_save() -> None:  # the host fills in token counts here and there, then saves
+            for number, id in enumerate(every_hundredth):
+                conversation.set_token_count(id, number + len(conversation))
+            conversation.save(path)
+
         saves: list[float] = []
+        counted: list[float] = []
         floors: list[float] = []
         atomics: list[float] = []
         for _ in range(runs):
             saves.append(best_time(append_and_save, 1, time.perf_counter))
+            counted.append(best_time(count_and_save, 1, time.perf_counter))
             data = path.read_bytes()
             floors.append(best_time(partial(raw_atomic_write, path, data), 1, time.perf_counter))
             atomics.append(best_time(partial(storage._replace_atomically, path, data), 1, time.perf_counter))
@@ -157,6 +166,8 @@ def bench_save(messages: list[om.Message], runs: int) -> dict[str, float]:
         assert path.read_bytes() == om.dumps(list(conversation))  # the same bytes as a full dumps
     return {
         "Conversation.save after one append": statistics.median(saves) / floor,
+        "Conversation.save after a token count set on every 100th message": statistics.median(counted)
+        / floor,
         "storage's atomic replace of the same bytes (no encoding), for scale": statistics.median(atomics)
         / floor,
         "full dumps (CPU), for scale": dumps / floor,
@@ -170,7 +181,25 @@ def measure_corpus(corpus: str, size: int, runs: int) -> dict[str, float]:
     return {**bench_plan(messages, data, runs), **bench_save(messages, runs)}
 
 
-CORPORA = {"project corpus": make_conversation, "short messages": short_corpus}
+def reused_ids_corpus(size: int) -> list[dict[str, Any]]:
+    """The project corpus with each message's calls named ``call_0``, ``call_1``... (as vLLM and
+    llama.cpp name them, every turn the same ids) and each result answering its call's new id."""
+    raw = make_conversation(size)
+    renamed: dict[str, str] = {}
+    for message in raw:
+        for number, call in enumerate(message.get("tool_calls", ())):
+            renamed[call["id"]] = call["id"] = f"call_{number}"
+        result = message.get("tool_result")
+        if result:
+            result["tool_call_id"] = renamed.get(result["tool_call_id"], result["tool_call_id"])
+    return raw
+
+
+CORPORA = {
+    "project corpus": make_conversation,
+    "short messages": short_corpus,
+    "project corpus, call ids reused every turn": reused_ids_corpus,
+}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

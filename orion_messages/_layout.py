@@ -11,7 +11,7 @@ from bisect import bisect_left, bisect_right
 from collections import deque
 from collections.abc import Sequence
 from itertools import accumulate, compress, repeat
-from operator import attrgetter, eq, is_not, ne
+from operator import attrgetter, is_not, ne
 from typing import NamedTuple
 
 from .models import Message, Role
@@ -94,13 +94,15 @@ class _Layout:
 
     ``starts`` holds each turn's first index; ``links`` are the (lower, higher) message indexes of a
     call and a result that lie in different turns (a result in another turn than its call).
+
+    A result answers one call: the latest call with its id before it, or, when none is, the first
+    one after it. So a server that names every turn's call ``call_0`` ties no turn to another.
     """
 
     __slots__ = (
         "_callers",
         "_calls_in_order",
         "links",
-        "more_callers",
         "pending",
         "pinned",
         "result_at",
@@ -121,12 +123,11 @@ class _Layout:
         self._callers: dict[str, int] = {}
         # Calls taken in by the fast path, not yet in ``_callers``: (ids, message indexes).
         self._calls_in_order: tuple[list[str], list[int]] | None = None
-        self.more_callers: dict[str, list[int]] = {}
         self.unanswered: dict[str, list[int]] = {}
 
     @property
     def callers(self) -> dict[str, int]:
-        """The message asking for each tool call id (the first one, when ids repeat)."""
+        """The message asking for each tool call id (the latest laid out, when ids repeat)."""
         if self._calls_in_order is not None:
             ids, owners = self._calls_in_order
             self._callers = dict(zip(ids, owners, strict=True))
@@ -155,8 +156,9 @@ class _Layout:
         self.pending += columns.pending_at
         if not (columns.call_at or columns.result_at) or self._take_answered_in_order(columns):
             return
-        if columns.call_at:
-            self._take_calls(columns.call_at, columns.call_ids)
+        if not self._take_new_calls(columns.call_at, columns.call_ids):
+            self._take_in_order(columns)
+            return
         if columns.result_at:
             self._take_results(columns.result_at, columns.result_ids)
 
@@ -214,24 +216,36 @@ class _Layout:
         if self.turn_of(call_at) != self.turn_of(result_at):
             self.links.append((min(call_at, result_at), max(call_at, result_at)))
 
-    def _take_calls(self, owners: list[int], ids: list[str]) -> None:
+    def _take_new_calls(self, owners: list[int], ids: list[str]) -> bool:
+        """Take in calls whose ids no call or result laid out has, nor another of them: the
+        results then answer them whatever their order. False, taking nothing, otherwise."""
         new = dict(zip(ids, owners, strict=True))
         if (
-            len(new) == len(ids)
-            and self.callers.keys().isdisjoint(new)
-            and self.unanswered.keys().isdisjoint(new)
+            len(new) != len(ids)
+            or not self.callers.keys().isdisjoint(new)
+            or not self.unanswered.keys().isdisjoint(new)
         ):
-            self.callers.update(new)
-            return
-        # Repeated ids, or calls answering results laid out earlier: tie each call to them.
-        for call_id, owner in zip(ids, owners, strict=True):
-            first = self.callers.setdefault(call_id, owner)
-            if first != owner:
-                self.more_callers.setdefault(call_id, []).append(owner)
-                for result_at in compress(self.result_at, map(eq, self.result_ids, repeat(call_id))):
-                    self._link(owner, result_at)
-            for result_at in self.unanswered.pop(call_id, ()):
-                self._link(owner, result_at)
+            return False
+        self.callers.update(new)
+        return True
+
+    def _take_in_order(self, columns: _Columns) -> None:
+        """Take in calls and results in message order, each result tied to the call it answers
+        (see the class); the rare path of repeated ids, one Python step per call or result."""
+        self.result_at += columns.result_at
+        self.result_ids += columns.result_ids
+        calls = zip(columns.call_at, repeat(False), columns.call_ids)
+        results = zip(columns.result_at, repeat(True), columns.result_ids)
+        callers = self.callers
+        for index, is_result, call_id in sorted([*calls, *results]):
+            if not is_result:
+                callers[call_id] = index
+                for result_at in self.unanswered.pop(call_id, ()):
+                    self._link(index, result_at)
+            elif (owner := callers.get(call_id)) is None:
+                self.unanswered.setdefault(call_id, []).append(index)
+            else:
+                self._link(owner, index)
 
     def _take_results(self, result_at: list[int], ids: list[str]) -> None:
         self.result_at += result_at
@@ -251,10 +265,6 @@ class _Layout:
             for index, call_id, owner in zip(result_at, ids, owners, strict=True):
                 if owner is None:
                     self.unanswered.setdefault(call_id, []).append(index)
-        if self.more_callers:
-            for index, call_id in zip(result_at, ids, strict=True):
-                for owner in self.more_callers.get(call_id, ()):
-                    self._link(owner, index)
 
 
 def _links_of(message: Message) -> tuple[tuple[str, ...], str | None]:

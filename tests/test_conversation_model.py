@@ -386,21 +386,28 @@ def naive_estimate(d: WireMessage) -> int:
 
 def _protected_and_ties(ds: Sequence[WireMessage]) -> tuple[set[int], list[tuple[int, int]]]:
     """Turns kept like pinned ones (pinned, pending, answering a preamble call), and the spans of
-    turns a call and a result with its id tie together (every call with id x, every result of x)."""
+    turns a result and the call it answers tie together: the latest call with its id before it,
+    else the first one after it."""
     tidx = [turn_index(ds, i) for i in range(len(ds))]
     protected = {tidx[i] for i, d in enumerate(ds) if tidx[i] >= 0 and (d.get("pinned") or is_pending(d))}
     spans = []
-    for ci, c in enumerate(ds):
-        for call in c.get("tool_calls", ()):
-            for ri, r in enumerate(ds):
-                tr = result_of(r)
-                if tr is None or tr["tool_call_id"] != call["id"] or tidx[ci] == tidx[ri]:
-                    continue
-                lo, hi = min(tidx[ci], tidx[ri]), max(tidx[ci], tidx[ri])
-                if lo < 0:
-                    protected.add(hi)
-                else:
-                    spans.append((lo, hi))
+    for ri, r in enumerate(ds):
+        tr = result_of(r)
+        if tr is None:
+            continue
+        asking = [
+            i for i, d in enumerate(ds) if any(c["id"] == tr["tool_call_id"] for c in d.get("tool_calls", ()))
+        ]
+        before = [i for i in asking if i < ri]
+        after = [i for i in asking if i > ri]
+        ci = before[-1] if before else after[0] if after else None
+        if ci is None or tidx[ci] == tidx[ri]:
+            continue
+        lo, hi = min(tidx[ci], tidx[ri]), max(tidx[ci], tidx[ri])
+        if lo < 0:
+            protected.add(hi)
+        else:
+            spans.append((lo, hi))
     return protected, spans
 
 
@@ -1088,12 +1095,19 @@ class ConversationModel(RuleBasedStateMachine):
         counter: TextCounter,
     ) -> None:
         # What would be sent: the kept turns (never the preamble, with a template) less the
-        # earlier summary, plus the new one; it must fit the plan's budget.
+        # earlier summary, plus the new one; it must fit the plan's budget. An earlier summary in
+        # the preamble becomes the new summary, a user message: the preamble after it joins its
+        # turn and is sent too, as orion-core reads the folded history.
+        turns = turns_of(before)
+        preamble_stop = turns[0].start if turns else len(before)
         kept = {i for t in naive.kept for i in t}
+        if prior is not None and prior < preamble_stop:
+            kept |= set(range(prior + 1, preamble_stop))
         content = SUMMARY_PREFIX + answer.strip()
         summary_cost = counter(chatml_message(m_dict("", "user", content, 0)))
         prior_cost = counter(chatml_message(before[prior])) if prior in kept and prior is not None else 0
-        tokens = naive.kept_tokens - prior_cost + summary_cost
+        joined = sum(counter(chatml_message(before[i])) for i in kept if i < preamble_stop)
+        tokens = naive.kept_tokens + joined - prior_cost + summary_cost
         if answer == "raise" or tokens > naive.budget:
             self._unchanged(before, res)
             if answer == "raise":

@@ -14,11 +14,12 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from orion_messages import TEMPLATES, Conversation, Message, Role, ToolCall
-from orion_messages.planning import _counting, _plan, _PlanCache
+from orion_messages._layout import _Layout, _read_columns
+from orion_messages.planning import _counting, _plan, _PlanCache, _units
 from orion_messages.pruning import (
     ContextConfig,
     ContextOverflowError,
@@ -521,3 +522,81 @@ def test_a_templated_replan_after_appends_equals_a_fresh_plan(
     except ContextOverflowError as error:
         incremental = as_refusal(error)
     assert incremental == templated_plan(messages, config, name)
+
+
+# --- Repeated call ids: a result tied to the call it answers, not to every call with its id ----
+
+
+@st.composite
+def reused_id_conversations(draw: st.DrawFn) -> list[Message]:
+    """Up to 40 messages whose calls and results draw their ids from three (``call_0`` in every
+    turn, as vLLM and llama.cpp number them), in any order, with a preamble now and then."""
+    ids = st.sampled_from(["call_0", "call_1", "x"])
+    messages: list[Message] = []
+    for _ in range(draw(st.integers(0, 40))):
+        kind = draw(st.sampled_from(["user", "call", "result", "result"]))
+        if kind == "user":
+            messages.append(Message.user("", "u", timestamp=T0))
+        elif kind == "call":
+            calls = [ToolCall(id=draw(ids), name="f", arguments={}) for _ in range(draw(st.integers(1, 2)))]
+            messages.append(Message.assistant("", "a", calls, timestamp=T0))
+        else:
+            result = draw(st.sampled_from([Message.tool_result_message, Message.pending_result]))
+            messages.append(result("", draw(ids), "f", "r", timestamp=T0))
+        if draw(st.integers(0, 9)) == 9:
+            messages[-1] = messages[-1].pin()
+    return messages
+
+
+def naive_units(messages: list[Message]) -> tuple[list[range], set[range]]:
+    """The units of turns and the protected ones, straight from the rule: a result and the call
+    it answers (the latest call with its id before it, else the first one after it) in different
+    turns tie every turn from one to the other into a unit; with one of them in the preamble, the
+    other's turn is protected, as a pin or a pending result protects its own."""
+    turns = naive_turns(messages)
+    turn_of = {index: number for number, turn in enumerate(turns) for index in turn}
+    tied = []
+    for at, message in enumerate(messages):
+        if message.tool_result is None:
+            continue
+        asking = [
+            i
+            for i, m in enumerate(messages)
+            if message.tool_result.tool_call_id in {c.id for c in m.tool_calls}
+        ]
+        before, after = [i for i in asking if i < at], [i for i in asking if i > at]
+        if before or after:
+            pair = sorted((turn_of.get(before[-1] if before else after[0], -1), turn_of.get(at, -1)))
+            if pair[0] != pair[1]:
+                tied.append(pair)
+    protected_turns = {high for low, high in tied if low < 0}
+    protected_turns |= {turn_of.get(i, -1) for i, m in enumerate(messages) if m.pinned or m.is_pending}
+    units: list[range] = []
+    for turn, indexes in enumerate(turns):
+        here = range(indexes[0], indexes[-1] + 1)
+        joins_previous = any(0 <= low < turn <= high for low, high in tied)
+        units[-1:] = [range(units[-1].start, here.stop)] if joins_previous else [*units[-1:], here]
+    protected = {unit for unit in units for turn in protected_turns if turn >= 0 and turns[turn][0] in unit}
+    return units, protected
+
+
+_PREAMBLE_RESULT_TWO_CALLERS = [
+    Message.tool_result_message("", "x", "f", "r", timestamp=T0),  # answers the first call after it
+    *[Message.user("", "u", timestamp=T0), Message.assistant("", "a", [ToolCall(id="x", name="f", arguments={})], timestamp=T0)] * 2,
+    Message.user("", "u", timestamp=T0),
+]  # fmt: skip
+
+
+@example(_PREAMBLE_RESULT_TWO_CALLERS, 1)
+@example(_PREAMBLE_RESULT_TWO_CALLERS, 8)
+@given(reused_id_conversations(), st.integers(1, 8))
+def test_units_with_reused_ids_tie_each_result_to_the_call_it_answers(
+    messages: list[Message], chunk: int
+) -> None:
+    layout = _Layout()
+    for start in range(0, len(messages), chunk):  # laid out as appends come, a chunk at a time
+        layout.extend(_read_columns(messages[start : start + chunk], start))
+    units, _starts, protected = _units(layout, layout.turns)
+    expected_units, expected_protected = naive_units(messages)
+    assert units == expected_units
+    assert {units[index] for index in protected} == expected_protected
