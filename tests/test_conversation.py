@@ -484,6 +484,13 @@ def test_saving_again_writes_every_change(tmp_path: Path) -> None:
     assert (tmp_path / "empty.jsonl").read_bytes() == b""
 
 
+def _check_save_jsonl(conversation: Conversation, folder: Path) -> None:
+    """``save_jsonl``, from the bytes kept, writes what ``save_jsonl`` of the messages writes."""
+    conversation.save_jsonl(folder / "chat.jsonl")
+    save_jsonl(folder / "reference.jsonl", list(conversation))
+    assert (folder / "chat.jsonl").read_bytes() == (folder / "reference.jsonl").read_bytes()
+
+
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(start=conversations(max_size=6), steps=st.data())
 def test_a_save_after_any_changes_writes_what_dumps_writes(
@@ -505,9 +512,7 @@ def test_a_save_after_any_changes_writes_what_dumps_writes(
             conversation.save(path)
         conversation.save(path)
         assert path.read_bytes() == dumps(list(conversation))
-    conversation.save_jsonl(tmp_path / "chat.jsonl")
-    save_jsonl(tmp_path / "reference.jsonl", list(conversation))
-    assert (tmp_path / "chat.jsonl").read_bytes() == (tmp_path / "reference.jsonl").read_bytes()
+    _check_save_jsonl(conversation, tmp_path)
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -530,9 +535,7 @@ def test_a_save_after_many_changes_at_once_writes_what_dumps_writes(
             conversation.append(steps.draw(messages()))
         conversation.save(path)
         assert path.read_bytes() == dumps(list(conversation))
-    conversation.save_jsonl(tmp_path / "chat.jsonl")
-    save_jsonl(tmp_path / "reference.jsonl", list(conversation))
-    assert (tmp_path / "chat.jsonl").read_bytes() == (tmp_path / "reference.jsonl").read_bytes()
+    _check_save_jsonl(conversation, tmp_path)
 
 
 def test_a_message_that_cannot_be_written_leaves_the_next_save_whole(

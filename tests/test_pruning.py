@@ -665,16 +665,22 @@ def test_an_earlier_summary_in_the_latest_turn_is_folded_too() -> None:
     assert result.tokens == 9 + 5
 
 
-def test_a_repeated_call_id_ties_every_call_to_its_results() -> None:
-    # t0 [0:3] 1+1+1 calls k and has its result; t1 [3:5] 1+1 calls k again; latest [5:6] 5
-    # the result answers both calls, so t0 and t1 are one unit of 5
-    # available 9: latest 5 -> 4; {t0,t1} 5 > 4: both dropped (t1 alone, 2, would have fit)
-    messages = build("U1 C1:k R1:k U1 C1:k U5")
-    plan = plan_prune(messages, config(9))
-    assert plan.kept == ranges((5, 6))
-    assert plan.dropped == ranges((0, 3), (3, 5))
-    # available 10: latest 5 -> 5; {t0,t1} 5 <= 5: both kept
-    assert plan_prune(messages, config(10)).dropped == []
+def test_a_result_ties_only_the_call_it_answers_when_an_id_repeats() -> None:
+    # call_0 in every turn (vLLM, llama.cpp): each result answers the latest call with its id
+    # before it. t0 [0:2] 1+1 calls k; t1 [2:4] 1+1 answers it (tied: {t0,t1} 4);
+    # t2 [4:7] 1+1+1 calls k again and answers it in its own turn; latest [7:8] 5
+    messages = build("U1 C1:k U1 R1:k U1 C1:k R1:k U5")
+    # available 11: latest 5 -> 6; t2 3 -> 3; {t0,t1} 4 > 3: both dropped. (Every call tied to
+    # every result with its id made {t0,t1,t2} one unit of 7 and dropped all three.)
+    plan = plan_prune(messages, config(11))
+    assert plan.kept == ranges((4, 7), (7, 8))
+    assert plan.dropped == ranges((0, 2), (2, 4))
+    # available 12: latest 5 -> 7; t2 3 -> 4; {t0,t1} 4 <= 4: all kept
+    assert plan_prune(messages, config(12)).dropped == []
+    # each turn answering its own call plans alone, as orion-core: t0 3, t1 2, latest 5
+    # available 9: latest 5 -> 4; t1 2 -> 2; t0 3 > 2: dropped
+    alone = plan_prune(build("U1 C1:k R1:k U1 C1:k U5"), config(9))
+    assert (alone.kept, alone.dropped) == (ranges((3, 5), (5, 6)), ranges((0, 3)))
 
 
 def test_arguments_past_64_bits_are_counted() -> None:
@@ -686,15 +692,16 @@ def test_arguments_past_64_bits_are_counted() -> None:
     assert estimate_tokens(Message.assistant("m", "", [unchecked])) == 1252
 
 
-def test_a_repeated_call_id_appended_later_is_tied_too() -> None:
-    # as above, but t1 arrives after a first plan: the conversation must tie it as a fresh plan does
-    messages = build("U1 C1:k R1:k U1 C1:k U5")
-    conversation = Conversation(messages[:3])
-    assert conversation.plan_prune(config(9)).kept == ranges((0, 3))
-    conversation.extend(messages[3:])
-    plan = conversation.plan_prune(config(9))
-    assert plan.kept == ranges((5, 6))
-    assert plan.dropped == ranges((0, 3), (3, 5))
+def test_a_repeated_call_id_appended_later_is_tied_as_in_a_fresh_plan() -> None:
+    # as above, but the later turns arrive after a first plan: the conversation ties them as a
+    # fresh plan does (t0 and t1 together, t2 alone)
+    messages = build("U1 C1:k U1 R1:k U1 C1:k R1:k U5")
+    conversation = Conversation(messages[:4])
+    assert conversation.plan_prune(config(9)).kept == ranges((0, 2), (2, 4))
+    conversation.extend(messages[4:])
+    plan = conversation.plan_prune(config(11))
+    assert plan.kept == ranges((4, 7), (7, 8))
+    assert plan.dropped == ranges((0, 2), (2, 4))
 
 
 def test_messages_must_be_a_list_the_plan_can_index() -> None:

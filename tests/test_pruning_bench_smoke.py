@@ -9,7 +9,17 @@ from ._bench_scripts import run_bench_script
 
 def test_pruning_bench_runs(tmp_path: Path) -> None:
     result = run_bench_script("pruning_bench.py", "--sizes", "200", "--runs", "1", cwd=tmp_path)
-    for corpus in ("### project corpus", "### short messages"):
+    corpora = (
+        "### project corpus\n",
+        "### short messages\n",
+        "### project corpus, call ids reused every turn\n",
+    )
+    for corpus in corpora:
         assert corpus in result.stdout
-    for row in ("plan_prune, plain list, cold, chatml template", "Conversation.save after one append"):
-        assert result.stdout.count(f"| {row}") == 2
+    rows = (
+        "plan_prune, plain list, cold, chatml template",
+        "Conversation.save after one append",
+        "Conversation.save after a token count set on every 100th message",
+    )
+    for row in rows:
+        assert result.stdout.count(f"| {row}") == len(corpora)
