@@ -541,8 +541,11 @@ def reused_id_conversations(draw: st.DrawFn) -> list[Message]:
             calls = [ToolCall(id=draw(ids), name="f", arguments={}) for _ in range(draw(st.integers(1, 2)))]
             messages.append(Message.assistant("", "a", calls, timestamp=T0))
         else:
-            result = draw(st.sampled_from([Message.tool_result_message, Message.pending_result]))
-            messages.append(result("", draw(ids), "f", "r", timestamp=T0))
+            call_id = draw(ids)
+            if draw(st.booleans()):
+                messages.append(Message.pending_result("", call_id, "f", "r", timestamp=T0))
+            else:
+                messages.append(Message.tool_result_message("", call_id, "f", "r", timestamp=T0))
         if draw(st.integers(0, 9)) == 9:
             messages[-1] = messages[-1].pin()
     return messages
