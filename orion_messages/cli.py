@@ -1704,8 +1704,8 @@ def _option_text(option: str, name: str) -> str:
 
 def _read_tools(name: str) -> list[ToolSchema]:
     """The tools of ``--tools FILE``, read as orion-core's serde reads them (``-0`` is the float
-    ``-0.0``, ``NaN`` and a repeated key of a tool are refused); any problem is a usage error naming the option, the file and
-    the place (``--tools tools.json: [0].name: ...``, ``--tools <stdin>: ...``)."""
+    ``-0.0``, ``NaN`` and a repeated key of a tool are refused); any problem is a usage error
+    naming the option, the file and the place (``--tools tools.json: [0].name: ...``)."""
     data = _option_bytes("--tools", name)
     name = f"--tools {_STDIN_LABEL if name == STDIO else name}"  # which option, as when unreadable
     caught: list[OrionMessagesWarning] = []
