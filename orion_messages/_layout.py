@@ -105,8 +105,6 @@ class _Layout:
         "links",
         "pending",
         "pinned",
-        "result_at",
-        "result_ids",
         "size",
         "starts",
         "unanswered",
@@ -118,8 +116,6 @@ class _Layout:
         self.pinned: list[int] = []
         self.pending: list[int] = []
         self.links: list[tuple[int, int]] = []
-        self.result_at: list[int] = []
-        self.result_ids: list[str] = []
         self._callers: dict[str, int] = {}
         # Calls taken in by the fast path, not yet in ``_callers``: (ids, message indexes).
         self._calls_in_order: tuple[list[str], list[int]] | None = None
@@ -172,7 +168,7 @@ class _Layout:
         """
         ids, answers = columns.call_ids, columns.result_ids
         if (
-            self.result_ids
+            self.unanswered  # a result laid out before is answered by a caller or waits here
             or self._callers
             or self._calls_in_order is not None
             or ids[: len(answers)] != answers
@@ -180,8 +176,6 @@ class _Layout:
         ):
             return False
         self._calls_in_order = (ids, columns.call_at)
-        self.result_at += columns.result_at
-        self.result_ids += answers
         if not answers:
             return True
         callers = columns.call_at[: len(answers)]
@@ -232,8 +226,6 @@ class _Layout:
     def _take_in_order(self, columns: _Columns) -> None:
         """Take in calls and results in message order, each result tied to the call it answers
         (see the class); the rare path of repeated ids, one Python step per call or result."""
-        self.result_at += columns.result_at
-        self.result_ids += columns.result_ids
         calls = zip(columns.call_at, repeat(False), columns.call_ids)
         results = zip(columns.result_at, repeat(True), columns.result_ids)
         callers = self.callers
@@ -248,8 +240,6 @@ class _Layout:
                 self._link(owner, index)
 
     def _take_results(self, result_at: list[int], ids: list[str]) -> None:
-        self.result_at += result_at
-        self.result_ids += ids
         owners = list(map(self.callers.get, ids))
         known = list(map(is_not, owners, repeat(None)))
         answered = list(compress(result_at, known))
