@@ -22,7 +22,7 @@ from ._cli_exit import err as _err
 from ._cli_text import printable, problem_lines, write_stdout
 from ._conversion_input import TIMESTAMP_EXPECTED, is_timestamp
 from ._json_rules import minus_zero_as_float
-from ._problems import problems_from
+from ._problems import problem_from
 from ._unknown_values import is_too_deep
 from .anthropic_messages import from_anthropic, to_anthropic
 from .chat_template_dicts import from_chat_template, to_chat_template
@@ -308,7 +308,7 @@ def _parse_document(data: bytes) -> Any:
     except ValidationError as error:
         # Read again to be told where and why (an empty document, a byte order mark, NaN
         # before the parser's stop); "whole": a value the parser cannot read is malformed here.
-        return validate_json(_ANY_JSON, data, _problems, read_whole=not is_too_deep(error))
+        return validate_json(_ANY_JSON, data, problem_from, read_whole=not is_too_deep(error))
     # jiter reads NaN and Infinity as floats; JSON has neither, and the library refuses them
     # only once a read has failed.
     refuse_non_finite_literal(data, None)
@@ -316,10 +316,6 @@ def _parse_document(data: bytes) -> Any:
 
 
 _ANY_JSON: TypeAdapter[Any] = TypeAdapter(Any)
-
-
-def _problems(error: ValidationError) -> list[Problem]:
-    return list(problems_from(error))
 
 
 def _write_foreign(name: str, value: Any, *, pretty: bool) -> None:

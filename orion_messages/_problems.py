@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import annotated_types
@@ -12,7 +12,7 @@ from pydantic_core import ErrorDetails
 
 from ._json_rules import UNKNOWN_VALUE_ERROR, value_problem
 from ._text import kind_of, location
-from .errors import FormatError, Problem
+from .errors import MAX_REPORTED_PROBLEMS, FormatError, Problem
 from .models import Message, Role
 
 _JSON_POSITION = re.compile(
@@ -149,6 +149,18 @@ def _json_problem(message: str) -> Problem:
     )
 
 
-def format_error(error: ValidationError, *, source: str | None = None) -> FormatError:
-    """A ``FormatError`` carrying every problem in ``error``."""
-    return FormatError(problems_from(error), source=source)
+ProblemFrom = Callable[[ErrorDetails], Problem]
+"""How one pydantic error detail is said plainly (``problem_from``, or a reader's own wording)."""
+
+
+def format_error(
+    errors: ValidationError | list[ErrorDetails], problem: ProblemFrom = problem_from
+) -> FormatError:
+    """A ``FormatError`` for every problem in ``errors``, each said by ``problem``.
+
+    Only the problems the error keeps (``MAX_REPORTED_PROBLEMS``) are put in words; the rest are
+    counted: a hostile document can hold millions, and each costs microseconds to describe.
+    """
+    details = errors.errors(include_url=False) if isinstance(errors, ValidationError) else errors
+    kept = details[:MAX_REPORTED_PROBLEMS]
+    return FormatError(map(problem, kept), omitted=len(details) - len(kept))

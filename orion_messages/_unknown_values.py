@@ -89,6 +89,10 @@ replaced by ``_STAND_IN_BASE + n``."""
 
 def json_invalid(error: ValidationError) -> Iterator[ErrorDetails]:
     """The parser's own errors (malformed JSON) among ``error``'s."""
+    # The parser stops at the first fault and nothing is validated: its error is always alone.
+    # Asking the count first spares listing a validation's millions of details, several times.
+    if error.error_count() != 1:
+        return iter(())
     return (detail for detail in error.errors(include_url=False) if detail["type"] == "json_invalid")
 
 

@@ -20,7 +20,7 @@ from collections.abc import Generator, Iterable, Mapping
 from functools import partial
 from typing import Annotated, Any, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 from pydantic_core import ErrorDetails
 from typing_extensions import deprecated
 
@@ -326,7 +326,7 @@ def parse_event(line: bytes | bytearray | memoryview | str, *, strict: bool = Fa
     """
     require_bool("strict", strict)
     line = json_input(line, "parse_event")
-    event = validate_json(_EVENT, line, _event_problems, read_whole=True)  # serde buffers a tagged enum
+    event = validate_json(_EVENT, line, _event_problem, read_whole=True)  # serde buffers a tagged enum
     if strict:
         problems = duplicate_event_key_problems(line, event.type)
         if isinstance(event, AgentEndEvent):
@@ -453,11 +453,8 @@ def record_events(events: Iterable[AgentEvent]) -> list[Message]:
     return messages_from_events(events)
 
 
-def _event_problems(error: ValidationError) -> list[Problem]:
-    return [_event_problem(detail, problem_from(detail)) for detail in error.errors(include_url=False)]
-
-
-def _event_problem(detail: ErrorDetails, problem: Problem) -> Problem:
+def _event_problem(detail: ErrorDetails) -> Problem:
+    """One error detail of an event, located in the event's own keys (not under its type's tag)."""
     kind = detail["type"]
     loc = detail["loc"]
     if kind == "union_tag_not_found":
@@ -484,6 +481,7 @@ def _event_problem(detail: ErrorDetails, problem: Problem) -> Problem:
         return Problem(where, f"expected a number, found {found}")
     if kind == "finite_number":
         return Problem(where, "expected a finite number, found a number too large for a double")
+    problem = problem_from(detail)
     return Problem(where, problem.message, problem.line, problem.column)
 
 

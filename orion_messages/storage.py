@@ -16,7 +16,7 @@ import re
 import secrets
 import stat
 import warnings
-from collections.abc import Generator, Iterable, Iterator
+from collections.abc import Generator, Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import replace
 from pathlib import Path
@@ -861,21 +861,28 @@ def _split_records(data: bytes) -> tuple[list[tuple[int, bytes]], _Torn | None]:
 
 
 def _parse_records(records: list[tuple[int, bytes]], source: str) -> list[Message]:
-    # Fast path: one validation of all lines as one array. It is safe because every line is
-    # first checked to hold exactly one JSON object (``is_one_json_object``), so no line can
-    # close or open another's value. Anything else (a corrupt line) goes line by line, which
-    # also gives the exact line number.
-    # Measured on 20,000 messages: 110 ms, against 190 ms line by line (docs/reliability.md).
-    if records and all(is_one_json_object(line) for _, line in records):
-        origin = Origin(source, tuple(number for number, _ in records), joined=True)
-        try:
-            messages = load_conversation(b"[" + b",".join(line for _, line in records) + b"]", origin=origin)
-        except FormatError:
-            pass
-        else:
-            if len(messages) == len(records):
-                return messages
+    joined = _read_joined(records, source)
+    if joined is not None:
+        return joined
     return [_parse_line(number, line, source) for number, line in records]
+
+
+def _read_joined(records: Sequence[tuple[int, bytes]], source: str) -> list[Message] | None:
+    """The messages of a log's ``records`` (line number, bytes) validated at once as one array,
+    or None when one of them does not read: each is then read alone, for its own line's error.
+
+    Safe because every line is first checked to hold exactly one JSON object
+    (``is_one_json_object``), so no line can close or open another's value. Measured on 20,000
+    messages: 110 ms, against 190 ms line by line (docs/reliability.md).
+    """
+    if not records or not all(is_one_json_object(line) for _, line in records):
+        return None
+    origin = Origin(source, tuple(number for number, _ in records), joined=True)
+    try:
+        messages = load_conversation(b"[" + b",".join(line for _, line in records) + b"]", origin=origin)
+    except FormatError:
+        return None
+    return messages if len(messages) == len(records) else None
 
 
 def _parse_line(number: int, line: bytes, source: str) -> Message:

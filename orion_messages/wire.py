@@ -32,7 +32,7 @@ from ._json_rules import (
     unreadable_spans,
     value_problem,
 )
-from ._problems import problem_from, problems_from
+from ._problems import ProblemFrom, format_error, problem_from, problems_from
 from ._text import kind_of, location, quoted
 from ._unknown_values import (
     Origin,
@@ -127,7 +127,7 @@ def load_conversation(
     """``loads``, for the package's readers of files: ``origin`` says where the document comes
     from, for the warnings (the file; each record's line, for JSON Lines records joined)."""
     with _collector_paused():
-        messages = validate_json(_CONVERSATION, data, _conversation_problems, origin=origin)
+        messages = validate_json(_CONVERSATION, data, problem_from, origin=origin)
     if strict:
         problems = [*duplicate_key_problems(data), *find_problems(messages)]
         if problems:
@@ -154,7 +154,7 @@ def loads_message(data: bytes | bytearray | memoryview | str, *, strict: bool = 
 def load_message(data: bytes | str, *, strict: bool = False, origin: Origin | None = None) -> Message:
     """``loads_message``, for the package's readers of files (``origin``: see ``load_conversation``)."""
     try:
-        message = validate_json(_MESSAGE, data, _conversation_problems, origin=origin)
+        message = validate_json(_MESSAGE, data, problem_from, origin=origin)
     except FormatError:
         if is_array_of_objects(data):
             why = "expected one message (a JSON object), found a JSON array of objects: a conversation (loads reads one)"
@@ -229,25 +229,21 @@ def duplicate_key_problems(data: bytes | str, fields: StructFields = _document_f
     ]
 
 
-def _conversation_problems(error: ValidationError) -> list[Problem]:
-    return list(problems_from(error))
-
-
 T = TypeVar("T")
 
 
 def validate_json(
     adapter: TypeAdapter[T],
     data: bytes | str,
-    problems: Callable[[ValidationError], list[Problem]],
+    problem: ProblemFrom,
     *,
     read_whole: bool = False,
     origin: Origin | None = None,
 ) -> T:
     """``adapter.validate_json`` with serde's reading of ``-0`` and of unknown keys.
 
-    Shared by every reader in the package. ``problems`` turns a validation error into the
-    problems to report (events name their locations differently). ``read_whole``: serde reads
+    Shared by every reader in the package. ``problem`` says one of pydantic's error details as
+    a problem to report (events name their locations differently). ``read_whole``: serde reads
     every value of the document before the type sees it (an internally tagged enum: an event),
     so an unknown key's value serde cannot read refuses the document instead of being skipped.
     ``origin``: where the document comes from, named in the warnings for unknown keys left out.
@@ -284,8 +280,8 @@ def validate_json(
         adapter, data, fixed, failure, skipped_unread=not read_whole, origin=origin
     )
     if isinstance(recovered, ValidationError):  # a known field is wrong beside unknown values dropped
-        known = zip(problems(recovered), recovered.errors(include_url=False), strict=True)
-        raise FormatError(problem for problem, detail in known if detail["type"] != UNKNOWN_VALUE_ERROR)
+        known = [d for d in recovered.errors(include_url=False) if d["type"] != UNKNOWN_VALUE_ERROR]
+        raise format_error(known, problem)
     if recovered is not None:
         return recovered
     if fixed is not data and is_malformed(failure):
@@ -293,7 +289,7 @@ def validate_json(
             adapter.validate_json(data)
         except ValidationError as original:
             failure = original
-    raise _explained(FormatError(problems(failure)), data, skips_unknown=not read_whole)
+    raise _explained(format_error(failure, problem), data, skips_unknown=not read_whole)
 
 
 # An integer of 309 digits or more may be past serde_json's range (``SERDE_INT_LIMIT``).

@@ -1076,13 +1076,12 @@ def test_checking_a_large_log_shows_progress_by_records(
     log = tmp_path / "big.jsonl"
     log.write_text("".join(json.dumps(dict(HAND[1], id=f"m{i}")) + "\n" for i in range(50)), encoding="utf-8")
     monkeypatch.setattr(cli, "_PROGRESS_MIN_BYTES", 1)
-    monkeypatch.setattr(cli, "_PROGRESS_EVERY_RECORDS", 10)
+    monkeypatch.setattr(cli, "_RUN_RECORDS", 10)
     stderr = _Terminal()
     monkeypatch.setattr(sys, "stderr", stderr)
     assert main(["validate", str(log)]) == 0
-    assert (
-        stderr.getvalue().count("checking") == 5
-    )  # records 1, 11, 21, 31, 41 (the label is cut to the width)
+    # Once a run of 10 records: before records 1, 11, 21, 31, 41 (the label is cut to the width).
+    assert stderr.getvalue().count("checking") == 5
     assert capsys.readouterr().out.strip() == "checked 1 file (50 messages in the valid ones): all valid"
 
 
@@ -2349,6 +2348,49 @@ def test_validate_lists_the_same_number_of_errors_for_both_formats(
     assert main(["validate", "--format", "json", str(path)]) == 1
     (entry,) = json.loads(capsys.readouterr().out)["files"]
     assert (len(entry["errors"]), entry["omitted"]) == (100, 50)
+
+
+@pytest.mark.parametrize("stdin", [False, True])
+def test_validate_places_each_problem_of_a_long_log_on_its_line_once(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, stdin: bool
+) -> None:
+    # 5,000 records, more than are read at once: an unknown value left out in a record that
+    # reads, another beside a wrong timestamp (its run is then read record by record), and a
+    # repeated key far on. Lines are 1-based; each problem once, where the hand put it.
+    lines = [json.dumps(message) for message in _users(5000, same_id=False)]
+    lines[10] = '{"id":"u1","role":"user","content":"x","timestamp":1,"x":1e400}'
+    lines[2999] = '{"id":"u2","role":"user","content":"x","timestamp":1,"y":1e400}'
+    lines[3000] = '{"id":"w","role":"user","content":"x","timestamp":"late"}'
+    lines[4500] = '{"id":"d","role":"user","role":"user","content":"x","timestamp":1}'
+    data = "".join(line + "\n" for line in lines)
+    path = tmp_path / "long.jsonl"
+    path.write_text(data)
+    if stdin:
+        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data.encode())))
+    assert main(["validate", "--format", "json", "-" if stdin else str(path)]) == 1
+    (entry,) = json.loads(capsys.readouterr().out)["files"]
+    assert [(e["line"], e["location"]) for e in entry["errors"]] == [(3001, "timestamp"), (4501, "")]
+    assert [(w["line"], w["message"][:16]) for w in entry["warnings"]] == [
+        (11, 'unknown key "x" '),
+        (3000, 'unknown key "y" '),
+    ]
+
+
+def test_validate_finds_a_repeated_key_deep_in_a_long_event_stream(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Runs of records are checked for repeated keys at once; the one line that repeats a key
+    # (message_start's "message", which serde refuses) is still found and placed.
+    lines = ['{"type":"agent_start"}'] + ['{"type":"turn_start"}'] * 4999
+    message = '{"id":"m","role":"user","content":"x","timestamp":1}'
+    lines[3210] = f'{{"type":"message_start","message":{message},"message":{message}}}'
+    path = tmp_path / "events.jsonl"
+    path.write_text("".join(line + "\n" for line in lines))
+    assert main(["validate", "--format", "json", str(path)]) == 1
+    (entry,) = json.loads(capsys.readouterr().out)["files"]
+    assert [(e["line"], e["message"]) for e in entry["errors"]] == [
+        (3211, 'duplicate key "message" in one object')
+    ]
 
 
 def test_validate_reads_standard_input_once(capsys: pytest.CaptureFixture[str]) -> None:

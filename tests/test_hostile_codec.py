@@ -135,6 +135,19 @@ def test_an_error_report_holds_the_first_problems_and_counts_the_rest() -> None:
     assert (len(placed.problems), placed.omitted) == (MAX_REPORTED_PROBLEMS, error.omitted)
 
 
+def test_a_capped_report_beside_an_unknown_value_serde_skips_counts_only_known_fields() -> None:
+    # The unknown key's 1e400 is not a problem (orion-core skips it unread); the 150 wrong
+    # timestamps are what is reported: the first 100 of them, and 50 more counted.
+    unknown = b'{"id":"a","role":"user","content":"","timestamp":0,"x":1e400}'
+    wrong = [b'{"id":"m%d","role":"user","content":"","timestamp":"%d"}' % (n, n) for n in range(150)]
+    with pytest.raises(FormatError) as caught:  # and no warning: the document does not load
+        loads(b"[" + b",".join([unknown, *wrong]) + b"]")
+    error = caught.value
+    assert (len(error.problems), error.omitted) == (MAX_REPORTED_PROBLEMS, 50)
+    assert [p.location for p in error.problems] == [f"[{n}].timestamp" for n in range(1, 101)]
+    assert str(error).startswith("150 problems:")
+
+
 # --- -0 is not an integer (issue 14). ------------------------------------------------------------
 
 
