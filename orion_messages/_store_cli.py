@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 from collections.abc import Generator, Iterator, Sequence
 from contextlib import contextmanager
+from typing import NamedTuple
 from urllib.parse import quote, unquote
 
 from .checks import find_problems
@@ -36,8 +37,21 @@ __all__ = [
     "write_target",
 ]
 
-Report = tuple[str, list[Message] | None, list[Problem], list[Problem]]
-"""What ``validate`` found in one stored conversation: label, its messages (None if unreadable), errors, warnings."""
+
+class Report(NamedTuple):
+    """What ``validate`` found in one stored conversation."""
+
+    label: str
+    """The conversation, named as the command names it (the store's URL and its id)."""
+    messages: list[Message] | None
+    """Its messages; None if it cannot be read."""
+    errors: list[Problem]
+    """Its errors: the first of those its ``FormatError`` kept, or semantic problems with ``strict``."""
+    warnings: list[Problem]
+    """Its semantic problems, without ``strict``."""
+    omitted: int = 0
+    """The errors its ``FormatError`` counted and did not keep."""
+
 
 PAGE_SIZE = 1000
 """How many conversations ``validate`` and ``list`` read from a store at a time."""
@@ -209,7 +223,7 @@ def listed_conversations(raw: str) -> tuple[str, list[tuple[ConversationInfo, st
 def check_stored(raw: str, conversations: Sequence[str], *, strict: bool) -> Generator[Report, None, None]:
     """Check each of ``conversations`` in the store at the URL ``raw``, in turn.
 
-    One ``(label, messages or None, errors, warnings)`` per conversation; semantic problems
+    One ``Report`` per conversation; semantic problems
     are warnings, or errors with ``strict``. A generator: each conversation is loaded when its
     report is asked for, so that one conversation is in memory at a time (close the generator
     to close the store early).
@@ -227,8 +241,8 @@ def _checked(store: ConversationStore, label: str, name: str, *, strict: bool) -
     try:
         messages = store.load(name)
     except FormatError as error:
-        return (label, None, [_placed(p, error.source) for p in error.problems], [])
+        return Report(label, None, [_placed(p, error.source) for p in error.problems], [], error.omitted)
     except StoreError as error:  # the label names the store already
-        return (label, None, [Problem("", _unnamed(error, store))], [])
+        return Report(label, None, [Problem("", _unnamed(error, store))], [])
     semantic = find_problems(messages)
-    return (label, messages, semantic if strict else [], [] if strict else semantic)
+    return Report(label, messages, semantic if strict else [], [] if strict else semantic)

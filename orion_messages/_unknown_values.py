@@ -202,13 +202,14 @@ def without_unwritable_unknown_keys(
     data: bytes | str,
     fixed: bytes | str,
     error: ValidationError,
+    details: list[ErrorDetails],
     *,
     skipped_unread: bool,
     origin: Origin | None = None,
 ) -> T | ValidationError | None:
     """Load ``data`` (as given) without the unknown keys whose values cannot be kept, warning
     for each; ``fixed`` is ``data`` with ``-0`` read as serde reads it (``minus_zero_as_float``),
-    and ``error`` what reading it failed with.
+    ``error`` what reading it failed with, and ``details`` its errors, listed by the caller.
 
     ``skipped_unread``: serde skips this document's unknown values unread (messages). An event is
     read whole, so a value the parser cannot read is left to the parser's own error there.
@@ -233,11 +234,10 @@ def without_unwritable_unknown_keys(
         try:
             value = adapter.validate_json(prepared)
         except ValidationError as again:
-            error = again
+            error, details = again, again.errors(include_url=False)
         else:
             _refuse_malformed_deep_values(data, cut)
             return value
-    details = error.errors(include_url=False)
     kinds = {detail["type"] for detail in details}
     if kinds - {UNKNOWN_VALUE_ERROR}:
         if "json_invalid" in kinds:

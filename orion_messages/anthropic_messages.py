@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 from typing_extensions import NotRequired, TypedDict
 
+from ._collector import collector_paused
 from ._conversion_input import _Builder, _Input, _kind, _unknown_keys
 from ._text import quoted
 from .conversions import (
@@ -107,6 +108,7 @@ class _ToolResultBlock(TypedDict):
     is_error: NotRequired[bool]
 
 
+@collector_paused()  # the objects built hold no cycles to collect
 def to_anthropic(
     messages: Iterable[Message],
     *,
@@ -413,6 +415,7 @@ def _result_block(
     return block
 
 
+@collector_paused()  # the objects built hold no cycles to collect
 def from_anthropic(
     messages: Iterable[Mapping[str, Any]],
     *,

@@ -14,18 +14,20 @@ exactly. With ``metadata=False`` those are reported as losses instead.
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal, get_args
 
 from pydantic import ValidationError
 
 from ._arguments import decode_arguments, encode_arguments
+from ._collector import collector_paused
 from ._conversion_input import _Input, _Numbering, _stamp, _unknown_keys
 from ._problems import describe, problem_from
 from ._text import location
 from .conversions import ConversionResult, OrphanPolicy, _fix_orphans, _input_list, _Report
 from .errors import ConversionError, Problem, require_bool
-from .models import Message, Role
+from .models import Message, Role, ToolCall
 
 __all__ = ["METADATA_KEY", "ArgumentsMode", "from_chat_template", "to_chat_template"]
 
@@ -55,6 +57,7 @@ _READ_ROLES = {
 }
 
 
+@collector_paused()  # the objects built hold no cycles to collect
 def to_chat_template(
     messages: Iterable[Message],
     *,
@@ -277,6 +280,7 @@ def _paths(overlay: Mapping[str, Any], standard: Mapping[str, Any]) -> list[str]
 _KNOWN_KEYS = frozenset({"role", "content", "tool_calls", "tool_call_id", "name", "tool_name", METADATA_KEY})
 
 
+@collector_paused()  # the objects built hold no cycles to collect
 def from_chat_template(
     messages: Iterable[Mapping[str, Any]],
     *,
@@ -307,7 +311,7 @@ def from_chat_template(
     ids = _Numbering(_restored_ids(items))
     call_ids = _CallNumbering(items)
     out: list[Message] = []
-    unanswered: list[tuple[str, str]] = []  # (call id, tool name), oldest first
+    unanswered = _Unanswered()
     for index, item in enumerate(items):
         entry = _checked_entry(reader, report, index, item)
         if entry is None:
@@ -328,7 +332,7 @@ def from_chat_template(
                 where = _input_location(tuple(detail["loc"]), entry, standard, overlay)
                 reader.fail(location((index, *where)), problem_from(detail).message)
             continue
-        unanswered.extend((call.id, call.name) for call in message.tool_calls)
+        unanswered.add(message.tool_calls)
         out.append(message)
     reader.done()
     return report.finish(out)
@@ -400,17 +404,49 @@ def _call_ids(calls: object) -> list[object]:
     return [call.get("id") for call in calls if isinstance(call, Mapping)]
 
 
-def _pair_result(
-    report: _Report, index: int, standard: dict[str, Any], unanswered: list[tuple[str, str]]
-) -> None:
+class _Unanswered:
+    """The tool calls read so far that no result has answered yet, oldest first.
+
+    Each is taken once: by the oldest with a result's call id, or the oldest of all for a result
+    without one. Constant time a result: a history can hold a hundred thousand calls.
+    """
+
+    def __init__(self) -> None:
+        self._calls: list[tuple[str, str]] = []  # (call id, tool name) of every call, in order
+        self._by_id: dict[str, deque[int]] = {}  # call id -> its unanswered calls, oldest first
+        self._answered: set[int] = set()
+        self._oldest = 0  # no call before this one is unanswered
+
+    def add(self, calls: Iterable[ToolCall]) -> None:
+        """Calls of the next message, waiting for their results."""
+        for call in calls:
+            self._by_id.setdefault(call.id, deque()).append(len(self._calls))
+            self._calls.append((call.id, call.name))
+
+    def take(self, call_id: str | None) -> tuple[str, str] | None:
+        """The (call id, tool name) a result answers, no longer unanswered; None if none is."""
+        if call_id is None:
+            while self._oldest in self._answered:
+                self._oldest += 1
+            if self._oldest == len(self._calls):
+                return None
+            call_id = self._calls[self._oldest][0]
+        waiting = self._by_id.get(call_id)
+        if not waiting:
+            return None
+        number = waiting.popleft()  # the oldest with this id (the oldest of all, for no id)
+        self._answered.add(number)
+        return self._calls[number]
+
+
+def _pair_result(report: _Report, index: int, standard: dict[str, Any], unanswered: _Unanswered) -> None:
     """Fill a result's missing call id (the oldest unanswered call) and tool name (the call's)."""
     result = standard.get("tool_result")
     if result is None:
         return
     call_id = result["tool_call_id"]
-    match = next((pair for pair in unanswered if pair[0] == call_id), None)
+    match = unanswered.take(call_id)
     if call_id is None:
-        match = unanswered[0] if unanswered else None
         result["tool_call_id"] = match[0] if match else ""
         report.lose(
             index,
@@ -419,8 +455,6 @@ def _pair_result(
             if match
             else "missing, and no call is unanswered: left empty",
         )
-    if match is not None:
-        unanswered.remove(match)
     if result["tool_name"] is None:
         result["tool_name"] = match[1] if match is not None else ""
         if match is None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from ._collector import collector_paused
 from ._text import kind_of, quoted
 from .errors import ArgumentTypeError, Problem
 from .models import Message, Role, not_a_collection
@@ -30,6 +31,7 @@ def find_problems(messages: Iterable[Message]) -> list[Problem]:
     return [problem for _index, problem in problems_by_message(messages)]
 
 
+@collector_paused()  # the objects built hold no cycles to collect
 def problems_by_message(messages: Iterable[Message]) -> list[tuple[int, Problem]]:
     """``find_problems``, each problem with the index of the message it is found on: for a
     reader that places the messages on the lines of a file.
@@ -48,16 +50,16 @@ def problems_by_message(messages: Iterable[Message]) -> list[tuple[int, Problem]
     for index, message in enumerate(messages):
         if not isinstance(message, Message):
             raise ArgumentTypeError(f"find_problems: [{index}]: expected a Message, found {kind_of(message)}")
-        where = f"[{index}]"
-        found: list[Problem] = []
         first = message_ids.setdefault(message.id, index)
         if first != index:
-            found.append(
-                Problem(f"{where}.id", f"duplicate message id {quoted(message.id)} (first at [{first}])")
-            )
-        found.extend(_call_problems(where, message, call_ids))
-        found.extend(_result_problems(index, message, call_ids, answered))
-        problems.extend((index, problem) for problem in found)
+            why = f"duplicate message id {quoted(message.id)} (first at [{first}])"
+            problems.append((index, Problem(f"[{index}].id", why)))
+        # Most messages carry neither calls nor a result: nothing more is built for them.
+        if message.tool_calls:
+            problems.extend((index, problem) for problem in _call_problems(f"[{index}]", message, call_ids))
+        if message.tool_result is not None or message.role is Role.TOOL_RESULT:
+            found = _result_problems(index, message, call_ids, answered)
+            problems.extend((index, problem) for problem in found)
     return problems
 
 

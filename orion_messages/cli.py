@@ -45,6 +45,7 @@ from ._cli_text import json_report as _json_report
 from ._cli_text import printable as _printable
 from ._cli_text import problem_line as _problem_line
 from ._cli_text import problem_lines as _problem_lines
+from ._collector import collector_paused
 from ._json_rules import may_repeat_keys
 from ._problems import describe, problem_from
 from ._store_cli import (
@@ -83,7 +84,6 @@ from .text_counters import (
 )
 from .turns import split_turns
 from .wire import (
-    _collector_paused,
     dumps,
     dumps_message,
     duplicate_key_problems,
@@ -847,7 +847,8 @@ def _load_conversation(data: bytes, parsed: _Parsed, *, strict: bool, semantic: 
     try:
         parsed.messages = loads(data)
     except FormatError as error:
-        problems = [*error.problems, *(problem for problem in repeated if problem not in error.problems)]
+        found = set(error.problems)  # a set: a hostile file repeats a key in every message
+        problems = [*error.problems, *(problem for problem in repeated if problem not in found)]
         parsed.add(problems, omitted=error.omitted)
         return
     parsed.add(repeated)
@@ -860,7 +861,7 @@ def _repeated_keys(data: bytes) -> list[Problem]:
     scanner), walked only when a key may repeat (``may_repeat_keys``): the scanner builds the
     whole document as Python objects, with a Python hook on each, and costs more than the load
     itself. A document that is not valid JSON has none to find (the load reports it)."""
-    with _collector_paused():  # the check's objects hold no cycles to collect
+    with collector_paused():  # the check's objects hold no cycles to collect
         return duplicate_key_problems(data)
 
 
@@ -940,7 +941,7 @@ def _parse_records(
     """
     caught: list[OrionMessagesWarning] = []
     failed = 0
-    with _library_warnings(caught), _collector_paused():
+    with _library_warnings(caught), collector_paused():
         for run in _runs(records):
             if progress is not None:
                 progress.show(run[-1][2], size, f"checking {parsed.name}", unit="B")
@@ -1247,12 +1248,12 @@ def _stored_report(
     """The next conversation of ``check_stored``, as a report (its warnings with it if ``alone``)."""
     try:
         with _library_warnings(caught):
-            label, messages, errors, warned = next(reports)
+            stored = next(reports)
     except OrionMessagesError as error:
         raise _Fatal(f"error: {_printable(str(error))}") from None
-    report = _Parsed(
-        label, "json", messages or [], errors=errors, warnings=warned, what="stored conversation"
-    )
+    report = _Parsed(stored.label, "json", stored.messages or [], what="stored conversation")
+    report.add(stored.errors, omitted=stored.omitted)  # kept up to the cap, as a file's
+    report.add(stored.warnings, error=False)
     if alone:
         report.notice(_warning_problems(caught))
     return report
@@ -1414,7 +1415,7 @@ def _summary(path: str, messages: Sequence[Message]) -> dict[str, Any]:
 
 def _stats(args: argparse.Namespace) -> int:
     name, _, messages = _messages(args.path)
-    with _collector_paused():  # turns and token counts of a long log: no cycles to collect
+    with collector_paused():  # turns and token counts of a long log: no cycles to collect
         summary = _summary(name, messages)
     if args.format == "json":
         _print_stdout(_json_report(summary))

@@ -337,18 +337,21 @@ def _find_orphans(messages: Sequence[Message], *, moved_out: frozenset[Role]) ->
                 for number, call in enumerate(message.tool_calls)
                 if (index, call.id) not in answers
             )
+    calls_by_id: dict[int, Counter[str]] = {}  # a calling message -> how often it sends each id
     for (caller, call_id), results in answers.items():
-        orphans.extend(_second_results(messages, caller, call_id, results))
+        if len(results) > 1:  # one result never outnumbers its call
+            if caller not in calls_by_id:
+                calls_by_id[caller] = Counter(call.id for call in messages[caller].tool_calls)
+            orphans.extend(_second_results(messages, call_id, results, calls_by_id[caller][call_id]))
     orphans.sort(key=lambda orphan: orphan.index)
     return orphans
 
 
 def _second_results(
-    messages: Sequence[Message], caller: int, call_id: str, results: list[int]
+    messages: Sequence[Message], call_id: str, results: list[int], slots: int
 ) -> list[Orphan]:
-    """The results beyond one per call with ``call_id`` in ``messages[caller]`` (an id sent twice
-    takes two); completed results answer first, in order, then pending placeholders (private)."""
-    slots = sum(call.id == call_id for call in messages[caller].tool_calls)
+    """The results beyond the ``slots`` calls with ``call_id`` they answer (an id sent twice in
+    one message takes two); completed results answer first, in order, then pending placeholders."""
     if len(results) <= slots:
         return []
     ranked = sorted(results, key=lambda index: (messages[index].is_pending, index))

@@ -15,6 +15,7 @@ from typing import Any, Literal, TypeAlias
 from typing_extensions import NotRequired, TypedDict
 
 from ._arguments import decode_arguments, encode_arguments
+from ._collector import collector_paused
 from ._conversion_input import _Builder, _Input, _kind, _unknown_keys
 from ._problems import describe
 from .conversions import (
@@ -119,6 +120,7 @@ A ``list[OpenAIMessage]`` is assignable to the OpenAI SDK's ``Iterable[ChatCompl
 """
 
 
+@collector_paused()  # the objects built hold no cycles to collect
 def to_openai(
     messages: Iterable[Message],
     *,
@@ -225,6 +227,7 @@ def _result_losses(report: _Report, index: int, message: Message, names: dict[st
         report.lose(index, "content", "differs from tool_result.content, which is the text sent")
 
 
+@collector_paused()  # the objects built hold no cycles to collect
 def from_openai(
     messages: Iterable[Mapping[str, Any]],
     *,

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from ._collector import collector_paused
 from .conversions import ConversionResult, _messages, _metadata_losses, _Report
 from .errors import ArgumentTypeError
 from .models import Message, Role
@@ -35,6 +36,7 @@ _ROLES = {
 }
 
 
+@collector_paused()  # the objects built hold no cycles to collect
 def to_orion_backend(
     messages: Iterable[Message],
     *,

@@ -22,7 +22,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import BinaryIO, NamedTuple, Union, cast
 
-from ._json_rules import VALUE_DEPTH_MAX, flatten_deeper_than
+from ._json_rules import VALUE_DEPTH_MAX, flatten_deeper_than, may_repeat_keys
 from ._text import kind_of
 from ._unknown_values import Origin
 from .checks import find_problems
@@ -912,11 +912,13 @@ def _strict_line(line: bytes) -> None:
 
 
 def _check_strictly(records: list[tuple[int, bytes]], messages: list[Message], source: str) -> None:
-    for number, line in records:
-        try:
-            _strict_line(line)
-        except FormatError as error:
-            raise error.at_line(number, source=source) from None
+    # One check of the log's bytes spares each line's scan for repeated keys when none can repeat.
+    if may_repeat_keys(b"[" + b",".join(line for _, line in records) + b"]"):
+        for number, line in records:
+            try:
+                _strict_line(line)
+            except FormatError as error:
+                raise error.at_line(number, source=source) from None
     problems = find_problems(messages)
     if problems:
         raise FormatError(problems, source=source)

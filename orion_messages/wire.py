@@ -7,17 +7,15 @@ The pydantic adapters are built once, here, at import.
 
 from __future__ import annotations
 
-import gc
 import re
-import sysconfig
-from collections.abc import Callable, Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Literal, TypeVar, get_args
 
 import orjson
 from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
-from pydantic_core import from_json
+from pydantic_core import ErrorDetails, from_json
 
+from ._collector import collector_paused
 from ._json_rules import (
     SERDE_DEPTH_LIMIT,
     UNKNOWN_VALUE_ERROR,
@@ -59,36 +57,6 @@ _CONVERSATION: TypeAdapter[list[Message]] = TypeAdapter(
 )
 
 
-@contextmanager
-def _collector_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector while a large, acyclic batch of models is built.
-
-    Each new model counts towards a collection and collections walk every live model, which
-    makes a big load several times slower; the models built hold no reference cycles.
-
-    Re-enabling alone would leave every new model in the youngest generation, and the next
-    allocation would walk them all at once (about as long as the load itself, measured). So the
-    tracked objects are moved to the oldest generation first, with ``gc.freeze`` then
-    ``gc.unfreeze`` (constant time with the GIL); full collections still see them. Skipped when
-    the host froze objects itself (``unfreeze`` would undo that) or the build has no GIL (where
-    freezing walks the whole heap).
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            if _FREEZE_IS_CHEAP and gc.get_freeze_count() == 0:
-                gc.freeze()
-                gc.unfreeze()
-            gc.enable()
-
-
-# Free-threaded builds (3.13t and later) freeze by marking every object in the heap.
-_FREEZE_IS_CHEAP = not sysconfig.get_config_var("Py_GIL_DISABLED")
-
-
 def json_input(data: bytes | bytearray | memoryview | str, reader: str) -> bytes | str:
     """``data`` as the parser takes it (``bytes`` or ``str``), or ``ArgumentTypeError`` naming
     ``reader`` when it is neither JSON text nor bytes (``loads(None)``)."""
@@ -126,7 +94,7 @@ def load_conversation(
 ) -> list[Message]:
     """``loads``, for the package's readers of files: ``origin`` says where the document comes
     from, for the warnings (the file; each record's line, for JSON Lines records joined)."""
-    with _collector_paused():
+    with collector_paused():
         messages = validate_json(_CONVERSATION, data, problem_from, origin=origin)
     if strict:
         problems = [*duplicate_key_problems(data), *find_problems(messages)]
@@ -257,7 +225,7 @@ def validate_json(
         # and that Python frame is a third of the cost of reading one short JSON Lines record.
         value: T = adapter.validator.validate_json(fixed)
     except ValidationError as error:
-        failure = error
+        failure, details = error, error.errors(include_url=False)  # listed once: there may be millions
     else:
         # Validated, only an integer past serde_json's range can remain in an unknown key.
         if read_whole and _long_digit_run(data) and (refused := _unreadable_by_serde(data)):
@@ -274,22 +242,22 @@ def validate_json(
             raise _explained(FormatError([past.problem]), data, skips_unknown=True, numbers_read=True)
     # In a document serde reads whole, an unknown value it cannot read is not skipped; a known
     # field's own error says more, so this is asked only when all that failed is unknown keys.
-    if read_whole and _only_unknown_keys(failure) and (refused := _unreadable_whole(data)):
+    if read_whole and _only_unknown_keys(failure, details) and (refused := _unreadable_whole(data)):
         raise FormatError([refused])
     recovered = without_unwritable_unknown_keys(
-        adapter, data, fixed, failure, skipped_unread=not read_whole, origin=origin
+        adapter, data, fixed, failure, details, skipped_unread=not read_whole, origin=origin
     )
     if isinstance(recovered, ValidationError):  # a known field is wrong beside unknown values dropped
-        known = [d for d in recovered.errors(include_url=False) if d["type"] != UNKNOWN_VALUE_ERROR]
-        raise format_error(known, problem)
+        listed = details if recovered is failure else recovered.errors(include_url=False)
+        raise format_error([d for d in listed if d["type"] != UNKNOWN_VALUE_ERROR], problem)
     if recovered is not None:
         return recovered
     if fixed is not data and is_malformed(failure):
         try:  # report malformed JSON at its place in the document as given
             adapter.validate_json(data)
         except ValidationError as original:
-            failure = original
-    raise _explained(format_error(failure, problem), data, skips_unknown=not read_whole)
+            details = original.errors(include_url=False)
+    raise _explained(format_error(details, problem), data, skips_unknown=not read_whole)
 
 
 # An integer of 309 digits or more may be past serde_json's range (``SERDE_INT_LIMIT``).
@@ -297,9 +265,10 @@ _BYTES_LONG_DIGITS: re.Pattern[Any] = re.compile(rb"[0-9]{309}")
 _TEXT_LONG_DIGITS: re.Pattern[Any] = re.compile(r"[0-9]{309}")
 
 
-def _only_unknown_keys(error: ValidationError) -> bool:
-    """Whether every problem is in an unknown key's value (or past the parser's depth)."""
-    return is_too_deep(error) or all(detail["type"] == UNKNOWN_VALUE_ERROR for detail in error.errors())
+def _only_unknown_keys(error: ValidationError, details: list[ErrorDetails]) -> bool:
+    """Whether every problem of ``error`` (listed in ``details``) is in an unknown key's value
+    (or past the parser's depth)."""
+    return is_too_deep(error) or all(detail["type"] == UNKNOWN_VALUE_ERROR for detail in details)
 
 
 def _unreadable_whole(data: bytes | str) -> Problem | None:

@@ -240,3 +240,37 @@ def _encodes(text: str) -> bool:
     except UnicodeEncodeError:
         return False
     return True
+
+
+# A chat-template history: assistant turns calling tools with ids from a small set (repeats
+# included), and tool messages naming a call id or none, never a tool name.
+_template_steps = st.lists(
+    st.one_of(
+        st.lists(st.tuples(st.sampled_from("abc"), st.sampled_from(["f", "g", "h"])), min_size=1, max_size=3),
+        st.sampled_from(["a", "b", "c", None]),
+    ),
+    max_size=30,
+)
+
+
+@given(_template_steps)
+def test_chat_template_results_answer_the_oldest_unanswered_call(steps: list[Any]) -> None:
+    # The rule of docs/conversions.md, transcribed naively: a result answers the oldest call
+    # not yet answered with its id, or the oldest of all when it names none; it takes that
+    # call's tool name, and each call is answered once.
+    dicts: list[dict[str, Any]] = []
+    unanswered: list[tuple[str, str]] = []
+    expected: list[tuple[str, str]] = []
+    for step in steps:
+        if isinstance(step, list):
+            calls = [{"id": i, "type": "function", "function": {"name": n, "arguments": {}}} for i, n in step]
+            dicts.append({"role": "assistant", "content": "", "tool_calls": calls})
+            unanswered.extend(step)
+            continue
+        dicts.append({"role": "tool", "content": "ok", **({} if step is None else {"tool_call_id": step})})
+        match = next((pair for pair in unanswered if step is None or pair[0] == step), None)
+        if match is not None:
+            unanswered.remove(match)
+        expected.append(match if match is not None else (step or "", ""))
+    results = [m.tool_result for m in from_chat_template(dicts, timestamp=STAMP).value if m.tool_result]
+    assert [(r.tool_call_id, r.tool_name) for r in results] == expected

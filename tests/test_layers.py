@@ -19,7 +19,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "orion_messages"
 # subpackage (``store/``) takes the layer of its name. A new module fails the tests below until
 # it is placed here.
 LAYERS: list[tuple[str, ...]] = [
-    ("_text", "_version"),  # text shown from the data (escaped, quoted); the version string
+    ("_text", "_version", "_collector"),  # text shown from the data; the version; the collector paused
     ("errors",),  # every error and warning class
     ("_json_rules", "models"),  # JSON value rules and the message models
     ("_problems",),  # validation errors turned into located problems

@@ -7,6 +7,7 @@ Every expectation is written from docs/store.md, not from the code's output.
 from __future__ import annotations
 
 import asyncio
+import json
 import sqlite3
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -323,6 +324,26 @@ def test_validate_names_the_stored_row_before_the_json_path(
     assert main(["validate", sqlite_url]) == 1
     out = capsys.readouterr().out
     assert f'{sqlite_url}?conversation=k: conversation "k", position 0: role: ' in out
+
+
+@pytest.mark.parametrize("strict", [False, True])
+def test_validate_caps_a_stored_conversations_problems_as_a_files(
+    sqlite_url: str, capsys: pytest.CaptureFixture[str], strict: bool
+) -> None:
+    # 150 messages with one id: 149 duplicate-id problems, warnings (errors with --strict). As
+    # for a file, the first 100 are listed and the rest counted (MAX_REPORTED_PROBLEMS).
+    with open_store(sqlite_url) as store:
+        store.create("dup")
+        store.extend("dup", [Message.user("m", "x", timestamp=1) for _ in range(150)])
+    assert main(["validate", "--format", "json", *(["--strict"] if strict else []), sqlite_url]) == int(
+        strict
+    )
+    report = json.loads(capsys.readouterr().out)
+    (entry,) = report["files"]
+    listed = entry["errors" if strict else "warnings"]
+    assert (len(listed), entry["omitted"]) == (100, 49)
+    assert listed[-1]["location"] == "[100].id"
+    assert report["counts"]["errors" if strict else "warnings"] == 149
 
 
 def test_convert_help_names_store_urls(capsys: pytest.CaptureFixture[str]) -> None:
