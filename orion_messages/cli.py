@@ -58,6 +58,7 @@ from ._store_cli import (
 )
 from ._version import __version__
 from .checks import find_problems, problems_by_message
+from .counting import default_counts
 from .errors import (
     MAX_REPORTED_PROBLEMS,
     ContextOverflowError,
@@ -70,7 +71,7 @@ from .errors import (
 )
 from .events import duplicate_event_key_problems, parse_event
 from .models import Message, Role, utc_datetime
-from .pruning import ContextConfig, PrunePlan, TokenCounter, estimate_tokens, prune
+from .pruning import ContextConfig, PrunePlan, prune
 from .schema import conversation_schema, render, write_schemas
 from .storage import _is_blank, _is_whole_record, _read_joined, _split_records, save, save_jsonl
 from .store import is_store_url, is_url, masked_url, parse_store_url, url_passwords
@@ -1404,7 +1405,8 @@ def _summary(path: str, messages: Sequence[Message]) -> dict[str, Any]:
         "tool_errors": sum(result.is_error for result in results),
         "pinned": sum(message.pinned for message in messages),
         "pending": sum(message.is_pending for message in messages),
-        "tokens": sum(TokenCounter(estimate_tokens, use_token_count=True).counts(messages)),
+        # as the planner counts by default; a TokenCounter's cache would outlive the command
+        "tokens": sum(default_counts(messages, [message.token_count for message in messages])),
         "token_counts_set": sum(message.token_count is not None for message in messages),
         "first_timestamp": first,
         "last_timestamp": last,

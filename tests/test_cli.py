@@ -460,6 +460,18 @@ def test_stats_estimates_tokens_where_none_are_set(tmp_path: Path, capsys: Captu
     assert (stats["first"], stats["last"]) == ("1970-01-01T00:00:00.000Z", "1970-01-01T00:00:00.002Z")
 
 
+def test_stats_takes_a_token_count_where_set(tmp_path: Path, capsys: CaptureFixture) -> None:
+    # m1 carries 7 (its 40 chars would estimate 10); m2 is estimated, max(1, 3 // 4) = 1.
+    document = [
+        {"id": "m1", "role": "user", "content": "x" * 40, "timestamp": 0, "token_count": 7},
+        {"id": "m2", "role": "assistant", "content": "abc", "timestamp": 1},
+    ]
+    path = _write(tmp_path / "counted.json", document)
+    assert main(["stats", "--format", "json", str(path)]) == 0
+    stats = json.loads(capsys.readouterr().out)
+    assert (stats["tokens"], stats["token_counts_set"]) == (7 + 1, 1)
+
+
 def test_stats_text(hand: Path, capsys: CaptureFixture) -> None:
     assert main(["stats", str(hand)]) == 0
     rows = {line.split()[0]: line.split()[1] for line in _lines(capsys.readouterr().out)[1:]}
