@@ -153,14 +153,11 @@ ProblemFrom = Callable[[ErrorDetails], Problem]
 """How one pydantic error detail is said plainly (``problem_from``, or a reader's own wording)."""
 
 
-def format_error(
-    errors: ValidationError | list[ErrorDetails], problem: ProblemFrom = problem_from
-) -> FormatError:
-    """A ``FormatError`` for every problem in ``errors``, each said by ``problem``.
+def format_error(details: list[ErrorDetails], problem: ProblemFrom) -> FormatError:
+    """A ``FormatError`` for every problem in pydantic's error ``details``, each said by ``problem``.
 
     Only the problems the error keeps (``MAX_REPORTED_PROBLEMS``) are put in words; the rest are
     counted: a hostile document can hold millions, and each costs microseconds to describe.
     """
-    details = errors.errors(include_url=False) if isinstance(errors, ValidationError) else errors
     kept = details[:MAX_REPORTED_PROBLEMS]
     return FormatError(map(problem, kept), omitted=len(details) - len(kept))

@@ -861,25 +861,29 @@ def _split_records(data: bytes) -> tuple[list[tuple[int, bytes]], _Torn | None]:
 
 
 def _parse_records(records: list[tuple[int, bytes]], source: str) -> list[Message]:
-    joined = _read_joined(records, source)
-    if joined is not None:
-        return joined
+    joined = _joined_records(records)
+    messages = None if joined is None else _read_joined(joined, records, source)
+    if messages is not None:
+        return messages
     return [_parse_line(number, line, source) for number, line in records]
 
 
-def _read_joined(records: Sequence[tuple[int, bytes]], source: str) -> list[Message] | None:
-    """The messages of a log's ``records`` (line number, bytes) validated at once as one array,
-    or None when one of them does not read: each is then read alone, for its own line's error.
-
-    Safe because every line is first checked to hold exactly one JSON object
-    (``is_one_json_object``), so no line can close or open another's value. Measured on 20,000
-    messages: 110 ms, against 190 ms line by line (docs/reliability.md).
-    """
+def _joined_records(records: Sequence[tuple[int, bytes]]) -> bytes | None:
+    """The lines of a log's ``records`` (line number, bytes) as one JSON array, or None when one
+    of them is not exactly one JSON object (``is_one_json_object``): only then can no line close
+    or open another's value, so that the array reads as the lines do."""
     if not records or not all(is_one_json_object(line) for _, line in records):
         return None
+    return b"[" + b",".join(line for _, line in records) + b"]"
+
+
+def _read_joined(joined: bytes, records: Sequence[tuple[int, bytes]], source: str) -> list[Message] | None:
+    """The messages of ``records``, validated at once from ``joined`` (``_joined_records``), or
+    None when one of them does not read: each is then read alone, for its own line's error.
+    Measured on 20,000 messages: 110 ms, against 190 ms line by line (docs/reliability.md)."""
     origin = Origin(source, tuple(number for number, _ in records), joined=True)
     try:
-        messages = load_conversation(b"[" + b",".join(line for _, line in records) + b"]", origin=origin)
+        messages = load_conversation(joined, origin=origin)
     except FormatError:
         return None
     return messages if len(messages) == len(records) else None

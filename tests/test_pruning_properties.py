@@ -242,6 +242,33 @@ def test_agent_conversations_plan_exactly_as_orion_core(case: tuple[list[Message
         assert got.preamble == range(0)
 
 
+def _reused_call_id_case() -> tuple[list[Message], ContextConfig]:
+    """c2 answered before and after its first call, then sent again with no result: the last
+    call is kept alone (found by hypothesis once the orphan check followed the pairing rule)."""
+
+    def call(*ids: str) -> Message:
+        return Message.assistant("", "", [ToolCall(id=i, name="f", arguments={}) for i in ids], timestamp=T0)
+
+    def result(call_id: str) -> Message:
+        return Message.tool_result_message("", call_id, "f", "", timestamp=T0)
+
+    user = Message.user("", "", timestamp=T0)
+    messages = [
+        call("c1"),
+        result("c1"),
+        user,
+        result("c2"),
+        call("c2"),
+        result("c2"),
+        user,
+        user,
+        call("c2", "c4"),
+        user,
+    ]
+    return messages, ContextConfig(max_context_tokens=9, max_response_tokens=0)
+
+
+@example(_reused_call_id_case())
 @given(cases(wild=True))
 def test_plan_properties(case: tuple[list[Message], ContextConfig]) -> None:
     messages, config = case
@@ -319,14 +346,38 @@ def check_refusal(
         )
 
 
+def answered_calls(messages: list[Message]) -> dict[int, int]:
+    """Each result's index -> the index of the call it answers, straight from the rule of
+    docs/pruning.md: the latest call with its id before it, else the first one after it."""
+    answers: dict[int, int] = {}
+    for at, message in enumerate(messages):
+        if message.tool_result is None:
+            continue
+        call_id = message.tool_result.tool_call_id
+        asking = [i for i, m in enumerate(messages) if call_id in {c.id for c in m.tool_calls}]
+        before, after = [i for i in asking if i < at], [i for i in asking if i > at]
+        if before or after:
+            answers[at] = before[-1] if before else after[0]
+    return answers
+
+
 def orphans(kept: list[Message], everything: list[Message]) -> list[str]:
-    """Calls kept without one of their results, and results kept without their call."""
-    all_calls = {call.id for m in everything for call in m.tool_calls}
-    kept_calls = {call.id for m in kept for call in m.tool_calls}
-    all_results = {m.tool_result.tool_call_id for m in everything if m.tool_result is not None}
-    kept_results = {m.tool_result.tool_call_id for m in kept if m.tool_result is not None}
-    problems = [f"result of {c} without its call" for c in kept_results & all_calls - kept_calls]
-    problems += [f"call {c} without its result" for c in kept_calls & all_results - kept_results]
+    """Calls kept without a result that answers them, and results kept without the call they
+    answer (``answered_calls``); ``kept`` holds messages of ``everything`` in order (and maybe a
+    summary), each found by identity after the one before (one object may sit twice)."""
+    kept_at: set[int] = set()
+    start = 0
+    for message in kept:
+        at = next((i for i in range(start, len(everything)) if everything[i] is message), None)
+        if at is not None:  # else a summary, not among them
+            kept_at.add(at)
+            start = at + 1
+    problems = []
+    for result, call in answered_calls(everything).items():
+        if result in kept_at and call not in kept_at:
+            problems.append(f"result [{result}] kept without its call [{call}]")
+        if call in kept_at and result not in kept_at:
+            problems.append(f"call [{call}] kept without its result [{result}]")
     return problems
 
 
@@ -559,19 +610,10 @@ def naive_units(messages: list[Message]) -> tuple[list[range], set[range]]:
     turns = naive_turns(messages)
     turn_of = {index: number for number, turn in enumerate(turns) for index in turn}
     tied = []
-    for at, message in enumerate(messages):
-        if message.tool_result is None:
-            continue
-        asking = [
-            i
-            for i, m in enumerate(messages)
-            if message.tool_result.tool_call_id in {c.id for c in m.tool_calls}
-        ]
-        before, after = [i for i in asking if i < at], [i for i in asking if i > at]
-        if before or after:
-            pair = sorted((turn_of.get(before[-1] if before else after[0], -1), turn_of.get(at, -1)))
-            if pair[0] != pair[1]:
-                tied.append(pair)
+    for at, caller in answered_calls(messages).items():
+        pair = sorted((turn_of.get(caller, -1), turn_of.get(at, -1)))
+        if pair[0] != pair[1]:
+            tied.append(pair)
     protected_turns = {high for low, high in tied if low < 0}
     protected_turns |= {turn_of.get(i, -1) for i, m in enumerate(messages) if m.pinned or m.is_pending}
     units: list[range] = []
