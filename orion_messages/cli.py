@@ -740,6 +740,8 @@ class _Parsed:
     omitted_notices: int = 0
     lines: list[int] = field(default_factory=list)
     """For a JSON Lines log, the line of each message: semantic problems are placed on it."""
+    torn: Problem | None = None
+    """A log's torn last line, found as it is read and reported after the lines before it."""
 
     @property
     def valid(self) -> bool:
@@ -824,9 +826,9 @@ def _parse(
             _parse_conversation(read.data, parsed, strict=strict, semantic=semantic)
         else:
             if read.handle is None:
-                records = _byte_records(read.data, parsed, strict=strict)
+                records = _byte_records(read.data, parsed)
             else:
-                records = _file_records(read.name, read.handle, parsed, strict=strict)
+                records = _file_records(read.name, read.handle, parsed)
             shown = progress if large else None
             _parse_records(records, read.size, parsed, strict=strict, progress=shown, semantic=semantic)
     finally:
@@ -878,14 +880,14 @@ _Record = tuple[int, bytes, int]
 """A non-blank record of a log: its line number, its bytes, and the input's bytes read up to its end."""
 
 
-def _byte_records(data: bytes, parsed: _Parsed, *, strict: bool) -> Iterator[_Record]:
+def _byte_records(data: bytes, parsed: _Parsed) -> Iterator[_Record]:
     """The records of a log or event stream read whole (standard input)."""
     # The log's rules are storage's: which lines are blank, and what a torn last line is.
     with warnings.catch_warnings():  # a whole last line is parsed again, warnings and all
         warnings.simplefilter("ignore", OrionMessagesWarning)
         records, torn = _split_records(data)
     if torn is not None and parsed.kind == "jsonl" and _may_be_torn(data[torn.offset :]):
-        parsed.notice([Problem("", _torn_text(torn.size), torn.line)], error=strict)
+        parsed.torn = Problem("", _torn_text(torn.size), torn.line)
     elif torn is not None:  # no torn-tail rule for events, nor for a line that starts no record
         records.append((torn.line, data[torn.offset :]))
     done = 0
@@ -894,7 +896,7 @@ def _byte_records(data: bytes, parsed: _Parsed, *, strict: bool) -> Iterator[_Re
         yield number, record, done
 
 
-def _file_records(name: str, handle: BinaryIO, parsed: _Parsed, *, strict: bool) -> Iterator[_Record]:
+def _file_records(name: str, handle: BinaryIO, parsed: _Parsed) -> Iterator[_Record]:
     """The records of a log file, read line by line: memory holds a run of lines, not the file.
 
     The rules of ``_split_records``, by storage's own helpers: blank lines are skipped, and a
@@ -908,7 +910,7 @@ def _file_records(name: str, handle: BinaryIO, parsed: _Parsed, *, strict: bool)
             if line.endswith(b"\n"):
                 line = line[:-1]
             elif parsed.kind == "jsonl" and _may_be_torn(line) and not _is_whole(line):
-                parsed.notice([Problem("", _torn_text(len(line)), number)], error=strict)
+                parsed.torn = Problem("", _torn_text(len(line)), number)
                 return
             if not _is_blank(line):
                 yield number, line, done
@@ -958,13 +960,17 @@ def _parse_records(
             joined = _joined_records(lines)
             # One check of the run's bytes spares each record's scan for repeated keys.
             repeats = joined is None or may_repeat_keys(joined)
-            if joined is not None and not repeats and _parse_joined(joined, lines, parsed):
-                parsed.notice(_warning_problems(caught))  # each placed on its line by the reader
-                continue
+            if joined is not None and not repeats and parsed.kind == "jsonl":
+                if _parse_joined(joined, lines, parsed):
+                    parsed.notice(_warning_problems(caught))  # each placed on its line by the reader
+                    continue
+                gc.collect(0)  # the failed read's frames hold the whole run, in reference cycles
             failed += _parse_each(run, parsed, caught, repeats=repeats)
             if failed >= _COLLECT_EVERY_FAILED:
                 gc.collect(0)
                 failed = 0
+    if parsed.torn is not None:  # the last line: after every line before it
+        parsed.notice([parsed.torn], error=strict)
     if semantic and parsed.kind == "jsonl" and parsed.valid:
         parsed.add(_on_lines(problems_by_message(parsed.messages), parsed.lines), error=strict)
 
@@ -996,11 +1002,9 @@ _RUN_BYTES = 1 << 18  # its reading peaks at about 15 times its bytes
 
 def _parse_joined(joined: bytes, records: list[tuple[int, bytes]], parsed: _Parsed) -> bool:
     """Read a log's records, where no key repeats, at once from ``joined``, as ``read_jsonl`` does
-    (three times faster than one by one). False, with nothing kept, when a record does not read
-    or the input is not a log: each is then read alone, for its own line's problems (the reader
-    warns only once a document loads, so no warning is given twice)."""
-    if parsed.kind != "jsonl":  # an event stream's records are events
-        return False
+    (three times faster than one by one). False, with nothing kept, when a record does not read:
+    each is then read alone, for its own line's problems (the reader warns only once a document
+    loads, so no warning is given twice)."""
     messages = _read_joined(joined, records, parsed.name)
     if messages is None:
         return False

@@ -2366,11 +2366,12 @@ def test_validate_lists_the_same_number_of_errors_for_both_formats(
 def test_validate_places_each_problem_of_a_long_log_on_its_line_once(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, stdin: bool
 ) -> None:
-    # 5,000 records, more than are read at once: an unknown value left out in a record that
-    # reads, another beside a wrong timestamp (its run is then read record by record), and a
-    # repeated key far on. Lines are 1-based; each problem once, where the hand put it.
+    # 5,000 records, more than are read at once: an unknown value left out in a run that reads
+    # at once (nested 125 levels: orjson reads it, so the run is read joined), another beside a
+    # wrong timestamp (its run is then read record by record; 1e400, which orjson refuses), and
+    # a repeated key far on. Lines are 1-based; each problem once, where the hand put it.
     lines = [json.dumps(message) for message in _users(5000, same_id=False)]
-    lines[10] = '{"id":"u1","role":"user","content":"x","timestamp":1,"x":1e400}'
+    lines[10] = '{"id":"u1","role":"user","content":"x","timestamp":1,"x":' + "[" * 125 + "]" * 125 + "}"
     lines[2999] = '{"id":"u2","role":"user","content":"x","timestamp":1,"y":1e400}'
     lines[3000] = '{"id":"w","role":"user","content":"x","timestamp":"late"}'
     lines[4500] = '{"id":"d","role":"user","role":"user","content":"x","timestamp":1}'
@@ -2386,6 +2387,24 @@ def test_validate_places_each_problem_of_a_long_log_on_its_line_once(
         (11, 'unknown key "x" '),
         (3000, 'unknown key "y" '),
     ]
+
+
+@pytest.mark.parametrize("stdin", [False, True])
+def test_validate_reports_a_torn_last_line_after_the_lines_before_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, stdin: bool
+) -> None:
+    # 150 lines whose content is a number, then a torn line (line 151): with --strict, all 151
+    # are errors, listed in line order, so the first 100 are lines 1 to 100 and 51 are counted.
+    bad = [json.dumps({**message, "content": 5}) for message in _users(150, same_id=False)]
+    data = "".join(line + "\n" for line in bad) + '{"id":"t"'
+    path = tmp_path / "torn.jsonl"
+    path.write_text(data)
+    if stdin:
+        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data.encode())))
+    assert main(["validate", "--strict", "--format", "json", "-" if stdin else str(path)]) == 1
+    (entry,) = json.loads(capsys.readouterr().out)["files"]
+    assert [e["line"] for e in entry["errors"]] == list(range(1, 101))
+    assert entry["omitted"] == 51
 
 
 def test_validate_finds_a_repeated_key_deep_in_a_long_event_stream(

@@ -1,21 +1,28 @@
 """How ``loads`` treats the cyclic garbage collector: paused while building, left as found.
 
-``loads`` pauses the collector and moves what it built to the oldest generation (so that no
-collection walks every new model right after the load); these tests pin the promises around
-that: the collector's switch and a host's own frozen objects are left as they were.
+``loads`` (and the conversions, and ``find_problems``) pause the collector; after a big batch
+they move what they built to the oldest generation (so that no collection walks every new model
+right after the load). These tests pin the promises around that: the collector's switch and a
+host's own frozen objects are left as they were, and a host's young cycles are still collected
+by young collections when the calls are small.
 """
 
 from __future__ import annotations
 
 import gc
 import sysconfig
-from collections.abc import Iterator
+import weakref
+from collections.abc import Callable, Iterator
 
 import pytest
 
-from orion_messages import Message, dumps, loads
+from orion_messages import Message, dumps, find_problems, loads, to_openai
+from orion_messages._collector import BIG_BATCH
 
-DOCUMENT = dumps([Message.user(f"msg-{k}", f"text {k}", timestamp=k) for k in range(50)])
+MESSAGES = [Message.user(f"msg-{k}", f"text {k}", timestamp=k) for k in range(50)]
+DOCUMENT = dumps(MESSAGES)
+# At least one tracked object a message (the model itself): a batch of BIG_BATCH or more.
+BIG_DOCUMENT = dumps([Message.user(f"msg-{k}", "", timestamp=k) for k in range(BIG_BATCH)])
 
 
 @pytest.fixture
@@ -60,9 +67,48 @@ def test_loads_keeps_objects_the_host_froze_frozen() -> None:
 
 @pytest.mark.skipif(bool(sysconfig.get_config_var("Py_GIL_DISABLED")), reason="no generations to move")
 @pytest.mark.usefixtures("collector_enabled")
-def test_loaded_messages_are_in_the_oldest_generation() -> None:
+def test_a_big_load_is_in_the_oldest_generation() -> None:
     assert gc.get_freeze_count() == 0
-    messages = loads(DOCUMENT)
+    messages = loads(BIG_DOCUMENT)
     oldest = {id(item) for item in gc.get_objects(generation=2)}
     assert all(id(message) in oldest for message in messages)
-    assert loads(DOCUMENT) == messages
+
+
+@pytest.fixture
+def default_thresholds() -> Iterator[None]:
+    """Python's default collection thresholds: a library the tests import raises them."""
+    before = gc.get_threshold()
+    gc.set_threshold(700, 10, 10)
+    yield
+    gc.set_threshold(*before)
+
+
+class _Node:
+    """A host's object in a reference cycle with itself."""
+
+    def __init__(self) -> None:
+        self.me = self
+
+
+@pytest.mark.usefixtures("collector_enabled", "default_thresholds")
+@pytest.mark.parametrize(
+    "call",
+    [lambda: loads(DOCUMENT), lambda: to_openai(MESSAGES), lambda: find_problems(MESSAGES)],
+    ids=["loads", "to_openai", "find_problems"],
+)
+def test_small_calls_leave_a_hosts_young_cycles_to_young_collections(call: Callable[[], object]) -> None:
+    # A host making one cycle a request and calling the library on a short history. Moving the
+    # young objects to the oldest generation at every call left every cycle for a full
+    # collection that never came (3,000 of 3,000 alive); young collections find most of them.
+    alive = [0]
+
+    def collected() -> None:
+        alive[0] -= 1
+
+    for _ in range(3000):
+        node = _Node()
+        alive[0] += 1
+        weakref.finalize(node, collected)
+        del node
+        call()
+    assert alive[0] < 3000 // 2
