@@ -77,11 +77,15 @@ _TERMINAL_UNSAFE = re.compile(r"[^\x20-\x7e\t\n\r]")
 
 
 def write_stdout(data: bytes) -> None:
-    """Write JSON data to standard output: its UTF-8 bytes whatever the locale's encoding, as
-    ``data_for_terminal`` shows them when standard output is a terminal, else exactly."""
+    """Write JSON data to standard output: its UTF-8 bytes whatever the locale's encoding,
+    exactly to a file or a pipe; on a terminal as ``data_for_terminal`` shows them, ending with
+    a newline (so the prompt starts on a line of its own; data written exactly may end without
+    one, as orion-core's files do)."""
     sys.stdout.flush()  # what was printed before goes first
     if sys.stdout.isatty():
         data = data_for_terminal(data)
+        if not data.endswith(b"\n"):
+            data += b"\n"
     sys.stdout.buffer.write(data)
     sys.stdout.buffer.flush()
 

@@ -1977,7 +1977,7 @@ def _write(output: str, messages: Sequence[Message], kind: Literal["json", "json
             if kind == "jsonl":
                 data = b"".join(dumps_message(message) + b"\n" for message in messages)
             else:
-                data = dumps(messages, indent=2 if pretty else None) + b"\n"
+                data = dumps(messages, indent=2 if pretty else None)  # as save writes it
             write_stdout(data)
             return
         path = Path(output)

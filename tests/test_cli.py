@@ -854,6 +854,24 @@ def test_prune_dash_output_writes_standard_output_not_a_file(hand: Path, tmp_pat
     assert b"wrote 6 messages to standard output" in result.stderr  # the summary moves to stderr
 
 
+@pytest.mark.parametrize(
+    ("golden", "options"),
+    [("pending-mixed.json", ()), ("pending-placeholders.pretty.json", ("--pretty",))],
+)
+def test_a_conversation_piped_out_is_orion_cores_bytes(golden: str, options: tuple[str, ...]) -> None:
+    # The goldens are files orion-core wrote: serde_json ends them with no newline, and the
+    # bytes on a pipe are those of the file (docs/cli.md), with nothing added.
+    written = (FIXTURES / "v0.8" / golden).read_bytes()
+    converted = _pipe("convert", "-", "-", "--to", "json", *options, stdin=written)
+    assert converted.returncode == 0, converted.stderr
+    assert converted.stdout == written
+    if not options:  # prune writes compact JSON
+        budget = ("--max-context-tokens", "100000", "--max-response-tokens", "10")
+        pruned = _pipe("prune", "-", *budget, "-o", "-", stdin=written)
+        assert pruned.returncode == 0, pruned.stderr
+        assert pruned.stdout == written
+
+
 def test_convert_from_and_to_standard_streams(hand: Path, tmp_path: Path) -> None:
     result = _pipe("convert", "-", "-", "--to", "jsonl", stdin=hand.read_bytes(), cwd=tmp_path)
     assert result.returncode == 0, result.stderr
@@ -2677,7 +2695,7 @@ def test_a_standard_input_that_cannot_be_read_is_named(tmp_path: Path) -> None:
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="pseudo-terminals are POSIX")
-@pytest.mark.parametrize("to", ["jsonl", "openai"])
+@pytest.mark.parametrize("to", ["json", "jsonl", "openai"])
 def test_converted_data_on_a_terminal_escapes_what_a_terminal_acts_on(tmp_path: Path, to: str) -> None:
     # DEL, NEL (U+0085), the C1 CSI (U+009B) and a bidi override reached the terminal raw.
     import pty
@@ -2701,6 +2719,7 @@ def test_converted_data_on_a_terminal_escapes_what_a_terminal_acts_on(tmp_path: 
     escaped = "a\\u007f\\u0085\\u009b\\u202e\\u2028 café".encode()
     assert escaped in shown
     assert not any(raw.encode() in shown for raw in "\x7f\x85\x9b\u202e\u2028")
+    assert shown.endswith(b"\n")  # the prompt starts on a line of its own (a pipe gets no newline)
     line = shown.decode().replace("\r\n", "\n").strip()  # the terminal turns \n into \r\n
     value = json.loads(line)
     assert odd in json.dumps(value, ensure_ascii=False)
