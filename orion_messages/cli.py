@@ -740,8 +740,8 @@ class _Parsed:
     omitted_notices: int = 0
     lines: list[int] = field(default_factory=list)
     """For a JSON Lines log, the line of each message: semantic problems are placed on it."""
-    torn: Problem | None = None
-    """A log's torn last line, found as it is read and reported after the lines before it."""
+    torn: _TornLine | None = None
+    """A log's torn last line, found as it is read and reported after every other problem."""
 
     @property
     def valid(self) -> bool:
@@ -801,13 +801,21 @@ def _warning_problem(warning: OrionMessagesWarning, line: int | None) -> Problem
         at = warning.line if warning.line is not None else line
         return Problem(warning.location, f"unknown key {key} left out: {warning.reason}", at)
     if isinstance(warning, TornLineWarning):
-        return Problem("", _torn_text(warning.size), warning.line)
+        return _TornLine(warning.line, warning.size).problem(skipped=True)
     doc = (type(warning).__doc__ or "").strip().splitlines()
     return Problem("", f"{type(warning).__name__}: {doc[0] if doc else 'a library warning'}", line)
 
 
-def _torn_text(size: int) -> str:
-    return f"skipping a torn last line ({size} bytes), as a crash mid-append leaves it"
+class _TornLine(NamedTuple):
+    """A log's torn last line: where, and how many bytes."""
+
+    line: int
+    size: int
+
+    def problem(self, *, skipped: bool) -> Problem:
+        """The line as a problem: a warning that it is skipped, or (``--strict``) an error."""
+        torn = f"a torn last line ({self.size} bytes), as a crash mid-append leaves it"
+        return Problem("", f"skipping {torn}" if skipped else torn, self.line)
 
 
 def _parse(
@@ -887,7 +895,7 @@ def _byte_records(data: bytes, parsed: _Parsed) -> Iterator[_Record]:
         warnings.simplefilter("ignore", OrionMessagesWarning)
         records, torn = _split_records(data)
     if torn is not None and parsed.kind == "jsonl" and _may_be_torn(data[torn.offset :]):
-        parsed.torn = Problem("", _torn_text(torn.size), torn.line)
+        parsed.torn = _TornLine(torn.line, torn.size)
     elif torn is not None:  # no torn-tail rule for events, nor for a line that starts no record
         records.append((torn.line, data[torn.offset :]))
     done = 0
@@ -910,7 +918,7 @@ def _file_records(name: str, handle: BinaryIO, parsed: _Parsed) -> Iterator[_Rec
             if line.endswith(b"\n"):
                 line = line[:-1]
             elif parsed.kind == "jsonl" and _may_be_torn(line) and not _is_whole(line):
-                parsed.torn = Problem("", _torn_text(len(line)), number)
+                parsed.torn = _TornLine(number, len(line))
                 return
             if not _is_blank(line):
                 yield number, line, done
@@ -969,10 +977,10 @@ def _parse_records(
             if failed >= _COLLECT_EVERY_FAILED:
                 gc.collect(0)
                 failed = 0
-    if parsed.torn is not None:  # the last line: after every line before it
-        parsed.notice([parsed.torn], error=strict)
     if semantic and parsed.kind == "jsonl" and parsed.valid:
         parsed.add(_on_lines(problems_by_message(parsed.messages), parsed.lines), error=strict)
+    if parsed.torn is not None:  # the last line: after the problems of every line before it
+        parsed.notice([parsed.torn.problem(skipped=not strict)], error=strict)
 
 
 def _on_lines(problems: list[tuple[int, Problem]], lines: list[int]) -> list[Problem]:

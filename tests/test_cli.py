@@ -210,7 +210,32 @@ def test_validate_torn_last_line_warns_and_strict_refuses(tmp_path: Path, capsys
     assert main(["validate", str(path)]) == 0
     assert _lines(capsys.readouterr().out)[0].startswith(f"{path}:2: warning: skipping a torn last line")
     assert main(["validate", "--strict", str(path)]) == 1
-    assert _lines(capsys.readouterr().out)[0].startswith(f"{path}:2: skipping a torn last line")
+    assert _lines(capsys.readouterr().out)[0] == (
+        f"{path}:2: a torn last line (17 bytes), as a crash mid-append leaves it"  # not skipped
+    )
+
+
+@pytest.mark.parametrize("stdin", [False, True])
+@pytest.mark.parametrize("strict", [False, True])
+def test_a_torn_log_still_has_its_other_problems_checked(
+    tmp_path: Path, capsys: CaptureFixture, monkeypatch: pytest.MonkeyPatch, strict: bool, stdin: bool
+) -> None:
+    # A crash leaves a torn line; --strict listed it alone, hiding the repeated id of line 2
+    # until the line was repaired. Both are listed, in line order, the torn line last.
+    data = json.dumps(HAND[1]) + "\n" + json.dumps(HAND[1]) + "\n" + '{"id":"t'
+    path = tmp_path / "torn.jsonl"
+    path.write_text(data, encoding="utf-8")
+    if stdin:
+        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data.encode())))
+    name = "<stdin>" if stdin else str(path)
+    flags = ["--strict"] if strict else []
+    assert main(["validate", *flags, "-" if stdin else str(path)]) == (1 if strict else 0)
+    warning = "" if strict else "warning: "
+    skipping = "" if strict else "skipping "
+    assert _lines(capsys.readouterr().out)[:2] == [
+        f'{name}:2: [1].id: {warning}duplicate message id "msg-2" (first at [0])',
+        f"{name}:3: {warning}{skipping}a torn last line (8 bytes), as a crash mid-append leaves it",
+    ]
 
 
 def test_validate_searches_folders_for_json_and_jsonl(tmp_path: Path, capsys: CaptureFixture) -> None:
