@@ -107,6 +107,16 @@ class ContextConfig:
         return max(0, self.max_context_tokens - self.max_response_tokens)
 
 
+_TURNS_SHOWN = 6
+"""The most turns a plan's repr lists; more are counted."""
+
+
+def _turns(turns: list[range]) -> str:
+    if len(turns) <= _TURNS_SHOWN:
+        return repr(turns)
+    return f"<{len(turns)} turns, {sum(map(len, turns))} messages>"
+
+
 @dataclass(frozen=True)
 class PrunePlan:
     """Which turns to keep: index ranges into the planned messages, one per turn, in order."""
@@ -133,6 +143,14 @@ class PrunePlan:
     without a template; the system block, the assistant prefix and ``reserved_tokens`` with one."""
     preamble_kept: bool = True
     """Whether ``kept_messages`` and ``kept_count`` include the preamble (False with a template)."""
+
+    def __repr__(self) -> str:
+        # A notebook shows this: a long list of turns is counted, not listed.
+        fields = ", ".join(
+            f"{name}={_turns(value) if isinstance(value, list) else repr(value)}"
+            for name, value in vars(self).items()
+        )
+        return f"PrunePlan({fields})"
 
     @property
     def kept_count(self) -> int:

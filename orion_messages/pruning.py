@@ -85,6 +85,15 @@ class PruneResult:
         """True when the dropped turns were folded into a new summary."""
         return self.summary is not None
 
+    def __repr__(self) -> str:
+        # A notebook shows this: the messages counted, not printed whole.
+        summary = "" if self.summary is None else f", summary={self.summary.id!r}"
+        error = "" if self.summary_error is None else f", summary_error={self.summary_error!r}"
+        return (
+            f"PruneResult(messages=<list of {len(self.messages)}>, dropped=<list of {len(self.dropped)}>, "
+            f"tokens={self.tokens}{summary}{error}, plan={self.plan!r})"
+        )
+
 
 def is_summary(message: Message) -> bool:
     """True for a message orion-core takes for an earlier summary: pinned, its content starting with

@@ -708,3 +708,26 @@ def test_messages_must_be_a_list_the_plan_can_index() -> None:
     with pytest.raises(TypeError, match=r"plan_prune takes a list of messages .*, got a list_iterator"):
         plan_prune(iter(build("U1 A1")), config(100))  # type: ignore[arg-type]
     assert plan_prune(tuple(build("U1 A1")), config(100)).kept == [range(0, 2)]
+
+
+def _counted_turns(turns: int) -> list[Message]:
+    """A system message, then ``turns`` turns of a user message and a reply, 10 tokens each."""
+    messages = [Message.system("s", "Be brief.", timestamp=1).with_token_count(10)]
+    for n in range(turns):
+        messages.append(Message.user(f"u{n}", "question", timestamp=1).with_token_count(10))
+        messages.append(Message.assistant(f"a{n}", "answer", timestamp=1).with_token_count(10))
+    return messages
+
+
+def test_the_reprs_of_a_long_prune_count_turns_and_messages_instead_of_listing_them() -> None:
+    # 90 tokens of room: the system message (10) and the last 4 turns of 20 tokens are kept,
+    # 16 turns (32 messages) dropped. A notebook printed every message (900 kB for 2,000).
+    result = prune(_counted_turns(20), ContextConfig(max_context_tokens=100, max_response_tokens=10))
+    assert repr(result) == (
+        "PruneResult(messages=<list of 9>, dropped=<list of 32>, tokens=90, plan=PrunePlan("
+        "preamble=range(0, 1), kept=[range(33, 35), range(35, 37), range(37, 39), range(39, 41)], "
+        "dropped=<16 turns, 32 messages>, preamble_tokens=10, kept_tokens=90, dropped_tokens=320, "
+        "budget=90, fixed_tokens=10, preamble_kept=True))"
+    )
+    short = plan_prune(_counted_turns(2), ContextConfig(max_context_tokens=100, max_response_tokens=10))
+    assert "kept=[range(1, 3), range(3, 5)], dropped=[]," in repr(short)  # a few turns are listed
