@@ -7,6 +7,7 @@ The ``from_*`` converters read plain dicts and lists (parsed JSON, or a provider
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, TypeGuard
 
@@ -127,10 +128,12 @@ def _lone_surrogate(value: str, start: int) -> str:
 
 
 def _kind(kind: Any, noun: str) -> str:
-    """A part named by its ``type`` (``a 'image' block``), or said to have none (``null`` or absent)."""
+    """A part named by its ``type`` (``a "image" block``), or said to have none (``null`` or absent)."""
     if kind is None:
         return f"a {noun} without a type"
-    return f"a {kind!r} {noun}"
+    if isinstance(kind, str):
+        return f"a {json.dumps(kind, ensure_ascii=False)} {noun}"
+    return f"a {noun} whose type is {describe(kind)}"
 
 
 _NO_PLACE = "orion-core has no place for this key"

@@ -16,6 +16,7 @@ from typing_extensions import NotRequired, TypedDict
 
 from ._collector import collector_paused
 from ._conversion_input import _Builder, _Input, _kind, _unknown_keys
+from ._problems import describe
 from ._text import quoted
 from .conversions import (
     _CALLING_ROLES,
@@ -459,7 +460,7 @@ def from_anthropic(
         role = reader.string(data, "role", where)
         if role not in ("user", "assistant"):
             if role is not None:
-                reader.fail(f"{where}.role", f'expected "user" or "assistant", found {role!r}')
+                reader.fail(f"{where}.role", f'expected "user" or "assistant", found {describe(role)}')
             continue
         if not reader.present(data, "content", where):
             continue
@@ -500,7 +501,7 @@ def _system_texts(reader: _Input, report: _Report, system: Any) -> list[str]:
         if not reader.present(block, "type", where):
             continue
         if block["type"] != "text":
-            reader.fail(f"{where}.type", f'expected "text", found {block["type"]!r}')
+            reader.fail(f"{where}.type", f'expected "text", found {describe(block["type"])}')
             continue
         _unknown_keys(report, None, block, _TEXT_KEYS, f"{where}.")
         texts.append(reader.string(block, "text", where) or "")

@@ -268,7 +268,7 @@ def from_openai(
         if reader_role is None:
             reader.fail(
                 f"{where}.role",
-                f'expected "system", "developer", "user", "assistant" or "tool", found {role!r}',
+                f'expected "system", "developer", "user", "assistant" or "tool", found {describe(role)}',
             )
             continue
         fields = reader_role(reader, report, index, data, names)
@@ -365,7 +365,7 @@ def _read_call(reader: _Input, report: _Report, index: int, number: int, item: A
     call_id = reader.string(data, "id", where)
     kind = reader.string(data, "type", where)
     if kind is not None and kind != "function":
-        reader.fail(f"{where}.type", f'expected "function", found {kind!r}')
+        reader.fail(f"{where}.type", f'expected "function", found {describe(kind)}')
     if not reader.present(data, "function", where):
         return None
     function = reader.mapping(data["function"], f"{where}.function")

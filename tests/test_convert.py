@@ -1712,3 +1712,59 @@ def test_from_chat_template_new_call_ids_never_take_a_result_s_id_and_fill_null_
     ]
     assert result.value[2].tool_result is not None
     assert result.value[2].tool_result.tool_call_id == "call-1"  # still its own, answering none
+
+
+@pytest.mark.parametrize(
+    ("convert", "data", "expected"),
+    [
+        (
+            from_openai,
+            [{"role": "bot", "content": "x"}],
+            '[0].role: expected "system", "developer", "user", "assistant" or "tool", found the string "bot"',
+        ),
+        (
+            from_anthropic,
+            [{"role": "tool", "content": "x"}],
+            '[0].role: expected "user" or "assistant", found the string "tool"',
+        ),
+        (
+            from_openai,
+            [
+                {
+                    "role": "assistant",
+                    "content": "",
+                    "tool_calls": [{"id": "c", "type": "fn", "function": {"name": "n", "arguments": "{}"}}],
+                }
+            ],
+            '[0].tool_calls[0].type: expected "function", found the string "fn"',
+        ),
+        (
+            from_anthropic,
+            [{"role": "user", "content": [{"type": 5, "text": "x"}]}],
+            None,
+        ),
+        (
+            from_chat_template,
+            [{"role": "developer", "content": "x"}],
+            '[0].role: expected "system", "user", "assistant" or "tool", found the string "developer"',
+        ),
+    ],
+)
+def test_a_refused_value_is_quoted_as_the_codec_quotes_it(
+    convert: Callable[[Any], Any], data: Any, expected: str | None
+) -> None:
+    # The converters wrote Python's repr ('bot'); loads and validate write JSON's "bot".
+    if expected is None:  # a block of no known type is a loss, named the same way
+        losses = convert(data).losses
+        assert losses[0].reason == "a block whose type is the number 5 has no place in orion-core"
+        return
+    with pytest.raises(ConversionError) as caught:
+        convert(data)
+    assert str(caught.value) == expected
+
+
+def test_a_lost_part_is_named_by_its_type_in_json_quotes() -> None:
+    losses = from_anthropic(
+        [{"role": "user", "content": [{"type": "image", "source": {}}, {"type": "text", "text": "hi"}]}]
+    ).losses
+    assert [loss.reason for loss in losses] == ['a "image" block has no place in orion-core']
