@@ -113,6 +113,7 @@ if TYPE_CHECKING:
         prune,
         tokenizer_counter,
     )
+    from .stats import ConversationStats, conversation_stats
     from .storage import append_jsonl, iter_jsonl, load, read_jsonl, save, save_jsonl
     from .store import (
         AsyncConversationStore,
@@ -162,6 +163,7 @@ __all__ = [
     "ConversationExists",
     "ConversationInfo",
     "ConversationNotFound",
+    "ConversationStats",
     "ConversationStore",
     "ConversionError",
     "ConversionResult",
@@ -225,6 +227,7 @@ __all__ = [
     "__version__",
     "append_jsonl",
     "callable_counter",
+    "conversation_stats",
     "count_words",
     "detect_template",
     "dump_event",
@@ -292,6 +295,7 @@ _EXPORTS: dict[str, str] = {
     "ConversationExists": "errors",
     "ConversationInfo": "store",
     "ConversationNotFound": "errors",
+    "ConversationStats": "stats",
     "ConversationStore": "store",
     "ConversionError": "errors",
     "ConversionResult": "conversions",
@@ -354,6 +358,7 @@ _EXPORTS: dict[str, str] = {
     "WarningEvent": "events",
     "append_jsonl": "storage",
     "callable_counter": "text_counters",
+    "conversation_stats": "stats",
     "count_words": "text_counters",
     "detect_template": "templates",
     "dump_event": "events",

@@ -472,7 +472,9 @@ def _checked_entry(reader: _Input, report: _Report, index: int, item: Any) -> Ma
     before = len(reader.problems)
     role = reader.string(entry, "role", where)
     if role is not None and role not in _READ_ROLES:
-        reader.fail(f"{where}.role", f'expected "system", "user", "assistant" or "tool", found {describe(role)}')
+        reader.fail(
+            f"{where}.role", f'expected "system", "user", "assistant" or "tool", found {describe(role)}'
+        )
     content = entry.get("content")
     if content is not None and not isinstance(content, str):
         reader.fail(f"{where}.content", f"expected a string, found {describe(content)}")

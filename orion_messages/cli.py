@@ -58,7 +58,6 @@ from ._store_cli import (
 )
 from ._version import __version__
 from .checks import find_problems, problems_by_message
-from .counting import default_counts
 from .errors import (
     MAX_REPORTED_PROBLEMS,
     ContextOverflowError,
@@ -70,9 +69,10 @@ from .errors import (
     UnknownKeyWarning,
 )
 from .events import duplicate_event_key_problems, parse_event
-from .models import Message, Role, utc_datetime
+from .models import Message, utc_datetime
 from .pruning import ContextConfig, PrunePlan, prune
 from .schema import conversation_schema, render, write_schemas
+from .stats import conversation_stats
 from .storage import (
     _is_blank,
     _is_whole_record,
@@ -91,7 +91,6 @@ from .text_counters import (
     sentencepiece_counter,
     tiktoken_counter,
 )
-from .turns import split_turns
 from .wire import (
     dumps,
     dumps_message,
@@ -807,9 +806,9 @@ def _warning_problem(warning: OrionMessagesWarning, line: int | None) -> Problem
 
 
 class _TornLine(NamedTuple):
-    """A log's torn last line: where, and how many bytes."""
+    """A log's torn last line: where (None when a warning did not say), and how many bytes."""
 
-    line: int
+    line: int | None
     size: int
 
     def problem(self, *, skipped: bool) -> Problem:
@@ -1412,25 +1411,20 @@ def _iso(timestamp: int) -> str | None:
 
 
 def _summary(path: str, messages: Sequence[Message]) -> dict[str, Any]:
-    roles = Counter(message.role for message in messages)
-    turns = split_turns(messages)
-    calls = sum(len(message.tool_calls) for message in messages)
-    results = [message.tool_result for message in messages if message.tool_result is not None]
-    stamps = [message.timestamp for message in messages]
-    first, last = (min(stamps), max(stamps)) if stamps else (None, None)
+    stats = conversation_stats(messages)
+    first, last = stats.first_timestamp, stats.last_timestamp
     return {
         "path": path,
-        "messages": len(messages),
-        "roles": {role.value: roles.get(role, 0) for role in Role},
-        "turns": len(turns.turns),
-        "preamble": len(turns.preamble),
-        "tool_calls": calls,
-        "tool_errors": sum(result.is_error for result in results),
-        "pinned": sum(message.pinned for message in messages),
-        "pending": sum(message.is_pending for message in messages),
-        # as the planner counts by default; a TokenCounter's cache would outlive the command
-        "tokens": sum(default_counts(messages, [message.token_count for message in messages])),
-        "token_counts_set": sum(message.token_count is not None for message in messages),
+        "messages": stats.messages,
+        "roles": dict(stats.roles),
+        "turns": stats.turns,
+        "preamble": stats.preamble,
+        "tool_calls": stats.tool_calls,
+        "tool_errors": stats.tool_errors,
+        "pinned": stats.pinned,
+        "pending": stats.pending,
+        "tokens": stats.tokens,
+        "token_counts_set": stats.token_counts_set,
         "first_timestamp": first,
         "last_timestamp": last,
         "first": None if first is None else _iso(first),

@@ -27,7 +27,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("checks", "turns"),  # semantic check; turn layout (wire's strict mode uses check)
     ("wire",),  # loads / dumps
     ("templates", "_pretty_json", "_whitespace", "text_counters"),  # chat templates, text counters
-    ("counting", "_layout", "ids"),  # message counting, the planning columns, tool-call ids
+    ("counting", "_layout", "ids", "stats"),  # message counting, planning columns, tool-call ids, stats
     ("planning",),  # orion-core's plan
     ("pruning",),  # applying a plan, summaries
     (
