@@ -2799,3 +2799,28 @@ def test_an_empty_path_argument_is_a_usage_error(argv: list[str], capsys: Captur
     assert _lines(capsys.readouterr().err)[-1].endswith(
         "error: an empty argument names no file: give a path, a store URL or -"
     )
+
+
+def test_the_prune_report_counts_every_turn_kept_or_dropped(tmp_path: Path, capsys: CaptureFixture) -> None:
+    # By hand, chars/4 and no template, 10 tokens of room: turn 2 ("hi", 1 token) is kept, 9
+    # left; turn 1 (40 characters, 10 tokens) does not fit. Two turns, one kept, one dropped.
+    path = tmp_path / "chat.json"
+    messages = [
+        {"id": "msg-1", "role": "user", "content": "a" * 40, "timestamp": 1},
+        {"id": "msg-2", "role": "user", "content": "hi", "timestamp": 2},
+    ]
+    path.write_text(json.dumps(messages))
+    argv = [
+        "prune",
+        str(path),
+        "--max-context-tokens",
+        "10",
+        "--max-response-tokens",
+        "0",
+        "--format",
+        "json",
+    ]
+    assert main(argv) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert (report["turns"], len(report["kept"]), len(report["dropped"])) == (2, 1, 1)
+    assert (report["kept_tokens"], report["dropped_tokens"]) == (1, 10)

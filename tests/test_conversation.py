@@ -77,7 +77,7 @@ def test_messages_is_a_read_only_view_in_order() -> None:
 def test_the_view_compares_like_the_sequence_it_shows() -> None:
     messages = _tool_loop()
     conversation = Conversation(messages)
-    assert conversation.messages == conversation.messages
+    assert conversation.messages == conversation.messages  # two views: they were unequal (identity)
     assert conversation.messages == messages
     assert messages == conversation.messages  # the reflected comparison too
     assert conversation.messages == tuple(messages)  # type: ignore[comparison-overlap]  # typed Sequence

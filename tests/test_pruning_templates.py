@@ -377,3 +377,21 @@ def test_arguments_of_the_wrong_type_are_named(options: dict[str, Any], said: st
 def test_detect_template_takes_text_or_none(text: object) -> None:
     with pytest.raises(ArgumentTypeError, match=r"^detect_template takes the template's text"):
         detect_template(text)  # type: ignore[arg-type]
+
+
+def test_a_templated_plan_counts_no_preamble_among_the_dropped_tokens() -> None:
+    # chat-templates.md section 6 step 3: with a template the messages before the first user
+    # message are neither counted, kept nor dropped. By hand, ChatML with the word counter: the
+    # system block "<|im_start|>system\n<|im_end|>\n" is 2 words and the prefix 1, so 3 fixed,
+    # 5 of 8 left; the preamble (an assistant message, 3 words rendered) is not counted; turn 2
+    # ("z", 2 words) is kept, turn 1 ("x" and "y", 2 + 2) does not fit in the 3 left.
+    messages = [
+        Message.assistant("msg-1", "hello there", timestamp=1),
+        Message.user("msg-2", "x", timestamp=2),
+        Message.assistant("msg-3", "y", timestamp=3),
+        Message.user("msg-4", "z", timestamp=4),
+    ]
+    config = ContextConfig(max_context_tokens=8, max_response_tokens=0)
+    plan = plan_prune(messages, config, template="chatml", counter=count_words)
+    assert (plan.preamble, plan.kept, plan.dropped) == (range(0, 1), [range(3, 4)], [range(1, 3)])
+    assert (plan.fixed_tokens, plan.budget, plan.kept_tokens, plan.dropped_tokens) == (3, 5, 2, 4)

@@ -1577,3 +1577,14 @@ def test_iter_jsonl_refuses_a_bad_path_at_the_call_not_at_the_first_next() -> No
         iter_jsonl(None)  # type: ignore[arg-type]
     with pytest.raises(ArgumentValueError, match=r"^iter_jsonl: path is empty$"):
         iter_jsonl("")
+
+
+def test_append_refuses_a_file_opening_a_json_array_whose_last_line_is_a_message(tmp_path: Path) -> None:
+    # Only the first byte and the last line are looked at: a file starting with "[" is no log
+    # (NotALogError, the file untouched) even when its last line is a whole message.
+    path = tmp_path / "odd.jsonl"
+    data = b'[\n{"id":"msg-1","role":"user","content":"hi","timestamp":1}\n'
+    path.write_bytes(data)
+    with pytest.raises(NotALogError):
+        append_jsonl(path, Message.user("msg-2", "x", timestamp=2))
+    assert path.read_bytes() == data

@@ -475,3 +475,11 @@ def test_format_system_names_a_prompt_that_is_not_a_str(name: str, prompt: objec
     cls = type(template).__name__
     with pytest.raises(ArgumentTypeError, match=rf"^{cls}\.format_system: system_prompt must be a str, got "):
         template.format_system(prompt)  # type: ignore[arg-type]
+
+
+def test_template_names_fold_ascii_letters_only() -> None:
+    # chat-templates.md: names lowercase ASCII letters only; non-ASCII letters are never folded.
+    # U+212A KELVIN SIGN lowercases to an ASCII "k" under str.lower(), so it must stay unknown.
+    assert template_from_name("DEEPSEEK") is TEMPLATES["deepseek"]
+    assert template_from_name("DEEPSEE\u212a") is None
+    assert template_from_name("deepsee\u212a") is None

@@ -16,6 +16,7 @@ import pytest
 from syrupy.assertion import SnapshotAssertion
 
 from orion_messages import (
+    ArgumentValueError,
     FormatError,
     Message,
     Problem,
@@ -678,3 +679,12 @@ def test_a_utf16_or_utf32_document_is_named_as_such_where_serde_stops(data: byte
     assert (problem.line, problem.column) == (1, 1)
     assert f"starts with a {encoding} byte order mark" in problem.message
     assert "UTF-8" in problem.message
+
+
+def test_a_negative_indent_is_the_librarys_value_error() -> None:
+    # Not pydantic-core's OverflowError ("can't convert negative int to unsigned").
+    message = Message.user("msg-1", "hi", timestamp=1)
+    with pytest.raises(ArgumentValueError):
+        dumps([message], indent=-1)
+    with pytest.raises(ArgumentValueError):
+        dumps_message(message, indent=-1)

@@ -27,6 +27,7 @@ from orion_messages import (
     MessageNotFound,
     PruneStrategy,
     TokenCounter,
+    ToolCall,
     count_words,
     dumps,
     dumps_message,
@@ -77,6 +78,47 @@ def raw_sql(url: str, sql: str, params: tuple[Any, ...] = ()) -> None:
 
     with psycopg.connect(parsed.database, autocommit=True) as connection:
         connection.execute(sql.replace("?", "%s"), params)
+
+
+def query_sql(url: str, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """The rows of one query on the store's database, read behind its back."""
+    parsed = parse_store_url(url)
+    if parsed.backend == "sqlite":
+        with sqlite3.connect(parsed.database) as connection:
+            return [tuple(row) for row in connection.execute(sql, params).fetchall()]
+    import psycopg
+
+    with psycopg.connect(parsed.database, autocommit=True) as connection:
+        return [tuple(row) for row in connection.execute(sql.replace("?", "%s"), params).fetchall()]
+
+
+def test_the_query_columns_follow_every_change_of_a_message(store_url: str) -> None:
+    # docs/store.md: the columns beside ``data`` are copies for queries; a host filters on them
+    # with its own SQL. Only reading back ``data`` never noticed a stale copy.
+    call = ToolCall(id="call-1", name="read", arguments={})
+    columns = "SELECT id, pinned, pending, token_count FROM orion_messages WHERE conversation_id = ? ORDER BY position"
+    with opened(store_url) as store:
+        store.create("c1")
+        store.extend(
+            "c1",
+            [
+                Message.user("msg-1", "hi", timestamp=1),
+                Message.assistant("msg-2", "", [call], timestamp=2),
+                Message.pending_result("msg-3", "call-1", "read", timestamp=3).with_token_count(4),
+            ],
+        )
+        assert store.set_pinned("c1", "msg-1", True)
+        assert store.set_token_count("c1", "msg-2", 7)
+        assert store.set_token_count("c1", "msg-3", 5)  # still pending
+        assert query_sql(store_url, columns, ("c1",))[2] == ("msg-3", False, True, 5)
+        store.resolve("c1", "call-1", "done")  # a resolved result is no longer pending, nor counted
+        assert query_sql(store_url, columns, ("c1",)) == [
+            ("msg-1", True, False, None),
+            ("msg-2", False, False, 7),
+            ("msg-3", False, False, None),
+        ]
+        assert store.set_pinned("c1", "msg-1", False)
+        assert query_sql(store_url, columns, ("c1",))[0] == ("msg-1", False, False, None)
 
 
 def chat(count: int, prefix: str = "m") -> list[Message]:
