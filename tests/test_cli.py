@@ -816,6 +816,23 @@ def test_text_the_locale_cannot_encode_is_escaped_not_a_traceback(tmp_path: Path
     assert expected.encode(encoding) in result.stdout
 
 
+def _wait_until_reading_stdin(pid: int) -> None:
+    """Wait until the process blocks reading descriptor 0 (Linux: ``/proc/PID/syscall`` names
+    read(2), number 0, on fd 0); elsewhere, a while. A fixed sleep raced a slow start on a busy
+    machine: a SIGINT before the command line's handler is Python's own traceback."""
+    syscall = Path(f"/proc/{pid}/syscall")
+    if not syscall.exists():
+        time.sleep(1.5)
+        return
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        with contextlib.suppress(OSError):
+            if syscall.read_text().startswith("0 0x0 "):
+                return
+        time.sleep(0.02)
+    pytest.fail("the command never read its standard input")
+
+
 @pytest.mark.skipif(sys.platform == "win32", reason="SIGINT to a child is POSIX")
 def test_ctrl_c_while_reading_stdin_is_one_line_and_130() -> None:
     process = subprocess.Popen(
@@ -825,7 +842,7 @@ def test_ctrl_c_while_reading_stdin_is_one_line_and_130() -> None:
         stderr=subprocess.PIPE,
         text=True,
     )
-    time.sleep(1.5)  # loading or already waiting on stdin: either way the same ending
+    _wait_until_reading_stdin(process.pid)
     process.send_signal(signal.SIGINT)
     out, error = process.communicate(timeout=120)
     assert (process.returncode, out, error) == (130, "", "orion-messages: interrupted\n")
