@@ -722,7 +722,8 @@ def unreadable_spans(data: bytes | str) -> list[Unreadable]:
         elif match[3] is not None and opened:
             begin = opened.pop()
             if cut is not None and len(opened) == cut[0]:
-                found = [span for span in found if span.start < begin]  # the object holds them
+                while found and found[-1].start >= begin:  # the object holds them: the latest ones
+                    found.pop()
                 found.append(cut[1]._replace(start=begin, end=position))
                 cut = None
         elif match[4] is not None and cut is None:

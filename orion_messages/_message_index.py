@@ -7,7 +7,8 @@ positions kept as messages are added or replaced.
 
 from __future__ import annotations
 
-from bisect import insort
+from bisect import bisect
+from collections import deque
 from collections.abc import Sequence
 from operator import attrgetter
 
@@ -34,7 +35,9 @@ class MessageIndex:
             zip(reversed(ids), range(len(ids) - 1, -1, -1), strict=True)
         )
         self._last_result: dict[str, int] = {}  # tool_call_id -> the last result's position
-        self._pending: dict[str, list[int]] = {}  # tool_call_id -> pending results' positions, ascending
+        # tool_call_id -> pending results' positions, ascending. A deque: results are added at the
+        # end and resolved from the front, each in constant time.
+        self._pending: dict[str, deque[int]] = {}
         for position, result in enumerate(map(_TOOL_RESULT, messages)):
             if result is not None:
                 self._add_result(position, result)
@@ -49,18 +52,26 @@ class MessageIndex:
     def _add_result(self, position: int, result: ToolResult) -> None:
         self._last_result[result.tool_call_id] = position
         if result.pending:
-            self._pending.setdefault(result.tool_call_id, []).append(position)
+            self._pending.setdefault(result.tool_call_id, deque()).append(position)
 
     def replaced(self, position: int, old: Message, new: Message) -> None:
         """Record that ``new`` took ``old``'s place (the same id: pinned, unpinned or resolved)."""
         before, after = old.tool_result, new.tool_result
-        if before is not None and before.pending:
-            positions = self._pending[before.tool_call_id]
-            positions.remove(position)
+        pending_before = before.tool_call_id if before is not None and before.pending else None
+        pending_after = after.tool_call_id if after is not None and after.pending else None
+        if pending_before == pending_after:  # pinned, unpinned, counted: still pending, or never was
+            return
+        if pending_before is not None:
+            positions = self._pending[pending_before]
+            if positions[0] == position:  # resolving the first pending result, as resolve does
+                positions.popleft()
+            else:
+                positions.remove(position)
             if not positions:
-                del self._pending[before.tool_call_id]
-        if after is not None and after.pending:
-            insort(self._pending.setdefault(after.tool_call_id, []), position)
+                del self._pending[pending_before]
+        if pending_after is not None:
+            positions = self._pending.setdefault(pending_after, deque())
+            positions.insert(bisect(positions, position), position)
 
     def first_with_id(self, id: str) -> int | None:
         """The position of the first message with ``id``, or None."""

@@ -650,16 +650,7 @@ def resolve(conversation_id: str, tool_call_id: str, content: str, is_error: boo
 
     def steps(s: Statements) -> Steps[Message]:
         yield from _locked(s, conversation_id)
-        pending = yield s["pending_by_tool_call"], (conversation_id, key(s, tool_call_id)), "all"
-        # Exactly this id: on PostgreSQL, U+0000 and U+FFFD share a key in the column.
-        first = next(
-            (
-                (row, m)
-                for row, m in zip(pending, decode(conversation_id, pending), strict=True)
-                if _answers(m, tool_call_id)
-            ),
-            None,
-        )
+        first = yield from _first_pending(s, conversation_id, tool_call_id)
         if first is None:  # none pending: say whether one is completed (read only to say so)
             found = yield s["by_tool_call"], (conversation_id, key(s, tool_call_id)), "all"
             if any(_answers(m, tool_call_id) for m in decode(conversation_id, found)):
@@ -671,6 +662,26 @@ def resolve(conversation_id: str, tool_call_id: str, content: str, is_error: boo
         return resolved
 
     return Operation(True, steps)
+
+
+def _first_pending(
+    s: Statements, conversation_id: str, tool_call_id: str
+) -> Steps[tuple[Any, Message] | None]:
+    """The row and message of the first pending result that answers ``tool_call_id``, or None.
+
+    The first row with its key is read alone: a call with many pending results is resolved one
+    result at a time, and reading them all made that quadratic. Only where that row is another
+    id's (on PostgreSQL, U+0000 and U+FFFD share a key in the column) are the rest read, one
+    decoded at a time up to the first that answers.
+    """
+    row = yield s["first_pending_by_tool_call"], (conversation_id, key(s, tool_call_id)), "one"
+    if row is None:
+        return None
+    message = decode(conversation_id, [row])[0]
+    if _answers(message, tool_call_id):
+        return row, message
+    rows = yield s["pending_by_tool_call"], (conversation_id, key(s, tool_call_id)), "all"
+    return next(((r, m) for r in rows if _answers(m := decode(conversation_id, [r])[0], tool_call_id)), None)
 
 
 def _answers(message: Message, tool_call_id: str) -> bool:

@@ -132,6 +132,9 @@ _TEMPLATES = {
     # completed result with that id per turn, which ``resolve`` need not read.
     "pending_by_tool_call": "SELECT position, {data} FROM orion_messages WHERE conversation_id = ? "
     "AND tool_call_id = ? AND pending ORDER BY +position",
+    # The first of them: what ``resolve`` fills in, unless its key is shared (see ``resolve``).
+    "first_pending_by_tool_call": "SELECT position, {data} FROM orion_messages WHERE conversation_id = ? "
+    "AND tool_call_id = ? AND pending ORDER BY +position LIMIT 1",
     "rewrite": "UPDATE orion_messages SET data = {json_in}, pinned = ?, pending = ?, token_count = ? "
     "WHERE conversation_id = ? AND position = ?",
     "token_sum": "SELECT COALESCE(SUM(token_count), 0) FROM orion_messages WHERE conversation_id = ?",

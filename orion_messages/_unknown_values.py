@@ -316,7 +316,7 @@ def _with_stand_ins(data: bytes | str, spans: list[Unreadable]) -> bytes | str:
     pieces: list[Any] = []
     copied = 0
     for number, span in enumerate(spans):
-        text = str(_STAND_IN_BASE + number)
+        text = f"1{number:0{INT_DIGITS_MAX}d}"  # str(_STAND_IN_BASE + number), in linear time
         pieces.extend((data[copied : span.start], text.encode("ascii") if isinstance(data, bytes) else text))
         copied = span.end
     pieces.append(data[copied:])

@@ -9,6 +9,7 @@ into one user turn as the API requires. Anthropic has no place for message ids, 
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, Literal
 
@@ -253,7 +254,7 @@ class _UniqueIds:
             return  # the common case: nothing to rename
         self._taken = set(sent) | {m.tool_result.tool_call_id for m in messages if m.tool_result is not None}
         self._latest: dict[str, str] = {}  # old id -> the id its latest call is sent with
-        self._open: dict[str, list[str]] = {}  # old id -> the calls right before that results may answer
+        self._open: dict[str, deque[str]] = {}  # old id -> the calls right before that results may answer
         self._numbers: dict[str, int] = {}  # old id -> the next number to try for its new ids
         self.messages = [self._renamed(index, message) for index, message in enumerate(messages)]
 
@@ -273,7 +274,7 @@ class _UniqueIds:
                 calls[number] = call.model_copy(update={"id": new})
                 self.calls[(index, number)] = (call.id, new)
             self._latest[call.id] = new
-            self._open.setdefault(call.id, []).append(new)
+            self._open.setdefault(call.id, deque()).append(new)
         if calls == list(message.tool_calls):
             return message
         return message.model_copy(update={"tool_calls": tuple(calls)})
@@ -284,7 +285,7 @@ class _UniqueIds:
             return message  # an error later
         old = result.tool_call_id
         waiting = self._open.get(old)
-        new = waiting.pop(0) if waiting else self._latest.get(old, old)
+        new = waiting.popleft() if waiting else self._latest.get(old, old)
         if new == old:
             return message
         self.results[index] = (old, new)

@@ -18,6 +18,7 @@ from typing import Any, Generic, Literal, NamedTuple, TypeVar, get_args
 
 from pydantic import BaseModel
 
+from ._collector import collector_paused
 from ._problems import describe
 from ._text import kind_of
 from .errors import ArgumentTypeError, ConversionError, Problem, require_bool
@@ -283,6 +284,7 @@ def _check_policy(policy: object) -> None:
         raise ConversionError([Problem("orphans", f"expected {accepted}, found {policy!r}")])
 
 
+@collector_paused()  # the objects built hold no cycles to collect
 def find_orphans(messages: Sequence[Message]) -> list[Orphan]:
     """Every tool call without a result right after it, and every result without its call there.
 
@@ -358,6 +360,7 @@ def _second_results(
     return [Orphan(index, "tool_result", call_id, answered_at=ranked[0]) for index in ranked[slots:]]
 
 
+@collector_paused()  # the objects built hold no cycles to collect
 def fix_orphans(
     messages: Iterable[Message], orphans: OrphanPolicy = "error"
 ) -> ConversionResult[list[Message]]:

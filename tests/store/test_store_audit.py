@@ -229,6 +229,20 @@ def test_create_returns_what_is_stored(store: ConversationStore) -> None:
 # U+0000 in ids (valid JSON text; PostgreSQL's text columns refuse it)
 
 
+def test_a_pending_result_is_found_past_one_whose_call_id_shares_its_key(store_url: str) -> None:
+    # On PostgreSQL "c\x00d" is stored as "c\ufffdd" in the tool_call_id column: resolving
+    # "c\ufffdd" reads the first pending row with that key, "c\x00d"'s, and must look past it.
+    messages = [
+        Message.pending_result("r\x00", "c\x00d", "tool", timestamp=1),
+        Message.pending_result("r\ufffd", "c\ufffdd", "tool", timestamp=2),
+    ]
+    with open_store(store_url) as store:
+        store.create("c")
+        store.extend("c", messages)
+        assert store.resolve("c", "c\ufffdd", "done").id == "r\ufffd"
+        assert [m.is_pending for m in store.load("c")] == [True, False]
+
+
 def test_ids_holding_u0000_are_stored_and_found(store_url: str) -> None:
     messages = [
         Message.user("a\x00b", "first", timestamp=1),

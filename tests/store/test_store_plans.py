@@ -32,7 +32,8 @@ LOOKUPS = {
     "position_of": "orion_messages_by_id",  # load(since=...)
     "by_id": "orion_messages_by_id",  # set_pinned; load(since=...) for an id holding U+FFFD
     "by_tool_call": "orion_messages_by_tool_call",  # resolve, when no result is pending
-    "pending_by_tool_call": "orion_messages_by_tool_call",  # resolve
+    "pending_by_tool_call": "orion_messages_by_tool_call",  # resolve, where a key is shared
+    "first_pending_by_tool_call": "orion_messages_by_tool_call",  # resolve, the common case
 }
 COLUMN = {"orion_messages_by_id": "id", "orion_messages_by_tool_call": "tool_call_id"}
 TURNS = 300
