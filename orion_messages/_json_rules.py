@@ -61,6 +61,7 @@ __all__ = [
     "open_paths",
     "first_non_finite_literal",
     "minus_zero_as_float",
+    "without_exponent_signs",
     "value_problem",
 ]
 
@@ -408,6 +409,33 @@ def _outside_by_quotes(data: bytes | str, candidates: list[int]) -> list[int] | 
         if quotes % 2 == 0:
             outside.append(start)
     return outside
+
+
+def without_exponent_signs(data: bytes) -> bytes:
+    """``data`` with the ``+`` of every positive exponent outside strings left out (``1e+16`` ->
+    ``1e16``), as serde_json before 1.0.146 (ryu) wrote floats.
+
+    Outside strings, the only place ``e+`` follows a digit is such an exponent. Only those
+    candidates are looked at (quotes counted before each, in C); the strings are walked one by
+    one only after a long run of backslashes before a quote.
+    """
+    signs = [match.end() - 1 for match in _EXPONENT_SIGN.finditer(data)]
+    if not signs:
+        return data
+    outside = _outside_by_quotes(data, signs)
+    if outside is None:
+        return _STRING_OR_EXPONENT.sub(_drop_exponent_sign, data)
+    pieces = [data[start + 1 : end] for start, end in zip([-1, *outside], [*outside, len(data)], strict=True)]
+    return b"".join(pieces)
+
+
+_EXPONENT_SIGN = re.compile(rb"(?<=[0-9])e\+")
+_STRING_OR_EXPONENT = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|(?<=[0-9])e\+')
+
+
+def _drop_exponent_sign(match: re.Match[bytes]) -> bytes:
+    text = match[0]
+    return text if text[:1] == b'"' else b"e"
 
 
 _BYTES_BRACKETS: re.Pattern[Any] = re.compile(rb'["\[\]{}]')

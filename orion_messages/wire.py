@@ -29,6 +29,7 @@ from ._json_rules import (
     open_path,
     unreadable_spans,
     value_problem,
+    without_exponent_signs,
 )
 from ._problems import ProblemFrom, format_error, problem_from, problems_from
 from ._text import kind_of, location, quoted
@@ -546,8 +547,8 @@ def dump_json(
     if (check_numbers or _WireModel.values_unchecked) and (literal := first_non_finite_literal(data)):
         why = f"a number is {literal[0]}, which JSON cannot hold (set without validation: through model_construct, or changed in place)"
         raise FormatError([_unwritable(value, why)])
-    if float_style == "ryu" and b"e+" in data:
-        data = _STRING_OR_EXPONENT.sub(_drop_exponent_sign, data)
+    if float_style == "ryu":
+        data = without_exponent_signs(data)
     return data
 
 
@@ -610,16 +611,6 @@ def _invalid_field(message: Message) -> Problem | None:
     except ValidationError as error:
         return next(problems_from(error))
     return None
-
-
-# serde_json before 1.0.146 (ryu) wrote a positive exponent without its sign. Outside strings,
-# the only place "e+" follows a digit is such an exponent. Used only for ``float_style="ryu"``.
-_STRING_OR_EXPONENT = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|(?<=[0-9])e\+')
-
-
-def _drop_exponent_sign(match: re.Match[bytes]) -> bytes:
-    text = match[0]
-    return text if text[:1] == b'"' else b"e"
 
 
 def _serialization_reason(error: ValueError) -> str:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from decimal import Decimal
 from typing import Any
 
@@ -62,8 +62,11 @@ def zmij_float(value: float) -> str:
     return f"{mantissa}e+{exponent}" if e and not exponent.startswith("-") else text
 
 
-def write_value(value: Any, indent: int | None = None, level: int = 0) -> str:
-    """A JSON value as serde_json writes it: compact, or pretty with ``indent`` spaces."""
+def write_value(
+    value: Any, indent: int | None = None, level: int = 0, floats: Callable[[float], str] = zmij_float
+) -> str:
+    """A JSON value as serde_json writes it: compact, or pretty with ``indent`` spaces; ``floats``
+    spells a float (``ryu_float`` for serde_json before 1.0.146)."""
     if value is None:
         return "null"
     if value is True:
@@ -75,23 +78,25 @@ def write_value(value: Any, indent: int | None = None, level: int = 0) -> str:
     if isinstance(value, int):
         return str(value)
     if isinstance(value, float):
-        return zmij_float(value)
+        return floats(value)
     if isinstance(value, Mapping):
         items = [(json.dumps(key, ensure_ascii=False), item) for key, item in value.items()]
         if indent is None:
-            return "{" + ",".join(f"{key}:{write_value(item)}" for key, item in items) + "}"
+            return "{" + ",".join(f"{key}:{write_value(item, floats=floats)}" for key, item in items) + "}"
         if not items:
             return "{}"
         inner = " " * (indent * (level + 1))
-        body = ",\n".join(f"{inner}{key}: {write_value(item, indent, level + 1)}" for key, item in items)
+        body = ",\n".join(
+            f"{inner}{key}: {write_value(item, indent, level + 1, floats)}" for key, item in items
+        )
         return "{\n" + body + "\n" + " " * (indent * level) + "}"
     if isinstance(value, (list, tuple)):
         if indent is None:
-            return "[" + ",".join(write_value(item) for item in value) + "]"
+            return "[" + ",".join(write_value(item, floats=floats) for item in value) + "]"
         if not value:
             return "[]"
         inner = " " * (indent * (level + 1))
-        body = ",\n".join(f"{inner}{write_value(item, indent, level + 1)}" for item in value)
+        body = ",\n".join(f"{inner}{write_value(item, indent, level + 1, floats)}" for item in value)
         return "[\n" + body + "\n" + " " * (indent * level) + "]"
     raise TypeError(f"not a JSON value: {value!r}")
 
@@ -135,9 +140,13 @@ def message_to_wire(message: Message) -> dict[str, Any]:
     return wire
 
 
-def reference_dumps(messages: Iterable[Message], indent: int | None = None) -> bytes:
+def reference_dumps(
+    messages: Iterable[Message], indent: int | None = None, floats: Callable[[float], str] = zmij_float
+) -> bytes:
     """What orion-core's serde (plus unknown keys last) writes for ``messages``."""
-    return write_value([message_to_wire(message) for message in messages], indent).encode("utf-8")
+    return write_value([message_to_wire(message) for message in messages], indent, floats=floats).encode(
+        "utf-8"
+    )
 
 
 def view_of_parsed(message: Mapping[str, Any]) -> dict[str, Any]:

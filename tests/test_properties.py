@@ -29,8 +29,29 @@ from orion_messages import (
 from orion_messages.checks import problems_by_message
 from orion_messages.storage import TornLineWarning
 
-from .reference_codec import reference_dumps, same, view_of_model, view_of_parsed, zmij_float
+from .reference_codec import reference_dumps, ryu_float, same, view_of_model, view_of_parsed, zmij_float
 from .strategies import agent_conversations, conversations, messages
+
+_RYU_TRAPS = st.lists(
+    st.one_of(
+        st.floats(allow_nan=False, allow_infinity=False),
+        st.sampled_from([1e16, 1.5e300, -2.5e22, 1e-7]),
+        st.text(st.sampled_from('1e+5"\\ '), max_size=12),
+    ),
+    max_size=6,
+)
+
+
+@given(conversations(), _RYU_TRAPS)
+def test_float_style_ryu_equals_an_independent_writer(
+    conversation: list[Message], traps: list[object]
+) -> None:
+    # The old spelling drops the sign of a positive exponent in numbers only: "1e+5" in a
+    # string (after any run of backslashes and quotes) stays as it is.
+    call = ToolCall(id="c", name="n", arguments={"traps": traps})
+    conversation = [*conversation, Message.assistant("m", '"1e+5\\', [call], timestamp=1)]
+    assert dumps(conversation, float_style="ryu") == reference_dumps(conversation, floats=ryu_float)
+    assert dumps(conversation, indent=2, float_style="ryu") == reference_dumps(conversation, 2, ryu_float)
 
 
 @given(conversations())
