@@ -22,6 +22,7 @@ import pytest
 # Nested 100 deep (each level: the deeper list first, then 100 scalars), about 50 KB: every
 # orjson release with the fault aborts on it, at depth 33 already with 100 `true`s per level.
 _SHAPE = """
+import json
 value = 1
 for _ in range(100):
     value = [value] + [True, None, 1.5, 12345678901] * 25
