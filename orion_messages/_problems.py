@@ -62,8 +62,7 @@ def describe(value: Any) -> str:
     if value is True or value is False:
         return "true" if value else "false"
     if isinstance(value, str):
-        shown = value if len(value) <= 40 else value[:37] + "..."
-        return f"the string {shown!r}".replace("'", '"') if '"' not in shown else f"the string {shown!r}"
+        return f"the string {double_quoted(value if len(value) <= 40 else value[:37] + '...')}"
     if isinstance(value, (int, float)):
         return f"the number {value!r}"
     if isinstance(value, dict):
@@ -71,6 +70,15 @@ def describe(value: Any) -> str:
     if isinstance(value, (list, tuple)):
         return "an array"
     return kind_of(value)
+
+
+def double_quoted(text: str) -> str:
+    """``text`` as ``repr`` escapes it, in double quotes as JSON writes a string: ``"it's"``,
+    ``"say \\"hi\\""``, ``"\\x1b"``."""
+    shown = repr(text)
+    if shown.startswith("'"):  # Python chose single quotes: the text holds no apostrophe, or both
+        shown = '"' + shown[1:-1].replace('"', '\\"').replace("\\'", "'") + '"'
+    return shown
 
 
 def _expected(error: ErrorDetails) -> str:

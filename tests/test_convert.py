@@ -1768,3 +1768,16 @@ def test_a_lost_part_is_named_by_its_type_in_json_quotes() -> None:
         [{"role": "user", "content": [{"type": "image", "source": {}}, {"type": "text", "text": "hi"}]}]
     ).losses
     assert [loss.reason for loss in losses] == ['a "image" block has no place in orion-core']
+
+
+def test_a_quoted_value_keeps_its_apostrophe_and_escapes_what_a_terminal_acts_on() -> None:
+    # Quotes were made by swapping Python's for JSON's: "it's" came out as "it"s". A type from
+    # the data reached a loss raw: a lone surrogate in it made print() raise.
+    with pytest.raises(ConversionError) as caught:
+        from_openai([{"role": "it's", "content": "x"}])
+    assert str(caught.value).endswith('found the string "it\'s"')
+    losses = from_anthropic(
+        [{"role": "user", "content": [{"type": "a\ud800\x85b"}, {"type": "text", "text": "hi"}]}]
+    ).losses
+    assert losses[0].reason == 'a "a\\ud800\\x85b" block has no place in orion-core'
+    losses[0].reason.encode("utf-8")  # no lone surrogate left to refuse
