@@ -13,7 +13,7 @@ from typing import Any, TypeGuard
 from pydantic import ValidationError
 
 from ._json_rules import lone_surrogates, surrogate_at
-from ._problems import describe, double_quoted, problems_from
+from ._problems import describe, problems_from, quoted_excerpt
 from ._text import location
 from .conversions import _Report
 from .errors import ConversionError, Problem
@@ -130,8 +130,8 @@ def _kind(kind: Any, noun: str) -> str:
     """A part named by its ``type`` (``a "image" block``), or said to have none (``null`` or absent)."""
     if kind is None:
         return f"a {noun} without a type"
-    if isinstance(kind, str):  # shortened and escaped as ``describe`` does: it comes from the data
-        return f"a {double_quoted(kind if len(kind) <= 40 else kind[:37] + '...')} {noun}"
+    if isinstance(kind, str):  # it comes from the data
+        return f"a {quoted_excerpt(kind)} {noun}"
     return f"a {noun} whose type is {describe(kind)}"
 
 

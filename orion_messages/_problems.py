@@ -62,7 +62,7 @@ def describe(value: Any) -> str:
     if value is True or value is False:
         return "true" if value else "false"
     if isinstance(value, str):
-        return f"the string {double_quoted(value if len(value) <= 40 else value[:37] + '...')}"
+        return f"the string {quoted_excerpt(value)}"
     if isinstance(value, (int, float)):
         return f"the number {value!r}"
     if isinstance(value, dict):
@@ -72,10 +72,11 @@ def describe(value: Any) -> str:
     return kind_of(value)
 
 
-def double_quoted(text: str) -> str:
-    """``text`` as ``repr`` escapes it, in double quotes as JSON writes a string: ``"it's"``,
+def quoted_excerpt(text: str) -> str:
+    """Text from the data, for a message: its first 40 characters (37 and ``...`` when longer),
+    as ``repr`` escapes them, in double quotes as JSON writes a string: ``"it's"``,
     ``"say \\"hi\\""``, ``"\\x1b"``."""
-    shown = repr(text)
+    shown = repr(text if len(text) <= 40 else text[:37] + "...")
     if shown.startswith("'"):  # Python chose single quotes: the text holds no apostrophe, or both
         shown = '"' + shown[1:-1].replace('"', '\\"').replace("\\'", "'") + '"'
     return shown
