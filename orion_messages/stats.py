@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from .counting import default_counts
@@ -20,7 +20,7 @@ class ConversationStats:
 
     messages: int
     """How many messages."""
-    roles: Mapping[str, int]
+    roles: Mapping[str, int] = field(hash=False)  # a dict: hash the counts beside it
     """Messages by role, as the wire spells it, every role present (0 when none):
     ``stats.roles["user"]`` (``Role.USER`` finds the same count)."""
     turns: int

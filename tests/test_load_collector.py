@@ -16,8 +16,18 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from orion_messages import Message, dumps, find_problems, loads, to_openai
+from orion_messages import (
+    Message,
+    ToolCall,
+    dumps,
+    dumps_message,
+    find_problems,
+    loads,
+    loads_message,
+    to_openai,
+)
 from orion_messages._collector import BIG_BATCH
+from orion_messages.wire import PAUSED_MESSAGE_SIZE
 
 MESSAGES = [Message.user(f"msg-{k}", f"text {k}", timestamp=k) for k in range(50)]
 DOCUMENT = dumps(MESSAGES)
@@ -72,6 +82,28 @@ def test_a_big_load_is_in_the_oldest_generation() -> None:
     messages = loads(BIG_DOCUMENT)
     oldest = {id(item) for item in gc.get_objects(generation=2)}
     assert all(id(message) in oldest for message in messages)
+
+
+@pytest.mark.usefixtures("collector_enabled")
+def test_loads_message_of_a_big_message_runs_no_collection() -> None:
+    # One message whose arguments hold BIG_BATCH objects: built unpaused, the young generation
+    # fills up many times over while it is read.
+    call = ToolCall(id="call-1", name="f", arguments={"rows": [{"k": k} for k in range(BIG_BATCH)]})
+    line = dumps_message(Message.assistant("msg-1", "", tool_calls=[call], timestamp=1))
+    assert len(line) >= PAUSED_MESSAGE_SIZE
+    collections: list[str] = []
+
+    def record(phase: str, info: dict[str, int]) -> None:
+        collections.append(phase)
+
+    gc.collect()
+    gc.callbacks.append(record)
+    try:
+        message = loads_message(line)
+    finally:
+        gc.callbacks.remove(record)
+    assert collections == []
+    assert message.tool_calls[0].arguments == call.arguments
 
 
 @pytest.fixture

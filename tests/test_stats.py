@@ -73,3 +73,14 @@ def test_what_is_no_list_of_messages_is_refused_by_name(given: object, said: str
     with pytest.raises(ArgumentTypeError) as caught:
         conversation_stats(given)  # type: ignore[arg-type]
     assert str(caught.value) == said
+
+
+def test_stats_are_hashable_and_equal_stats_hash_alike() -> None:
+    # A frozen dataclass is hashable unless a field is not: roles is a dict.
+    first = conversation_stats([Message.user("msg-1", "hi", timestamp=1)])
+    again = conversation_stats([Message.user("msg-1", "hi", timestamp=1)])
+    other = conversation_stats([Message.system("msg-1", "hi", timestamp=1)])
+    assert first == again
+    assert hash(first) == hash(again)
+    assert first != other
+    assert len({first, again, other}) == 2
