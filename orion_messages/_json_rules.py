@@ -116,13 +116,21 @@ def _value_schema(kind: _ValueKind) -> core_schema.CoreSchema:
     below (a tree would double at every level). A failed choice costs an error object, so the
     common cases come first: objects and arrays at the top (an ``arguments`` value is nearly
     always an object), strings below. The strict choices are disjoint, so the order changes no
-    result: strict types keep ``true``, ``1`` and ``1.0`` apart.
+    result: strict types keep ``true``, ``1`` and ``1.0`` apart. A call's own ``strict=False``
+    (pydantic's per-call override) makes every choice lax, where bool takes ``1`` and int takes
+    ``1.0``: the numbers are one smart union, in which the exact type still wins.
     """
+    numbers = core_schema.union_schema(
+        [
+            core_schema.bool_schema(strict=True),  # before int: the writer takes True for an int
+            core_schema.int_schema(strict=True, gt=-kind.int_limit, lt=kind.int_limit),
+            core_schema.float_schema(strict=True, allow_inf_nan=False),
+        ],
+        mode="smart",
+    )
     scalars: list[core_schema.CoreSchema] = [
         core_schema.str_schema(strict=True),
-        core_schema.bool_schema(strict=True),  # before int: the writer takes True for an int
-        core_schema.int_schema(strict=True, gt=-kind.int_limit, lt=kind.int_limit),
-        core_schema.float_schema(strict=True, allow_inf_nan=False),
+        numbers,
         core_schema.none_schema(),
     ]
     definitions: list[core_schema.CoreSchema] = [_union(scalars, kind, 0)]

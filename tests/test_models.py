@@ -325,3 +325,25 @@ def test_an_edited_copy_keeps_the_unknown_keys_in_their_order() -> None:
         written = dumps_message(message).decode()
         assert written.endswith(expected_tail)  # the message's own unknown keys, in their order
         assert f'"is_error":false,{extras}}}' in written or f'"pending":true,{extras}}}' in written
+
+
+@pytest.mark.parametrize("given", ["python", "json"])
+def test_a_lax_call_keeps_the_json_types_of_free_values(given: str) -> None:
+    # pydantic's per-call strict=False makes every choice lax, where bool takes 1 and int takes
+    # 1.0; a free value must still come back as written (orion-core keeps 1, 1.0 and true apart).
+    values = [1, 0, 1.0, 0.0, True, False, None, "1", 2.5, -0.0, [1, 1.0, True], {"k": 0}]
+    data: dict[str, Any] = {
+        "id": "msg-1",
+        "role": "assistant",
+        "content": "",
+        "timestamp": 1,
+        "tool_calls": [{"id": "call-1", "name": "f", "arguments": {"v": values}}],
+        "x_unknown": values,
+    }
+    if given == "json":
+        message = Message.model_validate_json(dumps_message(Message.model_validate(data)), strict=False)
+    else:
+        message = Message.model_validate(data, strict=False)
+    for kept in (message.tool_calls[0].arguments["v"], message.model_extra["x_unknown"]):  # type: ignore[index]
+        assert [type(value) for value in kept] == [type(value) for value in values]
+        assert repr(kept) == repr(values)
