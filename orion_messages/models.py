@@ -234,12 +234,19 @@ class _ConstructorOrField:
     orion-core has both ``Message::tool_result(...)`` and a ``tool_result`` field. Python keeps
     one namespace, so the class attribute is this non-data descriptor: pydantic stores field
     values in the instance ``__dict__``, which wins over a non-data descriptor on instances.
+
+    Only on ``owner`` itself: pydantic takes an inherited field's default from the subclass
+    with ``getattr``, so on a subclass the name is missing (the field and its default are
+    inherited) rather than the constructor, which would become every message's ``tool_result``.
     """
 
-    def __init__(self, constructor: Callable[..., Message]) -> None:
+    def __init__(self, constructor: Callable[..., Message], owner: type) -> None:
         self._constructor = constructor
+        self._owner = owner
 
     def __get__(self, obj: object, owner: type | None = None) -> Callable[..., Message]:
+        if owner is not None and owner is not self._owner:
+            raise AttributeError("tool_result")  # as for any missing name (pydantic's metaclass says so)
         return self._constructor
 
 
@@ -604,4 +611,4 @@ def _argument_problem(detail: Any) -> str:
 
 # Deprecated for one release: ``Message.tool_result(...)`` on the class builds a message (with a
 # DeprecationWarning); ``msg.tool_result`` on an instance is the field. Set after class creation so pydantic keeps ``tool_result`` as a field.
-Message.tool_result = _ConstructorOrField(Message._deprecated_tool_result)  # type: ignore[assignment]
+Message.tool_result = _ConstructorOrField(Message._deprecated_tool_result, Message)  # type: ignore[assignment]

@@ -20,6 +20,7 @@ from orion_messages import (
     ToolCall,
     ToolResult,
     dumps_message,
+    find_problems,
     loads_message,
 )
 from orion_messages.models import now_ms
@@ -347,3 +348,46 @@ def test_a_lax_call_keeps_the_json_types_of_free_values(given: str) -> None:
     for kept in (message.tool_calls[0].arguments["v"], message.model_extra["x_unknown"]):  # type: ignore[index]
         assert [type(value) for value in kept] == [type(value) for value in values]
         assert repr(kept) == repr(values)
+
+
+class _Shouting(Message, frozen=True):
+    """A host's own message class, with a method of its own."""
+
+    def shout(self) -> str:
+        return self.content.upper()
+
+
+def test_a_subclass_of_message_reads_and_writes_the_wire_form() -> None:
+    # Built from the inherited fields: tool_result must default to None, not to the class-level
+    # constructor of the same name.
+    line = b'{"id":"msg-1","role":"user","content":"hi","timestamp":1}'
+    built = _Shouting.user("msg-1", "hi", timestamp=1)
+    read = _Shouting.model_validate_json(line)
+    for message in (built, read):
+        assert type(message) is _Shouting
+        assert message.tool_result is None
+        assert not message.is_pending
+        assert message.shout() == "HI"
+        assert dumps_message(message) == line
+        assert message.model_dump_json().encode() == line
+        assert message.model_dump() == {"id": "msg-1", "role": Role.USER, "content": "hi", "timestamp": 1}
+    assert Conversation([built]).pending() == []
+    assert find_problems([built]) == []
+
+
+def test_a_subclass_carries_a_tool_result_and_a_pending_one() -> None:
+    done = _Shouting.tool_result_message("msg-2", "call-1", "clock", "12:00", timestamp=2)
+    waiting = _Shouting.pending_result("msg-3", "call-2", "clock", timestamp=3)
+    assert dumps_message(done) == (
+        b'{"id":"msg-2","role":"tool_result","content":"12:00","timestamp":2,"tool_result":'
+        b'{"tool_call_id":"call-1","tool_name":"clock","content":"12:00","is_error":false}}'
+    )
+    assert waiting.is_pending
+    assert not done.is_pending
+
+
+def test_the_deprecated_tool_result_constructor_is_messages_alone() -> None:
+    with pytest.raises(AttributeError):
+        _Shouting.tool_result("msg-2", "call-1", "clock", "12:00")  # type: ignore[operator]
+    with pytest.warns(DeprecationWarning, match=r"tool_result_message"):
+        assert Message.tool_result("msg-2", "call-1", "clock", "12:00", timestamp=2).role is Role.TOOL_RESULT
