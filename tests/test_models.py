@@ -388,6 +388,6 @@ def test_a_subclass_carries_a_tool_result_and_a_pending_one() -> None:
 
 def test_the_deprecated_tool_result_constructor_is_messages_alone() -> None:
     with pytest.raises(AttributeError):
-        _Shouting.tool_result("msg-2", "call-1", "clock", "12:00")  # type: ignore[operator]
+        _Shouting.tool_result("msg-2", "call-1", "clock", "12:00")  # type: ignore[misc]
     with pytest.warns(DeprecationWarning, match=r"tool_result_message"):
         assert Message.tool_result("msg-2", "call-1", "clock", "12:00", timestamp=2).role is Role.TOOL_RESULT
