@@ -170,11 +170,27 @@ class Conversation(Sequence[Message]):
     def __init__(self, messages: Iterable[Message] = ()) -> None:
         self._messages: list[Message] = []
         self._last_counter = 0
+        self._start_caches()
+        for message in _message_list(messages, "Conversation"):  # checked here to name the constructor
+            self.append(message)
+
+    def _start_caches(self) -> None:
+        """Empty caches: what ``_CACHES`` names, rebuilt on use from the messages."""
         self._plans = _PlanCache()
         self._encoded = _EncodedFile()  # the bytes of the last save, extended by the next one
         self._index: MessageIndex | None = None  # built on the first lookup by id or tool call
-        for message in _message_list(messages, "Conversation"):  # checked here to name the constructor
-            self.append(message)
+
+    _CACHES: ClassVar[frozenset[str]] = frozenset({"_plans", "_encoded", "_index"})
+    """The attributes a pickle or a deep copy leaves out: the last plans (with the counters and
+    templates they used, which may not pickle), the last save's bytes and the index."""
+
+    def __getstate__(self) -> dict[str, Any]:
+        """The messages, the id counter and a subclass's own attributes, without the caches."""
+        return {name: value for name, value in vars(self).items() if name not in self._CACHES}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._start_caches()
 
     def __copy__(self) -> Conversation:
         """A conversation of the same messages (they are immutable) that changes independently;
@@ -306,9 +322,7 @@ class Conversation(Sequence[Message]):
         """
         new = _message_list(messages, "Conversation.replace_messages")
         self._messages = []
-        self._plans.reset()
-        self._encoded = _EncodedFile()
-        self._index = None
+        self._start_caches()
         self.extend(new)
 
     def _lookup(self) -> MessageIndex:

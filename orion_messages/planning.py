@@ -319,11 +319,6 @@ class _PlanCache:
         self._layout: _Layout | None = None
         self._columns: dict[object, _Column] = {}
 
-    def reset(self) -> None:
-        """Forget everything (the messages were replaced)."""
-        self._layout = None
-        self._columns.clear()
-
     def changed(self, index: int, old: Message, new: Message) -> None:
         """Message ``index``, ``old``, was replaced by ``new`` (pinned, unpinned, resolved)."""
         if self._layout is not None and not self._layout.replace(index, old, new):

@@ -842,3 +842,19 @@ def test_a_copy_of_a_subclass_is_of_the_subclass() -> None:
     copied = copy.copy(Session([Message.user("msg-1", "hi", timestamp=1)]))
     assert type(copied) is Session
     assert [m.id for m in copied] == ["msg-1"]
+
+
+def test_a_pickle_and_a_deep_copy_hold_the_messages_not_the_caches(tmp_path: Path) -> None:
+    import copy
+    import pickle
+
+    conversation = _call_with_results()
+    conversation.next_id()  # msg-3, so the copies go on with msg-4
+    # A plan with a counter that cannot be pickled, and a save: both leave caches behind.
+    conversation.plan_prune(ContextConfig(max_context_tokens=10_000), count=lambda message: 1)
+    conversation.save(tmp_path / "c.json")
+    for copied in (pickle.loads(pickle.dumps(conversation)), copy.deepcopy(conversation)):
+        assert list(copied) == list(conversation)
+        assert copied.next_id() == "msg-4"
+        assert copied.plan_prune(ContextConfig(max_context_tokens=10_000)).kept_count == len(conversation)
+    assert len(pickle.dumps(conversation)) == len(pickle.dumps(_call_with_results()))
