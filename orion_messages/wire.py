@@ -477,13 +477,19 @@ def dumps(
 
 def listed_messages(messages: Iterable[Message], writer: str, hint: str) -> list[Message]:
     """``messages`` as a list for ``writer``; ``ArgumentTypeError`` for text, anything not
-    iterable (a path where the messages go) and, with ``hint`` saying what to do instead, a
-    mapping or a lone message (iterables of their fields)."""
+    iterable (a path where the messages go), an item that is not a ``Message`` (named by its
+    index) and, with ``hint`` saying what to do instead, a mapping or a lone message (iterables
+    of their fields)."""
     if isinstance(messages, (Mapping, BaseModel)):
         raise ArgumentTypeError(f"{writer} takes a list of messages, got {kind_of(messages)} ({hint})")
     if isinstance(messages, (str, bytes, bytearray)) or not isinstance(messages, Iterable):
         raise ArgumentTypeError(f"{writer} takes a list of messages, got {kind_of(messages)}")
-    return messages if isinstance(messages, list) else list(messages)
+    listed = messages if isinstance(messages, list) else list(messages)
+    # pydantic-core would write None as null and another model by the fields it shares with a
+    # message. The types are gathered in C: no Python work per message.
+    if not all(issubclass(kind, Message) for kind in set(map(type, listed))):
+        _refuse_non_messages(listed)
+    return listed
 
 
 def file_bytes(messages: list[Message], *, indent: int | None = None) -> bytes:
@@ -564,6 +570,10 @@ def dump_json(
     return data
 
 
+INDENT_MAX = 1024
+"""The widest indent the writers take: serde_json's pretty form is 2, and each nesting level
+repeats the indent, so more is a mistake (past 2**63 the writer cannot take it at all)."""
+
 _FLOAT_STYLES = get_args(FloatStyle)  # a tuple: an unhashable value is compared, not hashed
 
 
@@ -571,8 +581,8 @@ def _check_options(indent: object, float_style: object) -> None:
     """Refuse a writer's options that would otherwise be taken by truthiness or ignored."""
     if indent is not None and type(indent) is not int:
         raise ArgumentTypeError(f"indent must be None or an int, got {kind_of(indent)} {indent!r}")
-    if indent is not None and indent < 0:
-        raise ArgumentValueError(f"indent must not be negative, got {indent}")
+    if indent is not None and not 0 <= indent <= INDENT_MAX:
+        raise ArgumentValueError(f"indent must be between 0 and {INDENT_MAX}, got {indent}")
     if float_style not in _FLOAT_STYLES:
         raise ArgumentValueError(f'float_style must be "zmij" or "ryu", got {float_style!r}')
 

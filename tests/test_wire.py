@@ -16,12 +16,14 @@ import pytest
 from syrupy.assertion import SnapshotAssertion
 
 from orion_messages import (
+    ArgumentTypeError,
     ArgumentValueError,
     FormatError,
     Message,
     Problem,
     Role,
     ToolCall,
+    ToolResult,
     UnknownKeyWarning,
     dumps,
     dumps_message,
@@ -681,10 +683,39 @@ def test_a_utf16_or_utf32_document_is_named_as_such_where_serde_stops(data: byte
     assert "UTF-8" in problem.message
 
 
-def test_a_negative_indent_is_the_librarys_value_error() -> None:
-    # Not pydantic-core's OverflowError ("can't convert negative int to unsigned").
+@pytest.mark.parametrize("indent", [-1, 1025, 2**64])
+def test_an_indent_out_of_range_is_the_librarys_value_error(indent: int) -> None:
+    # Not pydantic-core's OverflowError ("can't convert negative int to unsigned", "int too
+    # big to convert"); widths up to 1024 are taken.
     message = Message.user("msg-1", "hi", timestamp=1)
-    with pytest.raises(ArgumentValueError):
-        dumps([message], indent=-1)
-    with pytest.raises(ArgumentValueError):
-        dumps_message(message, indent=-1)
+    with pytest.raises(ArgumentValueError, match=rf"^indent must be between 0 and 1024, got {indent}$"):
+        dumps([message], indent=indent)
+    with pytest.raises(ArgumentValueError, match=rf"^indent must be between 0 and 1024, got {indent}$"):
+        dumps_message(message, indent=indent)
+    assert dumps_message(message, indent=1024).startswith(b"{\n" + b" " * 1024 + b'"id"')
+
+
+@pytest.mark.parametrize(
+    "stranger",
+    [
+        None,
+        ToolCall(id="c1", name="f", arguments={}),
+        ToolResult(tool_call_id="c1", tool_name="f", content="", is_error=False),
+    ],
+    ids=["None", "ToolCall", "ToolResult"],
+)
+def test_the_writers_refuse_none_and_other_models_in_a_list_of_messages(
+    stranger: object, tmp_path: Path
+) -> None:
+    # pydantic-core itself writes None as null and another model by the fields it shares with
+    # a message ({"id":"c1"}): a file no reader takes.
+    from orion_messages import load, save
+
+    message = Message.user("msg-1", "hi", timestamp=1)
+    with pytest.raises(ArgumentTypeError, match=r"^\[1\]: expected a Message, found "):
+        dumps([message, stranger])  # type: ignore[list-item]
+    path = tmp_path / "c.json"
+    save(path, [message])
+    with pytest.raises(ArgumentTypeError, match=r"^\[1\]: expected a Message, found "):
+        save(path, [message, stranger])  # type: ignore[list-item]
+    assert load(path) == [message]
