@@ -75,7 +75,7 @@ from .schema import conversation_schema, render, write_schemas
 from .stats import conversation_stats
 from .storage import (
     _is_blank,
-    _is_whole_record,
+    _is_torn,
     _joined_records,
     _read_joined,
     _split_records,
@@ -893,7 +893,7 @@ def _byte_records(data: bytes, parsed: _Parsed) -> Iterator[_Record]:
     with warnings.catch_warnings():  # a whole last line is parsed again, warnings and all
         warnings.simplefilter("ignore", OrionMessagesWarning)
         records, torn = _split_records(data)
-    if torn is not None and parsed.kind == "jsonl" and _may_be_torn(data[torn.offset :]):
+    if torn is not None and parsed.kind == "jsonl":
         parsed.torn = _TornLine(torn.line, torn.size)
     elif torn is not None:  # no torn-tail rule for events, nor for a line that starts no record
         records.append((torn.line, data[torn.offset :]))
@@ -907,8 +907,8 @@ def _file_records(name: str, handle: BinaryIO, parsed: _Parsed) -> Iterator[_Rec
     """The records of a log file, read line by line: memory holds a run of lines, not the file.
 
     The rules of ``_split_records``, by storage's own helpers: blank lines are skipped, and a
-    last line without its newline that is not a whole record is torn (a log's, not an event
-    stream's) when it starts as a record does (``_may_be_torn``); otherwise it is corrupt.
+    last line without its newline is torn (a log's, not an event stream's) by storage's rule
+    (``_is_torn``); otherwise it is a record, whole or corrupt.
     """
     done = 0
     try:
@@ -916,7 +916,7 @@ def _file_records(name: str, handle: BinaryIO, parsed: _Parsed) -> Iterator[_Rec
             done += len(line)
             if line.endswith(b"\n"):
                 line = line[:-1]
-            elif parsed.kind == "jsonl" and _may_be_torn(line) and not _is_whole(line):
+            elif parsed.kind == "jsonl" and _is_torn_quietly(line):
                 parsed.torn = _TornLine(number, len(line))
                 return
             if not _is_blank(line):
@@ -925,20 +925,10 @@ def _file_records(name: str, handle: BinaryIO, parsed: _Parsed) -> Iterator[_Rec
         raise _Unreadable(name, f"cannot read it: {error.strerror or error}") from None
 
 
-def _may_be_torn(line: bytes) -> bool:
-    """Whether a last line without its newline can be what a crash mid-append leaves: the start
-    of a record, which is a JSON object. Anything else (``garbage``, a byte order mark) is a
-    corrupt record, reported at its line, not a torn one skipped with a warning."""
-    return line.lstrip(_BLANK_BYTES).startswith(b"{")
-
-
-_BLANK_BYTES = b" \t\r"  # storage's blank characters: a line of only these is blank
-
-
-def _is_whole(line: bytes) -> bool:
+def _is_torn_quietly(line: bytes) -> bool:
     with warnings.catch_warnings():  # a whole last line is parsed again, warnings and all
         warnings.simplefilter("ignore", OrionMessagesWarning)
-        return _is_whole_record(line)
+        return _is_torn(line)
 
 
 def _parse_records(

@@ -30,7 +30,7 @@ from ._text import kind_of, location
 from .checks import find_problems
 from .errors import ArgumentTypeError, FormatError, Problem, require_bool
 from .models import U32_MAX, Message, Role, ToolResult, _WireModel
-from .storage import _open_regular, _require_path
+from .storage import _is_blank, _open_regular, _require_path
 from .wire import dump_json, duplicate_key_problems, json_input, message_fields, validate_json
 
 __all__ = [
@@ -383,7 +383,7 @@ def _iter_events(path: str | os.PathLike[str], *, strict: bool) -> Generator[Age
     with os.fdopen(_open_regular(path, os.O_RDONLY), "rb") as handle:
         for number, raw in enumerate(handle, 1):
             line = raw.rstrip(b"\r\n")
-            if not line.strip():
+            if _is_blank(line):  # a log's rule: a form feed is no blank line, but a corrupt record
                 continue
             try:
                 yield parse_event(line, strict=strict)

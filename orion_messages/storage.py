@@ -787,6 +787,13 @@ def _is_whole_record(line: bytes) -> bool:
     return True
 
 
+def _is_torn(tail: bytes) -> bool:
+    """Whether a log's last line, without its newline, is a record cut short by a crash (the
+    torn tail a reader skips with a warning): it starts as a record and is not a whole one.
+    Anything else there is a record that lost only its newline, or corrupt."""
+    return _may_be_torn(tail) and not _is_whole_record(tail)
+
+
 def read_jsonl(path: PathLike, *, repair: bool = False, strict: bool = False) -> list[Message]:
     """Read every message of a JSON Lines log.
 
@@ -853,7 +860,7 @@ def _split_records(data: bytes) -> tuple[list[tuple[int, bytes]], _Torn | None]:
     torn = None
     if not _is_blank(tail):
         number = len(raw_lines) + 1
-        if _is_whole_record(tail) or not _may_be_torn(tail):
+        if not _is_torn(tail):
             records.append((number, tail))  # a whole record that lost only its newline, or corrupt
         else:
             torn = _Torn(number, len(data) - len(tail), len(tail))

@@ -28,7 +28,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from orion_messages import FormatError, loads
+from orion_messages import FormatError, loads, read_jsonl
 from orion_messages.cli import main
 
 from .conftest import FIXTURES
@@ -2845,3 +2845,23 @@ def test_the_prune_report_counts_every_turn_kept_or_dropped(tmp_path: Path, caps
     report = json.loads(capsys.readouterr().out)
     assert (report["turns"], len(report["kept"]), len(report["dropped"])) == (2, 1, 1)
     assert (report["kept_tokens"], report["dropped_tokens"]) == (1, 10)
+
+
+@pytest.mark.parametrize("stdin", [False, True])
+def test_a_whole_record_with_junk_after_it_is_corrupt_not_torn(
+    tmp_path: Path, capsys: CaptureFixture, monkeypatch: pytest.MonkeyPatch, stdin: bool
+) -> None:
+    # No part of a record is a whole JSON object: a last line holding one and more after it is
+    # corrupt data (read_jsonl refuses it), from a file as from standard input.
+    data = json.dumps(HAND[0]) + "\n" + json.dumps(HAND[1]) + " trailing"
+    path = tmp_path / "log.jsonl"
+    path.write_text(data, encoding="utf-8")
+    with pytest.raises(FormatError, match="unexpected data after the end of the document"):
+        read_jsonl(path)
+    if stdin:
+        _stdin(monkeypatch, data.encode())
+    name = "<stdin>" if stdin else str(path)
+    assert main(["validate", "-" if stdin else str(path)]) == 1
+    first = _lines(capsys.readouterr().out)[0]
+    assert first.startswith(f"{name}:2:")
+    assert "unexpected data after the end of the document" in first

@@ -356,6 +356,19 @@ def test_iter_events_skips_blank_lines_and_reads_crlf(tmp_path: Path) -> None:
     assert list(iter_events(stream)) == [AgentStartEvent(), WarningEvent(message="w")]
 
 
+@pytest.mark.parametrize("other_space", [b"\x0c", b"\x0b", b"\x1c"])
+def test_iter_events_takes_only_jsons_whitespace_as_a_blank_line(tmp_path: Path, other_space: bytes) -> None:
+    # A log's rule (docs/reliability.md): a line of other characters Python calls whitespace
+    # is a corrupt record, as `orion-messages validate` and the message-log readers say.
+    stream = tmp_path / "events.jsonl"
+    stream.write_bytes(b'{"type":"agent_start"}\n' + other_space + b'\n{"type":"agent_end","messages":[]}\n')
+    events = iter_events(stream)
+    assert next(events) == AgentStartEvent()
+    with pytest.raises(FormatError) as caught:
+        next(events)
+    assert [problem.line for problem in caught.value.problems] == [2]
+
+
 def test_a_bad_line_names_the_file_and_its_line(tmp_path: Path) -> None:
     stream = tmp_path / "events.jsonl"
     stream.write_bytes(
