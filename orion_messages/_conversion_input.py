@@ -7,7 +7,7 @@ The ``from_*`` converters read plain dicts and lists (parsed JSON, or a provider
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, TypeGuard
 
 from pydantic import ValidationError
@@ -17,7 +17,7 @@ from ._problems import describe, problems_from, quoted_excerpt
 from ._text import location
 from .conversions import _Report
 from .errors import ConversionError, Problem
-from .ids import last_counter
+from .ids import FreshIds
 from .models import I64_MAX, I64_MIN, Message, ToolCall, now_ms
 
 _MISSING = object()
@@ -184,34 +184,13 @@ def _stamp(timestamp: object) -> int:
     )
 
 
-class _Numbering:
-    """New message ids ``msg-N`` that no id of the result already has (private).
-
-    As orion-core numbers its messages, N continues after the highest ``msg-N`` counter among
-    ``taken`` (the ids kept from the input), so a new id never repeats one of them.
-    """
-
-    def __init__(self, taken: Iterable[str] = ()) -> None:
-        self.taken = set(taken)
-        self.last = last_counter(self.taken)
-
-    def next(self) -> str:
-        """The next new id."""
-        self.last += 1
-        new = f"msg-{self.last}"
-        while new in self.taken:  # only past orion-core's u64 counter, where msg-N is no counter
-            self.last += 1
-            new = f"msg-{self.last}"
-        return new
-
-
 class _Builder:
     """Numbers new messages ``msg-N`` and stamps them with one timestamp (private)."""
 
     def __init__(self, timestamp: int | None) -> None:
         self.messages: list[Message] = []
         self.timestamp = _stamp(timestamp)
-        self.ids = _Numbering()
+        self.ids = FreshIds()
 
     def add(self, **fields: Any) -> None:
         """Append a message built from ``fields`` with a new id (timestamp filled unless given).

@@ -22,11 +22,12 @@ from pydantic import ValidationError
 
 from ._arguments import decode_arguments, encode_arguments
 from ._collector import collector_paused
-from ._conversion_input import _Input, _Numbering, _stamp, _unknown_keys
+from ._conversion_input import _Input, _stamp, _unknown_keys
 from ._problems import describe, problem_from
 from ._text import location
 from .conversions import ConversionResult, OrphanPolicy, _fix_orphans, _input_list, _Report
 from .errors import ConversionError, Problem, require_bool
+from .ids import FreshIds
 from .models import Message, Role, ToolCall
 
 __all__ = ["METADATA_KEY", "ArgumentsMode", "from_chat_template", "to_chat_template"]
@@ -308,7 +309,7 @@ def from_chat_template(
     stamp = _stamp(timestamp)
     reader = _Input()
     report = _Report(strict=strict, accept=accept)
-    ids = _Numbering(_restored_ids(items))
+    ids = FreshIds(_restored_ids(items))
     call_ids = _CallNumbering(items)
     out: list[Message] = []
     unanswered = _Unanswered()

@@ -47,6 +47,31 @@ def last_counter(message_ids: Iterable[str]) -> int:
     return max(filter(None, map(message_number, message_ids)), default=0)
 
 
+class FreshIds:
+    """New message ids ``msg-N`` that no id in ``taken`` has (the package's one numbering).
+
+    As orion-core numbers its messages, N continues after the highest ``msg-N`` counter among
+    ``taken``, so a new id never repeats one of them; past the u64 counter, where ``msg-N`` is
+    no counter, the ids taken are skipped.
+    """
+
+    def __init__(self, taken: Iterable[str] = ()) -> None:
+        self.taken = set(taken)
+        """The ids in use; each new id is added."""
+        self.last = last_counter(self.taken)
+        """N of the last id given (or the highest counter taken)."""
+
+    def next(self) -> str:
+        """The next new id."""
+        self.last += 1
+        new = f"msg-{self.last}"
+        while new in self.taken:  # only past orion-core's u64 counter, where msg-N is no counter
+            self.last += 1
+            new = f"msg-{self.last}"
+        self.taken.add(new)
+        return new
+
+
 def tool_call_id(message_id: str, k: int) -> str:
     """The id orion-core gives the ``k``-th tool call (counting from 1) of message ``message_id``.
 

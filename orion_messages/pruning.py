@@ -17,7 +17,7 @@ from ._text import kind_of
 from ._whitespace import UNICODE_WHITESPACE
 from .counting import MessageCounter, TokenCounter, estimate_tokens, tokenizer_counter
 from .errors import ArgumentTypeError, ArgumentValueError, ContextOverflowError
-from .ids import last_counter
+from .ids import FreshIds
 from .models import Message, first_non_message, require_message_list
 from .planning import (
     ContextConfig,
@@ -145,9 +145,8 @@ def prune(
         raise wrong
     config = _context_config(config)
     counting = _counting(count, template, system_prompt, tools, counter)
-    if new_id is None:
-        ids = [message.id for message in messages]
-        new_id = lambda: f"msg-{last_counter(ids) + 1}"  # noqa: E731
+    if new_id is None:  # called once, if a summary is made: only then are the ids read
+        new_id = lambda: FreshIds(message.id for message in messages).next()  # noqa: E731
     return _prune(_PlanCache(), messages, config, counting, summarize, new_id)
 
 

@@ -731,3 +731,21 @@ def test_the_reprs_of_a_long_prune_count_turns_and_messages_instead_of_listing_t
     )
     short = plan_prune(_counted_turns(2), ContextConfig(max_context_tokens=100, max_response_tokens=10))
     assert "kept=[range(1, 3), range(3, 5)], dropped=[]," in repr(short)  # a few turns are listed
+
+
+def test_the_default_summary_id_is_fresh_past_the_u64_counter() -> None:
+    # msg-(2**64) is no counter for orion-core (its counter is a u64), so "the highest counter
+    # plus one" can be an id the kept turn already has; the summary must take the next free one.
+    top = 2**64 - 1
+    messages = [
+        Message.user(f"msg-{top}", "old question " * 40, timestamp=1),
+        Message.assistant("msg-a", "old answer " * 40, timestamp=2),
+        Message.user(f"msg-{top + 1}", "new question", timestamp=3),
+    ]
+    config = ContextConfig(max_context_tokens=200, max_response_tokens=100, strategy=PruneStrategy.SUMMARIZE)
+    for result in (
+        prune(messages, config, summarize=lambda folded, prior: "short"),
+        Conversation(messages).prune(config, summarize=lambda folded, prior: "short"),
+    ):
+        assert result.summary is not None
+        assert result.summary.id == f"msg-{top + 2}"
