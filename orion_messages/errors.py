@@ -8,6 +8,7 @@ own I/O raises them.
 
 from __future__ import annotations
 
+import stat
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Literal, cast
@@ -323,12 +324,28 @@ class NotARegularFileError(OrionMessagesError, OSError):
         self.kind = kind
         """What the path names instead of a regular file, such as ``"a FIFO"``."""
 
+    @classmethod
+    def of_mode(cls, path: str, mode: int) -> NotARegularFileError | None:
+        """The error for ``path`` whose ``st_mode`` is ``mode``, None for a regular file."""
+        if stat.S_ISREG(mode):
+            return None
+        return cls(path, next((name for test, name in _FILE_KINDS if test(mode)), "not a file"))
+
     def __str__(self) -> str:  # OSError's own would print "[Errno None]"
         return f"{self.filename}: {self.kind}, not a regular file"
 
     def __reduce__(self) -> tuple[Any, ...]:
         # OSError keeps ``filename`` outside the attributes the base class pickles.
         return (type(self), (self.filename, self.kind))
+
+
+_FILE_KINDS = (
+    (stat.S_ISDIR, "a folder"),
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
 
 
 class UnknownTemplateError(OrionMessagesError, ValueError):

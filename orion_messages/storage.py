@@ -104,14 +104,6 @@ def _require_path(path: object, function: str, argument: str = "path") -> None:
 
 # --- Regular files only -------------------------------------------------------------------------
 
-_KINDS = (
-    (stat.S_ISDIR, "a folder"),
-    (stat.S_ISFIFO, "a FIFO"),
-    (stat.S_ISCHR, "a character device"),
-    (stat.S_ISBLK, "a block device"),
-    (stat.S_ISSOCK, "a socket"),
-)
-
 
 def _require_regular_file(path: PathLike) -> None:
     """Refuse ``path`` unless it is a regular file (symlinks followed), without opening it.
@@ -127,9 +119,8 @@ def _require_regular_file(path: PathLike) -> None:
 
 
 def _check_regular(mode: int, path: PathLike) -> None:
-    if not stat.S_ISREG(mode):
-        kind = next((name for test, name in _KINDS if test(mode)), "not a file")
-        raise NotARegularFileError(os.fspath(path), kind)
+    if (error := NotARegularFileError.of_mode(os.fspath(path), mode)) is not None:
+        raise error
 
 
 def _open_regular(path: PathLike, flags: int, mode: int = 0o666) -> int:

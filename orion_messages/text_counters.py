@@ -13,13 +13,20 @@ import errno
 import importlib
 import inspect
 import os
+import stat
 import typing
 from collections.abc import Callable, Sized
 from functools import partial
 from typing import Any, Literal, Protocol, TypeAlias
 
 from ._text import kind_of, quoted
-from .errors import ArgumentTypeError, ArgumentValueError, MissingExtraError, require_bool
+from .errors import (
+    ArgumentTypeError,
+    ArgumentValueError,
+    MissingExtraError,
+    NotARegularFileError,
+    require_bool,
+)
 from .models import Message
 
 __all__ = [
@@ -169,14 +176,18 @@ def _import(module: str, feature: str, package: str, extra: str) -> Any:
 
 
 def _existing_file(path: str | os.PathLike[str]) -> str:
-    """``path`` as text, or ``FileNotFoundError`` (``IsADirectoryError`` for a folder) naming it:
-    the tokenizer libraries report those in their own words and types (``tokenizers`` raises a
-    bare ``Exception``)."""
+    """``path`` as text, or ``FileNotFoundError`` (``IsADirectoryError`` for a folder,
+    ``NotARegularFileError`` for a FIFO or a device) naming it: the tokenizer libraries report
+    those in their own words and types (``tokenizers`` raises a bare ``Exception``), or block."""
     text = os.fspath(path)
-    if os.path.isdir(text):
+    try:
+        mode = os.stat(text).st_mode
+    except FileNotFoundError:
+        raise FileNotFoundError(errno.ENOENT, "no such tokenizer file", text) from None
+    if stat.S_ISDIR(mode):
         raise IsADirectoryError(errno.EISDIR, "a folder, not a tokenizer file", text)
-    if not os.path.isfile(text):
-        raise FileNotFoundError(errno.ENOENT, "no such tokenizer file", text)
+    if (error := NotARegularFileError.of_mode(text, mode)) is not None:
+        raise error
     return text
 
 
@@ -215,6 +226,7 @@ def huggingface_counter(
         ArgumentTypeError: ``tokenizer`` is neither a path nor a tokenizer, or
             ``add_special_tokens`` is not a bool.
         FileNotFoundError: no file at the path (``IsADirectoryError`` for a folder).
+        NotARegularFileError: the path names a FIFO or a device.
         ArgumentValueError: a file ``tokenizers`` cannot read as a tokenizer, named (its error
             is the ``__cause__``).
     """
@@ -294,6 +306,7 @@ def sentencepiece_counter(
         MissingExtraError: ``sentencepiece`` is not installed.
         ArgumentTypeError: ``model`` is neither a path nor a processor.
         FileNotFoundError: no file at the path (``IsADirectoryError`` for a folder).
+        NotARegularFileError: the path names a FIFO or a device.
         ArgumentValueError: a file SentencePiece cannot read as a model, named (its error is
             the ``__cause__``).
     """

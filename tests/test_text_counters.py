@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.resources
+import os
 import re
 import subprocess
 import sys
@@ -18,6 +19,7 @@ from orion_messages import (
     ArgumentValueError,
     Message,
     MissingExtraError,
+    NotARegularFileError,
     TokenCounter,
     callable_counter,
     count_words,
@@ -118,6 +120,25 @@ def test_a_folder_given_as_the_tokenizer_file_is_said_to_be_a_folder(
     with pytest.raises(IsADirectoryError) as caught:
         counter(str(tmp_path))
     assert caught.value.filename == str(tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("counter", "package"), [(huggingface_counter, "tokenizers"), (sentencepiece_counter, "sentencepiece")]
+)
+@pytest.mark.parametrize("special", ["/dev/zero", "fifo"])
+def test_a_device_or_fifo_given_as_the_tokenizer_file_is_no_regular_file(
+    tmp_path: Path, counter: Callable[[str], object], package: str, special: str
+) -> None:
+    # It said "no such tokenizer file" for a path that exists; a reader could block on a FIFO.
+    pytest.importorskip(package, reason='needs the tokenizer extras: pip install -e ".[test-tokenizers]"')
+    path = special
+    if special == "fifo":
+        path = str(tmp_path / "fifo")
+        os.mkfifo(path)
+    with pytest.raises(NotARegularFileError) as caught:
+        counter(path)
+    assert caught.value.filename == path
+    assert caught.value.kind == ("a character device" if special == "/dev/zero" else "a FIFO")
 
 
 @pytest.mark.parametrize(
