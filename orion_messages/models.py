@@ -151,10 +151,18 @@ class _WireModel(
     flag is process-wide and never cleared (the object may live on); it is not a cache.
     """
 
+    fields_unchecked: ClassVar[bool] = False
+    """Set once ``model_construct`` left out a field that has no default (a message without its
+    ``timestamp``): from then on the writer reads back what it wrote, which pydantic's
+    serializer writes without the field. Process-wide and never cleared, as ``values_unchecked``."""
+
     @classmethod
     def model_construct(cls, _fields_set: set[str] | None = None, **values: Any) -> Self:  # type: ignore[override]
-        """pydantic's construction without validation; see ``values_unchecked``."""
+        """pydantic's construction without validation; see ``values_unchecked`` and
+        ``fields_unchecked``."""
         _note_unchecked(values.values())
+        if not _required_fields(cls) <= values.keys():
+            _WireModel.fields_unchecked = True
         return cast(Self, super().model_construct(_fields_set, **values))
 
     def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
@@ -180,6 +188,10 @@ class _WireModel(
 _IF_EMPTY: Callable[[Any], bool] = operator.not_
 _IF_FALSE: Callable[[Any], bool] = operator.not_
 _IF_NONE: Callable[[Any], bool] = partial(operator.is_, None)
+
+
+def _required_fields(model: type[BaseModel]) -> set[str]:
+    return {name for name, field in model.model_fields.items() if field.is_required()}
 
 
 def _note_unchecked(values: Iterable[Any]) -> None:

@@ -565,9 +565,20 @@ def dump_json(
     if (check_numbers or _WireModel.values_unchecked) and (literal := first_non_finite_literal(data)):
         why = f"a number is {literal[0]}, which JSON cannot hold (set without validation: through model_construct, or changed in place)"
         raise FormatError([_unwritable(value, why)])
+    if _WireModel.fields_unchecked and adapter in (_CONVERSATION, _MESSAGE):
+        _require_readable(adapter, data)
     if float_style == "ryu":
         data = without_exponent_signs(data)
     return data
+
+
+def _require_readable(adapter: TypeAdapter[Any], data: bytes) -> None:
+    """Refuse ``data`` that ``adapter`` does not read back: a message written without a field
+    ``model_construct`` left out (``[0].timestamp``)."""
+    try:
+        adapter.validate_json(data)
+    except ValidationError as error:
+        raise FormatError(list(problems_from(error))) from None
 
 
 INDENT_MAX = 1024

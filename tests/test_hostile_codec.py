@@ -457,6 +457,46 @@ assert _WireModel.values_unchecked is True
     assert completed.returncode == 0, completed.stderr
 
 
+def test_a_message_constructed_without_a_required_field_is_not_written() -> None:
+    # pydantic's serializer writes such a message without the field: a file load refuses. A
+    # fresh process, as the flag that turns the read-back on is process-wide.
+    script = """
+import pathlib, sys, tempfile
+from orion_messages import FormatError, Message, Role, ToolResult, dumps, dumps_message, load, save
+from orion_messages.models import _WireModel
+Message.model_construct(id="m", role=Role.USER, content="", timestamp=1)
+assert _WireModel.fields_unchecked is False
+good = Message.user("msg-1", "hi", timestamp=1)
+path = pathlib.Path(tempfile.mkdtemp()) / "c.json"
+save(path, [good])
+cases = [
+    (Message.model_construct(id="msg-2", role=Role.USER, content="x"), "[1].timestamp"),
+    (Message.model_construct(id="msg-2", role=Role.TOOL_RESULT, content="x", timestamp=2,
+        tool_result=ToolResult.model_construct(tool_call_id="c", tool_name="t", content="x")),
+     "[1].tool_result.is_error"),
+]
+assert _WireModel.fields_unchecked is True
+for broken, where in cases:
+    for write in (lambda: dumps([good, broken]), lambda: save(path, [good, broken])):
+        try:
+            write()
+        except FormatError as error:
+            assert [p.location for p in error.problems] == [where], error
+        else:
+            sys.exit("written: " + where)
+    try:
+        dumps_message(broken)
+    except FormatError as error:
+        assert [p.location for p in error.problems] == [where[4:]], error
+    else:
+        sys.exit("dumps_message wrote it")
+assert load(path) == [good]
+assert dumps([good]) == b'[{"id":"msg-1","role":"user","content":"hi","timestamp":1}]'
+"""
+    completed = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=False)
+    assert completed.returncode == 0, completed.stderr
+
+
 def test_an_event_model_dump_json_is_its_wire_form() -> None:
     line = b'{"type":"turn_start"}'
     assert parse_event(line).model_dump_json().encode() == line
