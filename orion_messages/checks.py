@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from ._collector import collector_paused
 from ._text import kind_of, quoted
@@ -29,6 +29,15 @@ def find_problems(messages: Iterable[Message]) -> list[Problem]:
             single ``Message``, None or a number included), or an item is not a ``Message``.
     """
     return [problem for _index, problem in problems_by_message(messages)]
+
+
+def problems_on_lines(messages: Sequence[Message], lines: Sequence[int]) -> list[Problem]:
+    """``find_problems`` of a log's messages, each problem placed on the line of the message it
+    is found on (``lines[i]``: message ``i``'s line; blank and torn lines make them differ)."""
+    return [
+        Problem(problem.location, problem.message, lines[index])
+        for index, problem in problems_by_message(messages)
+    ]
 
 
 @collector_paused()  # the objects built hold no cycles to collect

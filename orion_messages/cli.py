@@ -57,7 +57,7 @@ from ._store_cli import (
     write_target,
 )
 from ._version import __version__
-from .checks import find_problems, problems_by_message
+from .checks import find_problems, problems_on_lines
 from .errors import (
     MAX_REPORTED_PROBLEMS,
     ContextOverflowError,
@@ -967,15 +967,9 @@ def _parse_records(
                 gc.collect(0)
                 failed = 0
     if semantic and parsed.kind == "jsonl" and parsed.valid:
-        parsed.add(_on_lines(problems_by_message(parsed.messages), parsed.lines), error=strict)
+        parsed.add(problems_on_lines(parsed.messages, parsed.lines), error=strict)
     if parsed.torn is not None:  # the last line: after the problems of every line before it
         parsed.notice([parsed.torn.problem(skipped=not strict)], error=strict)
-
-
-def _on_lines(problems: list[tuple[int, Problem]], lines: list[int]) -> list[Problem]:
-    """The problems of a log's messages, by message index, each placed on its message's line
-    (blank lines and torn ones make the line differ from the index)."""
-    return [Problem(problem.location, problem.message, lines[index]) for index, problem in problems]
 
 
 def _runs(records: Iterator[_Record]) -> Iterator[list[_Record]]:

@@ -171,9 +171,12 @@ class TokenCounter:
         """The message's token count, counted on first sight and remembered.
 
         Raises:
-            ArgumentTypeError: ``message`` is not a ``Message``, or the counter failed on it or
-                returned something other than an int.
+            ArgumentTypeError: ``message`` is not a ``Message``, the counter raised
+                ``TypeError`` or ``AttributeError`` on it (as a text counter given a ``Message``
+                does), or it returned something other than an int.
             ArgumentValueError: the counter returned a negative count.
+
+        The counter's other errors reach the caller as it raised them.
         """
         if not isinstance(message, Message):
             raise ArgumentTypeError(f"TokenCounter: expected a Message, got {kind_of(message)}")
@@ -191,8 +194,11 @@ class TokenCounter:
         Raises:
             ArgumentTypeError: ``messages`` is not a list of messages (a str, a dict, one
                 ``Message``, an iterator), an item is not a ``Message``, ``offset`` is not an
-                int, or the counter failed on a message or returned something other than an int.
+                int, or the counter raised ``TypeError`` or ``AttributeError`` on a message or
+                returned something other than an int.
             ArgumentValueError: the counter returned a negative count.
+
+        The counter's other errors reach the caller as it raised them.
         """
         require_message_list(messages, "TokenCounter.counts")
         if type(offset) is not int:

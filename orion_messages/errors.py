@@ -1,7 +1,8 @@
 """Everything the library raises or warns on purpose, in one place.
 
 Every exception the library raises on purpose derives from ``OrionMessagesError``; every warning it
-issues derives from ``OrionMessagesWarning``. Catch the base class to handle them all. Operating
+issues about the data derives from ``OrionMessagesWarning`` (the deprecation notices are Python's
+own ``DeprecationWarning``). Catch the base class to handle them all. Operating
 system failures (a full disk, a missing file) stay ``OSError``, named with the file, as Python's
 own I/O raises them.
 """

@@ -25,7 +25,7 @@ from typing import BinaryIO, NamedTuple, Union, cast
 from ._json_rules import VALUE_DEPTH_MAX, flatten_deeper_than, may_repeat_keys
 from ._text import kind_of
 from ._unknown_values import Origin
-from .checks import find_problems
+from .checks import problems_on_lines
 from .errors import (
     ArgumentTypeError,
     ArgumentValueError,
@@ -187,9 +187,10 @@ def save(path: PathLike, messages: Iterable[Message], *, indent: int | None = No
 
     A process killed at any moment leaves either the previous file or the new one, whole. A
     symlink at ``path`` is followed, as editors do: the file it points to is replaced. The new
-    data is written to a temporary file that only its owner can read (mode 0600) until it is
-    complete; it then gets the previous file's permission bits (or, for a new file, those an
-    ordinary ``open`` gives) and, where the process may set them, its owner and group. Hard
+    data is written to a temporary file, which over an existing file only its owner can read
+    (mode 0600) until it is complete; it then gets the previous file's permission bits (a new
+    file is created with those an ordinary ``open`` gives) and, where the process may set them,
+    its owner and group. Hard
     links to the previous file keep the previous content.
 
     Raises:
@@ -794,7 +795,7 @@ def read_jsonl(path: PathLike, *, repair: bool = False, strict: bool = False) ->
     record) is skipped with a ``TornLineWarning``; ``repair=True`` also truncates it from the
     file, under the lock that ``append_jsonl`` takes, and only when every other line reads.
     ``strict=True`` also refuses duplicate keys in a line and the semantic problems ``find_problems``
-    finds. Nothing is ever skipped silently.
+    finds, each on the line of its message. Nothing is ever skipped silently.
 
     Raises:
         ArgumentTypeError: ``path`` is not a str or an ``os.PathLike`` of str (bytes included).
@@ -921,7 +922,7 @@ def _check_strictly(records: list[tuple[int, bytes]], messages: list[Message], s
                 _strict_line(line)
             except FormatError as error:
                 raise error.at_line(number, source=source) from None
-    problems = find_problems(messages)
+    problems = problems_on_lines(messages, [number for number, _ in records])
     if problems:
         raise FormatError(problems, source=source)
 

@@ -529,6 +529,20 @@ def test_read_jsonl_strict_reports_semantic_problems(tmp_path: Path) -> None:
     assert caught.value.problems[0].location == "[1].id"
 
 
+def test_read_jsonl_strict_places_semantic_problems_on_their_lines(tmp_path: Path) -> None:
+    # Blank lines between the records: message [1] is on line 4, which the index cannot tell.
+    log = tmp_path / "log.jsonl"
+    log.write_bytes(
+        b'{"id":"m1","role":"user","content":"a","timestamp":1}\n\n  \n'
+        b'{"id":"m1","role":"user","content":"b","timestamp":2}\n'
+    )
+    for read in (lambda: read_jsonl(log, strict=True), lambda: Conversation.load_jsonl(log, strict=True)):
+        with pytest.raises(FormatError) as caught:
+            read()
+        assert [(p.location, p.line) for p in caught.value.problems] == [("[1].id", 4)]
+        assert str(caught.value) == f'{log}: line 4: [1].id: duplicate message id "m1" (first at [0])'
+
+
 def test_save_jsonl_writes_what_appending_writes(tmp_path: Path) -> None:
     messages = [
         Message.user("msg-1", "hi", timestamp=1),
