@@ -89,6 +89,18 @@ class AgentEndEvent(_Event, frozen=True):
     messages: tuple[Message, ...] = Field(strict=False)
     """The agent's messages when the run ended."""
 
+    def __repr_args__(self) -> Iterable[tuple[str | None, Any]]:
+        # A host logging events sees this: the conversation counted, not printed whole.
+        for name, value in super().__repr_args__():
+            yield name, _Shown(f"<tuple of {len(value)}>") if name == "messages" else value
+
+
+class _Shown(str):
+    """Text a repr shows as it is, unquoted."""
+
+    def __repr__(self) -> str:
+        return str(self)
+
 
 class TurnStartEvent(_Event, frozen=True):
     """A turn of the agent loop starts (``turn_start``): one generation and the tools it calls."""

@@ -35,6 +35,7 @@ from .errors import ArgumentTypeError, ArgumentValueError, ContextOverflowError
 from .models import Message, first_non_message, require_message_list
 from .templates import ChatTemplate, ToolSchema, get_template
 from .text_counters import TextCounter, callable_counter, estimate_text_tokens
+from .turns import turns_repr
 
 __all__ = ["ContextConfig", "PrunePlan", "PruneStrategy", "plan_prune"]
 
@@ -107,16 +108,6 @@ class ContextConfig:
         return max(0, self.max_context_tokens - self.max_response_tokens)
 
 
-_TURNS_SHOWN = 6
-"""The most turns a plan's repr lists; more are counted."""
-
-
-def _turns(turns: list[range]) -> str:
-    if len(turns) <= _TURNS_SHOWN:
-        return repr(turns)
-    return f"<{len(turns)} turns, {sum(map(len, turns))} messages>"
-
-
 @dataclass(frozen=True)
 class PrunePlan:
     """Which turns to keep: index ranges into the planned messages, one per turn, in order."""
@@ -147,7 +138,7 @@ class PrunePlan:
     def __repr__(self) -> str:
         # A notebook shows this: a long list of turns is counted, not listed.
         fields = ", ".join(
-            f"{name}={_turns(value) if isinstance(value, list) else repr(value)}"
+            f"{name}={turns_repr(value) if isinstance(value, list) else repr(value)}"
             for name, value in vars(self).items()
         )
         return f"PrunePlan({fields})"

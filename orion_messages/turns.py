@@ -33,6 +33,22 @@ class TurnLayout:
     turns: list[range]
     """One range of message indexes per turn, in order."""
 
+    def __repr__(self) -> str:
+        # A notebook shows this: a long list of turns is counted, not listed.
+        return f"TurnLayout(preamble={self.preamble!r}, turns={turns_repr(self.turns)})"
+
+
+TURNS_SHOWN = 6
+"""The most turns a repr lists (``TurnLayout``, ``PrunePlan``); more are counted."""
+
+
+def turns_repr(turns: list[range]) -> str:
+    """``turns`` for a repr: listed up to ``TURNS_SHOWN``, else counted
+    (``<16 turns, 32 messages>``)."""
+    if len(turns) <= TURNS_SHOWN:
+        return repr(turns)
+    return f"<{len(turns)} turns, {sum(map(len, turns))} messages>"
+
 
 def _user_starts(roles: Sequence[object], offset: int = 0) -> list[int]:
     """The indexes (plus ``offset``) of the ``user`` entries of a role column, found at C speed."""

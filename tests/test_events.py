@@ -323,6 +323,17 @@ def test_nan_and_malformed_lines_are_format_errors() -> None:
 # --- iter_events ------------------------------------------------------------------------------
 
 
+def test_the_repr_of_an_agent_end_counts_its_messages() -> None:
+    # A host logging every event printed the whole conversation (3.4 MB for 10,000 messages).
+    messages = [Message.user(f"msg-{k}", "x" * 1000, timestamp=k) for k in range(500)]
+    assert (
+        repr(AgentEndEvent(messages=tuple(messages)))
+        == "AgentEndEvent(type='agent_end', messages=<tuple of 500>)"
+    )
+    unknown = parse_event(b'{"type":"agent_end","messages":[],"x_run":7}')
+    assert repr(unknown) == "AgentEndEvent(type='agent_end', messages=<tuple of 0>, x_run=7)"
+
+
 def test_iter_events_reads_the_stream_in_order() -> None:
     events = list(iter_events(STREAM))
     assert len(events) == 33

@@ -13,7 +13,15 @@ from collections.abc import Callable
 
 import pytest
 
-from orion_messages import ArgumentTypeError, ArgumentValueError, Conversation, Message, Role, ToolCall
+from orion_messages import (
+    ArgumentTypeError,
+    ArgumentValueError,
+    Conversation,
+    Message,
+    Role,
+    ToolCall,
+    split_turns,
+)
 from orion_messages.pruning import (
     SUMMARY_PREFIX,
     ContextConfig,
@@ -731,6 +739,17 @@ def test_the_reprs_of_a_long_prune_count_turns_and_messages_instead_of_listing_t
     )
     short = plan_prune(_counted_turns(2), ContextConfig(max_context_tokens=100, max_response_tokens=10))
     assert "kept=[range(1, 3), range(3, 5)], dropped=[]," in repr(short)  # a few turns are listed
+
+
+def test_the_repr_of_a_long_turn_layout_counts_its_turns() -> None:
+    assert (
+        repr(split_turns(_counted_turns(20)))
+        == "TurnLayout(preamble=range(0, 1), turns=<20 turns, 40 messages>)"
+    )
+    assert (
+        repr(split_turns(_counted_turns(2)))
+        == "TurnLayout(preamble=range(0, 1), turns=[range(1, 3), range(3, 5)])"
+    )
 
 
 def test_the_default_summary_id_is_fresh_past_the_u64_counter() -> None:
