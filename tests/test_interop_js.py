@@ -249,12 +249,14 @@ def test_the_typescript_reader_refuses_what_orion_core_refuses(
 
 
 def _js_value(value: Any) -> Any:
-    """A parsed JSON value as JavaScript holds it: every number a double, and an object's
-    integer-like keys first, in ascending order (ECMAScript's property order)."""
+    """A parsed JSON value as ``JSON.stringify`` writes it back: every number a double with the
+    sign of zero dropped (``-0.0`` is written ``0``), compared by its spelling so that the sign
+    counts, and an object's integer-like keys first, in ascending order (ECMAScript's property
+    order)."""
     if isinstance(value, bool) or value is None or isinstance(value, str):
         return value
     if isinstance(value, (int, float)):
-        return float(value)
+        return repr(float(value) + 0.0)  # -0.0 + 0.0 is 0.0; every other double is unchanged
     if isinstance(value, list):
         return [_js_value(item) for item in value]
     index_like = sorted(
@@ -286,6 +288,8 @@ def test_json_stringify_writes_back_what_the_page_says(node: str, tmp_path: Path
         except FormatError:
             refused.append(golden.relative_to(FIXTURES).as_posix())
     assert b'"arguments":{"2":3,"10":2,"b":1,"-1":4,"01":5}' in written[-1]
+    edge_values = goldens.index(FIXTURES / "v0.7/edge-values.json")
+    assert b'"negzero":0,' in written[edge_values]  # the sign of zero, dropped
     assert refused == [
         golden
         for golden in GOLDEN_CONVERSATIONS
