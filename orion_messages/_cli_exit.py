@@ -12,7 +12,16 @@ import sys
 
 from ._text import printable
 
-__all__ = ["EXIT_INTERRUPTED", "EXIT_INVALID", "EXIT_OK", "EXIT_USAGE", "PROG", "err", "ready_streams"]
+__all__ = [
+    "EXIT_CLOSED_PIPE",
+    "EXIT_INTERRUPTED",
+    "EXIT_INVALID",
+    "EXIT_OK",
+    "EXIT_USAGE",
+    "PROG",
+    "err",
+    "ready_streams",
+]
 
 PROG = "orion-messages"
 """The command's name, as installed by the console script."""
@@ -25,6 +34,10 @@ EXIT_USAGE = 2
 """Exit status: the command line itself is wrong."""
 EXIT_INTERRUPTED = 130
 """Exit status: interrupted with Ctrl-C."""
+EXIT_CLOSED_PIPE = 141
+"""Exit status: standard output was closed before everything was written (a reader such as
+``head`` stopped reading): 128 + SIGPIPE, the status a shell shows for a tool that signal ended,
+so that a closed pipe is never taken for an invalid input."""
 
 
 def err(line: str) -> None:

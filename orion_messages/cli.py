@@ -37,7 +37,15 @@ if TYPE_CHECKING:
     from _typeshed import SupportsWrite
 
 from . import _cli_convert
-from ._cli_exit import EXIT_INTERRUPTED, EXIT_INVALID, EXIT_OK, EXIT_USAGE, PROG, ready_streams
+from ._cli_exit import (
+    EXIT_CLOSED_PIPE,
+    EXIT_INTERRUPTED,
+    EXIT_INVALID,
+    EXIT_OK,
+    EXIT_USAGE,
+    PROG,
+    ready_streams,
+)
 from ._cli_exit import err as _err
 from ._cli_text import MAX_PROBLEMS_ON_STDERR as _MAX_PROBLEMS_ON_STDERR
 from ._cli_text import display_width, one_line, padded, write_stdout
@@ -152,7 +160,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_INTERRUPTED
     except BrokenPipeError:  # e.g. piped into `head`: stop quietly
         _quiet_stdout()
-        return EXIT_INVALID
+        return EXIT_CLOSED_PIPE
     except OSError as error:  # anything the checks above did not foresee: still one line
         where = f"{error.filename}: " if error.filename else ""  # none: a standard stream
         _err(f"error: {where}{error.strerror or error}")
@@ -192,10 +200,17 @@ def _out(line: str) -> None:
 
 
 def _print_stdout(text: str, end: str = "\n") -> None:
-    """Print ``text`` on stdout; a failure to write (a full disk) is an ``OSError`` naming
-    ``<stdout>``, as a file's names the file. A closed pipe stays itself: ``main`` is quiet then."""
-    try:
+    """Print ``text`` on stdout (see ``_writing_stdout``)."""
+    with _writing_stdout():
         print(text, end=end)
+
+
+@contextmanager
+def _writing_stdout() -> Iterator[None]:
+    """A failure to write stdout (a full disk) becomes an ``OSError`` naming ``<stdout>``, as a
+    file's names the file. A closed pipe stays itself: ``main`` is quiet then."""
+    try:
+        yield
     except BrokenPipeError:
         raise
     except OSError as error:
@@ -1827,8 +1842,8 @@ def _option_file(option: str, value: str, name: str) -> None:
 
 def _schema(args: argparse.Namespace) -> int:
     if args.out is None or args.out == STDIO:
-        sys.stdout.buffer.write(render(conversation_schema()))
-        sys.stdout.flush()
+        with _writing_stdout():
+            write_stdout(render(conversation_schema()))
         return EXIT_OK
     if not args.out:  # Path("") is the working folder: five files written where nobody asked
         args.parser.error("--out names no folder; give one, or - for standard output")

@@ -2536,6 +2536,8 @@ def test_a_closed_standard_output_is_one_error_line(hand: Path) -> None:
         ["--help"],
         ["stats", "--help"],
         ["--version"],
+        ["schema"],
+        ["schema", "--out", "-"],
     ],
 )
 def test_a_full_standard_output_is_named(hand: Path, command: list[str]) -> None:
@@ -2554,6 +2556,28 @@ def test_a_full_standard_output_is_named(hand: Path, command: list[str]) -> None
         1,
         [f"orion-messages: error: <stdout>: cannot write: {os.strerror(errno.ENOSPC)}"],
     )
+
+
+@pytest.mark.parametrize("command", [["validate", "LOG"], ["schema"]])
+def test_a_closed_pipe_is_its_own_exit_status(tmp_path: Path, command: list[str]) -> None:
+    # The reader is gone before the first write (as after `| head -c1`): not exit 1, which
+    # says an input is invalid; 141 as a shell shows a tool SIGPIPE ended; and nothing printed.
+    log = tmp_path / "log.jsonl"
+    log.write_text("".join(f'{{"id":"m","role":"user","content":"","timestamp":{k}}}\n' for k in range(3000)))
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        result = subprocess.run(
+            [sys.executable, "-m", "orion_messages", *[str(log) if arg == "LOG" else arg for arg in command]],
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+    finally:
+        os.close(write_end)
+    assert (result.returncode, result.stderr) == (141, "")
 
 
 def test_a_file_name_read_as_an_option_gets_a_hint(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
