@@ -172,8 +172,8 @@ class TokenCounter:
 
         Raises:
             ArgumentTypeError: ``message`` is not a ``Message``, the counter raised
-                ``TypeError`` or ``AttributeError`` on it (as a text counter given a ``Message``
-                does), or it returned something other than an int.
+                ``TypeError`` or ``AttributeError`` on it and counts its text instead (a text
+                counter given a ``Message``), or it returned something other than an int.
             ArgumentValueError: the counter returned a negative count.
 
         The counter's other errors reach the caller as it raised them.
@@ -194,8 +194,8 @@ class TokenCounter:
         Raises:
             ArgumentTypeError: ``messages`` is not a list of messages (a str, a dict, one
                 ``Message``, an iterator), an item is not a ``Message``, ``offset`` is not an
-                int, or the counter raised ``TypeError`` or ``AttributeError`` on a message or
-                returned something other than an int.
+                int, or the counter raised ``TypeError`` or ``AttributeError`` on a message and
+                counts its text instead (a text counter), or returned something other than an int.
             ArgumentValueError: the counter returned a negative count.
 
         The counter's other errors reach the caller as it raised them.
@@ -278,12 +278,23 @@ def _call_counter(count: MessageCounter, message: Message, index: int) -> object
     try:
         return count(message)
     except (AttributeError, TypeError) as error:
-        # What a text counter given a Message raises; say so where it happens, cause attached.
+        # What a text counter given a Message raises: said so where it happens, cause attached,
+        # once the counter shows that it counts text. A bug of the counter's own stays itself.
+        if not _counts_text(count, message.content):
+            raise
         raise ArgumentTypeError(
             f"the message counter {_name(count)} raised {type(error).__name__} on message [{index}]. "
             "count= takes a Message -> int; a str -> int counter goes in counter= (with a template) "
             "or in tokenizer_counter(...)"
         ) from error
+
+
+def _counts_text(count: Callable[[Any], object], text: str) -> bool:
+    """Whether ``count``, which failed on a message, counts ``text`` (a str -> int counter)."""
+    try:
+        return type(count(text)) is int
+    except Exception:  # any failure says it is no text counter
+        return False
 
 
 def _name(function: object) -> str:
