@@ -19,7 +19,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from ._cli_exit import EXIT_INVALID, EXIT_OK, EXIT_USAGE
 from ._cli_exit import err as _err
-from ._cli_text import printable, problem_lines, write_stdout
+from ._cli_text import printable, problem_lines, whole_number, write_stdout
 from ._conversion_input import TIMESTAMP_EXPECTED, is_timestamp
 from ._json_rules import minus_zero_as_float
 from ._problems import problem_from
@@ -102,11 +102,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     _add_system_prompt(group)
     group.add_argument(
         "--timestamp",
-        type=int,
+        type=_milliseconds,
         default=None,
         metavar="MS",
         help="--from: the messages' timestamp (default: now)",
     )
+
+
+def _milliseconds(text: str) -> int:
+    try:
+        return whole_number(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number of milliseconds, found {text!r}") from None
 
 
 def _add_system_prompt(group: argparse._ArgumentGroup) -> None:

@@ -22,6 +22,7 @@ __all__ = [
     "printable",
     "problem_line",
     "problem_lines",
+    "whole_number",
     "write_stdout",
 ]
 
@@ -74,6 +75,22 @@ def data_for_terminal(data: bytes) -> bytes:
 
 
 _TERMINAL_UNSAFE = re.compile(r"[^\x20-\x7e\t\n\r]")
+
+
+_WHOLE_NUMBER = re.compile(r"[+-]?[0-9]+")
+
+
+def whole_number(text: str) -> int:
+    """An option's whole number as typed: ASCII digits, after an optional sign. ``int`` also
+    reads other scripts' digits (``١٢٣``), underscores and surrounding spaces, which a command
+    line should not take for a number silently.
+
+    Raises:
+        ValueError: ``text`` is not such a number (or too long for ``int``).
+    """
+    if _WHOLE_NUMBER.fullmatch(text) is None:
+        raise ValueError(f"not a whole number: {text!r}")
+    return int(text)
 
 
 def write_stdout(data: bytes) -> None:

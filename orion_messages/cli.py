@@ -48,7 +48,7 @@ from ._cli_exit import (
 )
 from ._cli_exit import err as _err
 from ._cli_text import MAX_PROBLEMS_ON_STDERR as _MAX_PROBLEMS_ON_STDERR
-from ._cli_text import display_width, one_line, padded, write_stdout
+from ._cli_text import display_width, one_line, padded, whole_number, write_stdout
 from ._cli_text import json_report as _json_report
 from ._cli_text import printable as _printable
 from ._cli_text import problem_line as _problem_line
@@ -480,7 +480,7 @@ def _add_to(parser: argparse.ArgumentParser, text: str) -> None:
 
 def _count(text: str) -> int:
     try:
-        value = int(text)
+        value = whole_number(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a whole number of tokens, found {text!r}") from None
     if value < 0:

@@ -2889,3 +2889,24 @@ def test_a_whole_record_with_junk_after_it_is_corrupt_not_torn(
     first = _lines(capsys.readouterr().out)[0]
     assert first.startswith(f"{name}:2:")
     assert "unexpected data after the end of the document" in first
+
+
+@pytest.mark.parametrize("typed", ["١٢٣", "3_000", " 7 ", "1e3", "abc", ""])
+@pytest.mark.parametrize(
+    ("command", "option", "what"),
+    [
+        (["prune", "HAND", "--max-response-tokens", "1"], "--max-context-tokens", "tokens"),
+        (["convert", "OPENAI", "-", "--from", "openai"], "--timestamp", "milliseconds"),
+    ],
+)
+def test_a_number_option_takes_ascii_digits_only(
+    hand: Path, tmp_path: Path, capsys: CaptureFixture, command: list[str], option: str, what: str, typed: str
+) -> None:
+    # int() reads Arabic-Indic digits, underscores and spaces around: a typo became a number.
+    openai = tmp_path / "oa.json"
+    openai.write_text('[{"role":"user","content":"hi"}]', encoding="utf-8")
+    argv = [{"HAND": str(hand), "OPENAI": str(openai)}.get(arg, arg) for arg in command]
+    assert main([*argv, f"{option}={typed}"]) == 2
+    assert _lines(capsys.readouterr().err)[-1].endswith(
+        f"error: argument {option}: expected a whole number of {what}, found {typed!r}"
+    )
