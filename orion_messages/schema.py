@@ -18,6 +18,7 @@ import argparse
 import errno
 import json
 import os
+import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -26,8 +27,8 @@ from pydantic import TypeAdapter
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
 from pydantic_core import core_schema
 
-from ._text import kind_of
-from .errors import ArgumentTypeError, ArgumentValueError
+from ._text import kind_of, printable
+from .errors import ArgumentTypeError, ArgumentValueError, OrionMessagesError
 from .events import _FIELDS_HEADING, EVENT_TYPES, AgentEvent
 from .models import Message, ToolCall, ToolResult
 from .storage import _read_regular, _replace_atomically, _require_path
@@ -267,14 +268,22 @@ def _current(path: Path) -> bytes | None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m orion_messages.schema --out DIR``: write the schema files into DIR."""
+    """``python -m orion_messages.schema --out DIR``: write the schema files into DIR (as
+    ``orion-messages schema --out DIR`` does)."""
     parser = argparse.ArgumentParser(
         prog="python -m orion_messages.schema",
         description="Write the JSON Schema files of orion-core's wire format.",
     )
     parser.add_argument("--out", default="schemas", help="the folder to write into (default: schemas)")
     arguments = parser.parse_args(argv)
-    for path in write_schemas(arguments.out):
+    if not arguments.out:  # the working folder: five files written where nobody asked
+        parser.error("--out names no folder")
+    try:
+        written = write_schemas(arguments.out)
+    except (OrionMessagesError, OSError) as error:  # one line, as the command line says it
+        print(f"{parser.prog}: error: {printable(str(error))}", file=sys.stderr)
+        return 1
+    for path in written:
         print(path)
     return 0
 

@@ -4,6 +4,7 @@ and agree with the library on every fixture."""
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -43,7 +44,7 @@ from ._schema_agreement import (
     parse_strictly,
 )
 
-REGENERATE = "python -m orion_messages.schema --out schemas/"
+REGENERATE = "orion-messages schema --out schemas/"
 
 # Written from the reference page, not from the code.
 FILES = {
@@ -109,6 +110,24 @@ def test_the_regeneration_command_writes_every_file(
     assert main(["--out", str(tmp_path / "out")]) == 0
     assert {path.name for path in (tmp_path / "out").iterdir()} == FILES
     assert len(capsys.readouterr().out.splitlines()) == len(FILES)
+
+
+def test_the_regeneration_command_says_what_is_wrong_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A traceback before: ArgumentValueError for an empty --out, NotARegularFileError for a FIFO.
+    with pytest.raises(SystemExit) as stop:
+        main(["--out", ""])
+    assert stop.value.code == 2
+    assert (
+        capsys.readouterr().err.splitlines()[-1]
+        == "python -m orion_messages.schema: error: --out names no folder"
+    )
+    os.mkfifo(tmp_path / "message.schema.json")
+    assert main(["--out", str(tmp_path)]) == 1
+    assert capsys.readouterr().err.splitlines() == [
+        f"python -m orion_messages.schema: error: {tmp_path / 'message.schema.json'}: a FIFO, not a regular file"
+    ]
 
 
 def test_write_schemas_leaves_right_files_untouched(tmp_path: Path) -> None:
