@@ -461,7 +461,12 @@ def _require_events(events: object) -> None:
 )  # for type checkers; warns below
 def record_events(events: Iterable[AgentEvent]) -> list[Message]:
     """Deprecated alias of ``messages_from_events`` (its name said the opposite of what it does)."""
-    warnings.warn("record_events is deprecated: use messages_from_events", DeprecationWarning, stacklevel=2)
+    warnings.warn(
+        "orion_messages.events.record_events is deprecated since 0.2.0 and will be removed in the next "
+        "release; use orion_messages.events.messages_from_events",  # the words of the package's aliases
+        DeprecationWarning,
+        stacklevel=2,
+    )
     return messages_from_events(events)
 
 

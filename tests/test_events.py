@@ -496,7 +496,8 @@ def test_messages_from_events_agrees_with_agent_end_apart_from_the_counts_the_ho
 
 def test_record_events_is_a_deprecated_alias_of_messages_from_events() -> None:
     events = list(iter_events(STREAM))
-    with pytest.warns(DeprecationWarning, match="messages_from_events"):
+    said = r"^orion_messages\.events\.record_events is deprecated since 0\.2\.0 .* use orion_messages\.events\.messages_from_events$"
+    with pytest.warns(DeprecationWarning, match=said):
         assert record_events(events) == messages_from_events(events)
 
 
