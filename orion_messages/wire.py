@@ -559,7 +559,7 @@ def dump_json(
         data = adapter.dump_json(value, indent=indent, warnings="error", **options)
     except ValueError as error:  # also Python refusing to spell an integer of over 4300 digits
         _refuse_non_messages(value)
-        raise FormatError([_unwritable(value, _serialization_reason(error))]) from None
+        raise FormatError([_unwritable(value, _serialization_reason(value, error))]) from None
     # NaN and infinity reach a model only past validation (model_construct), which raises the
     # flag; the writer spells them as literals, and the scan finds any.
     if (check_numbers or _WireModel.values_unchecked) and (literal := first_non_finite_literal(data)):
@@ -646,8 +646,10 @@ def _invalid_field(message: Message) -> Problem | None:
     return None
 
 
-def _serialization_reason(error: ValueError) -> str:
-    text = str(error).removeprefix("Error serializing to JSON: ")
-    if "surrogates not allowed" in text:
+def _serialization_reason(value: Any, error: ValueError) -> str:
+    """Why the writer refused ``value`` (a model or a list of models): found in the value where
+    the reason can be (an unpaired surrogate), else the writer's own words."""
+    dumped = [item.model_dump() for item in value] if isinstance(value, list) else value.model_dump()
+    if next(lone_surrogates(dumped), None) is not None:
         return "a string holds an unpaired surrogate, which UTF-8 cannot encode"
-    return text
+    return str(error).removeprefix("Error serializing to JSON: ")
