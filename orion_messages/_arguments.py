@@ -9,14 +9,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import TypeAdapter, ValidationError
+from pydantic import ValidationError
 
-from ._json_rules import minus_zero_as_float
+from ._json_rules import ANY_JSON, minus_zero_as_float
 from ._problems import problems_from
 from .models import ToolCall
 from .wire import dump_json
-
-_VALUE: TypeAdapter[Any] = TypeAdapter(Any)
 
 
 def encode_arguments(value: Any) -> str:
@@ -25,7 +23,7 @@ def encode_arguments(value: Any) -> str:
     Raises:
         FormatError: the value cannot be written back losslessly (NaN set without validation).
     """
-    return dump_json(_VALUE, value).decode("utf-8")
+    return dump_json(ANY_JSON, value).decode("utf-8")
 
 
 def decode_arguments(text: str) -> tuple[Any, str | None]:
@@ -35,7 +33,7 @@ def decode_arguments(text: str) -> tuple[Any, str | None]:
     nesting, integers serde_json reads, and ``-0`` read as serde_json reads it (``-0.0``).
     """
     try:
-        value = _VALUE.validate_json(minus_zero_as_float(text))
+        value = ANY_JSON.validate_json(minus_zero_as_float(text))
         ToolCall(id="", name="", arguments=value)
     except ValidationError as error:
         problem = next(problems_from(error))

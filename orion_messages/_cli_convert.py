@@ -15,13 +15,13 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from pydantic import TypeAdapter, ValidationError
+from pydantic import ValidationError
 
 from ._cli_exit import EXIT_INVALID, EXIT_OK, EXIT_USAGE
 from ._cli_exit import err as _err
 from ._cli_text import printable, problem_lines, whole_number, write_stdout
 from ._conversion_input import TIMESTAMP_EXPECTED, is_timestamp
-from ._json_rules import minus_zero_as_float
+from ._json_rules import ANY_JSON, minus_zero_as_float
 from ._problems import problem_from
 from ._unknown_values import is_too_deep
 from .anthropic_messages import from_anthropic, to_anthropic
@@ -311,18 +311,15 @@ def _parse_document(data: bytes) -> Any:
     every input.
     """
     try:
-        value = _ANY_JSON.validator.validate_json(minus_zero_as_float(data))
+        value = ANY_JSON.validator.validate_json(minus_zero_as_float(data))
     except ValidationError as error:
         # Read again to be told where and why (an empty document, a byte order mark, NaN
         # before the parser's stop); "whole": a value the parser cannot read is malformed here.
-        return validate_json(_ANY_JSON, data, problem_from, read_whole=not is_too_deep(error))
+        return validate_json(ANY_JSON, data, problem_from, read_whole=not is_too_deep(error))
     # jiter reads NaN and Infinity as floats; JSON has neither, and the library refuses them
     # only once a read has failed.
     refuse_non_finite_literal(data, None)
     return value
-
-
-_ANY_JSON: TypeAdapter[Any] = TypeAdapter(Any)
 
 
 def _write_foreign(name: str, value: Any, *, pretty: bool) -> None:

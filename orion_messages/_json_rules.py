@@ -29,12 +29,13 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
 import orjson
-from pydantic import GetCoreSchemaHandler
+from pydantic import GetCoreSchemaHandler, TypeAdapter
 from pydantic_core import core_schema
 
 from ._text import kind_of
 
 __all__ = [
+    "ANY_JSON",
     "INT_DIGITS_MAX",
     "JSON_VALUE",
     "PARSER_INT_DIGITS_MAX",
@@ -94,6 +95,11 @@ _JSON_VALUE_ERROR = "json_value"
 """The error type of a known free value that breaks the rules."""
 UNKNOWN_VALUE_ERROR = "unknown_json_value"
 """The error type of an unknown key's value that breaks the rules (it may be left out)."""
+
+
+ANY_JSON: TypeAdapter[Any] = TypeAdapter(Any)
+"""Any JSON value, taken as it is: for reading or writing a whole value without the rules (built
+once, here, for every module that needs one)."""
 
 
 def _rules(integers: str) -> str:

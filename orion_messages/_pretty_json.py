@@ -12,11 +12,11 @@ from typing import Any
 
 import orjson
 
+from .models import I64_MIN, U64_MAX
+
 __all__ = ["pretty_json"]
 
 _PRETTY = orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS
-_I64_MIN = -(2**63)
-_U64_MAX = 2**64 - 1
 
 
 def pretty_json(value: Any) -> str:
@@ -37,7 +37,7 @@ def _wide_integers_as_floats(value: Any) -> Any:
         return {key: _wide_integers_as_floats(item) for key, item in value.items()}
     if isinstance(value, list | tuple):
         return [_wide_integers_as_floats(item) for item in value]
-    if type(value) is int and not _I64_MIN <= value <= _U64_MAX:
+    if type(value) is int and not I64_MIN <= value <= U64_MAX:
         try:
             return float(value)
         except OverflowError:

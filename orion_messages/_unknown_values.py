@@ -19,6 +19,7 @@ from pydantic import TypeAdapter, ValidationError
 from pydantic_core import ErrorDetails, from_json, to_json
 
 from ._json_rules import (
+    ANY_JSON,
     INT_DIGITS_MAX,
     SERDE_DEPTH_LIMIT,
     UNKNOWN_VALUE_ERROR,
@@ -429,7 +430,6 @@ _EXPECTED = {
     "colon": "expected `:` after an object key",
     "end": "unexpected data after the end of the document",
 }
-_ANY: TypeAdapter[Any] = TypeAdapter(Any)
 
 
 def _bad_token_problem(data: bytes | str, at: int) -> Problem:
@@ -437,7 +437,7 @@ def _bad_token_problem(data: bytes | str, at: int) -> Problem:
     number or string), placed in the document: the parser reads that value alone."""
     rest = data[at:]
     try:
-        _ANY.validate_json(rest)
+        ANY_JSON.validate_json(rest)
     except ValidationError as error:
         stop = problem_from(next(json_invalid(error)))
     else:  # not reached: no value starts at ``at``

@@ -7,13 +7,14 @@ from collections.abc import Iterable
 
 from ._text import kind_of
 from .errors import ArgumentTypeError, ArgumentValueError
+from .models import U64_MAX
 
 __all__ = ["message_number", "tool_call_id"]
 
 _COUNTER_ID = re.compile(r"msg-\+?([0-9]+)")
 """``msg-`` and what Rust's ``str::parse::<u64>()`` reads: an optional ``+`` and ASCII digits."""
 
-COUNTER_MAX = 2**64 - 1
+COUNTER_MAX = U64_MAX
 """The largest N orion-core's message counter (a ``u64``) reads in ``msg-N``."""
 
 

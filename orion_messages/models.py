@@ -31,6 +31,7 @@ __all__ = ["Message", "Role", "ToolCall", "ToolResult", "now_ms"]
 I64_MIN = -(2**63)
 I64_MAX = 2**63 - 1
 U32_MAX = 2**32 - 1
+U64_MAX = 2**64 - 1
 
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)

@@ -27,7 +27,7 @@ from .errors import (
     NotARegularFileError,
     require_bool,
 )
-from .models import Message
+from .models import U32_MAX, Message
 
 __all__ = [
     "TextCounter",
@@ -47,8 +47,6 @@ or your own (``lambda text: len(my_tokenizer.encode(text))``). Pass it through
 ``callable_counter`` to have it checked once up front.
 """
 
-_U32 = 2**32
-
 
 def estimate_text_tokens(text: str) -> int:
     """orion-core's default estimate: ``max(1, chars // 4)``, counting characters (code points).
@@ -62,7 +60,7 @@ def estimate_text_tokens(text: str) -> int:
     """
     if not isinstance(text, str):
         raise ArgumentTypeError(f"estimate_text_tokens: text must be a str, got {kind_of(text)}")
-    return max(1, (len(text) % _U32) // 4)
+    return max(1, (len(text) % (U32_MAX + 1)) // 4)
 
 
 # Python's str.split() also splits at U+001C..U+001F (file, group, record and unit separators);
