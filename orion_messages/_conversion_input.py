@@ -13,8 +13,8 @@ from typing import Any, TypeGuard
 from pydantic import ValidationError
 
 from ._json_rules import lone_surrogates, surrogate_at
-from ._problems import describe, problems_from, quoted_excerpt
-from ._text import location
+from ._problems import describe, problems_from
+from ._text import excerpt, location, quoted
 from .conversions import _Report
 from .errors import ConversionError, Problem
 from .ids import FreshIds
@@ -88,7 +88,7 @@ class _Input:
         for found in lone_surrogates(value):
             inside = location(found.path)
             place = f"{where}{inside}" if inside.startswith("[") or not inside else f"{where}.{inside}"
-            what = f"the key {found.text!r}" if found.is_key else "the string"
+            what = f"the key {quoted(found.text)}" if found.is_key else "the string"
             self.fail(place, f"{what} {_lone_surrogate(found.text, found.at)}")
 
     def boolean(self, data: Mapping[str, Any], key: str, where: str) -> bool:
@@ -131,7 +131,7 @@ def _kind(kind: Any, noun: str) -> str:
     if kind is None:
         return f"a {noun} without a type"
     if isinstance(kind, str):  # it comes from the data
-        return f"a {quoted_excerpt(kind)} {noun}"
+        return f"a {quoted(kind)} {noun}"
     return f"a {noun} whose type is {describe(kind)}"
 
 
@@ -149,13 +149,15 @@ def _unknown_keys(
     """Report each key of ``data`` (at ``prefix`` inside message ``index``) not in ``known``.
 
     The reason is ``reasons[key]`` when given, else "orion-core has no place for this key". A key
-    whose value is ``null`` carries nothing and is not reported.
+    whose value is ``null`` carries nothing and is not reported. The loss's field shows the key
+    as a location does (``x_extra``; ``["a.b"]`` for one that is not a plain name).
     """
     for key in data:
         if key in known or data[key] is None:
             continue
         reason = reasons.get(key, _NO_PLACE) if reasons is not None else _NO_PLACE
-        report.lose(index, f"{prefix}{key}", reason)
+        shown = location((key,))  # escaped and cut; ``["a.b"]`` for a key that is not a plain name
+        report.lose(index, prefix.removesuffix(".") + shown if shown[:1] == "[" else prefix + shown, reason)
 
 
 TIMESTAMP_EXPECTED = (
@@ -180,7 +182,7 @@ def _stamp(timestamp: object) -> int:
     if is_timestamp(timestamp):
         return int(timestamp)
     raise ConversionError(
-        [Problem("timestamp", f"expected {TIMESTAMP_EXPECTED} or None, found {timestamp!r}")]
+        [Problem("timestamp", f"expected {TIMESTAMP_EXPECTED} or None, found {excerpt(repr(timestamp))}")]
     )
 
 

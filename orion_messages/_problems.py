@@ -11,7 +11,7 @@ from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
 from ._json_rules import UNKNOWN_VALUE_ERROR, value_problem
-from ._text import kind_of, location
+from ._text import kind_of, location, quoted
 from .errors import MAX_REPORTED_PROBLEMS, FormatError, Problem
 from .models import Message, Role
 
@@ -62,24 +62,14 @@ def describe(value: Any) -> str:
     if value is True or value is False:
         return "true" if value else "false"
     if isinstance(value, str):
-        return f"the string {quoted_excerpt(value)}"
+        return f"the string {quoted(value)}"
     if isinstance(value, (int, float)):
-        return f"the number {value!r}"
+        return f"the number {quoted(value)}"
     if isinstance(value, dict):
         return "an object"
     if isinstance(value, (list, tuple)):
         return "an array"
     return kind_of(value)
-
-
-def quoted_excerpt(text: str) -> str:
-    """Text from the data, for a message: its first 40 characters (37 and ``...`` when longer),
-    as ``repr`` escapes them, in double quotes as JSON writes a string: ``"it's"``,
-    ``"say \\"hi\\""``, ``"\\x1b"``."""
-    shown = repr(text if len(text) <= 40 else text[:37] + "...")
-    if shown.startswith("'"):  # Python chose single quotes: the text holds no apostrophe, or both
-        shown = '"' + shown[1:-1].replace('"', '\\"').replace("\\'", "'") + '"'
-    return shown
 
 
 def _expected(error: ErrorDetails) -> str:

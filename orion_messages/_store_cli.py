@@ -15,6 +15,7 @@ from contextlib import contextmanager
 from typing import NamedTuple
 from urllib.parse import quote, unquote
 
+from ._text import shown_place
 from .checks import find_problems
 from .errors import FormatError, OrionMessagesError, Problem, StoreError
 from .models import Message
@@ -92,8 +93,8 @@ def _reason(error: Exception, display: str) -> str:
     file named only when the URL shown does not already name it; a driver's message of several
     lines (libpq's ``...refused\n\tIs the server running...``) with its lines joined by ``; ``."""
     if not isinstance(error, OSError) or not error.strerror:
-        return "; ".join(line.strip() for line in str(error).splitlines() if line.strip())
-    name = os.fsdecode(error.filename) if error.filename is not None else ""
+        return shown_place("; ".join(line.strip() for line in str(error).splitlines() if line.strip()))
+    name = shown_place(os.fsdecode(error.filename)) if error.filename is not None else ""
     return f"{error.strerror}: {name}" if name and name not in display else error.strerror
 
 

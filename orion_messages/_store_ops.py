@@ -19,7 +19,7 @@ from typing import Any, Generic, Literal, Protocol, TypeVar
 
 from ._json_rules import VALUE_DEPTH_MAX, first_deeper_than
 from ._store_sql import Dialect, Statements, statements
-from ._text import kind_of, quoted
+from ._text import excerpt, kind_of, quoted
 from ._unknown_values import Origin
 from .conversation import Conversation
 from .counting import _require_message_counter
@@ -96,13 +96,17 @@ def _info(row: Sequence[Any]) -> ConversationInfo:
     for a value orion-messages never writes (SQLite keeps whatever another program put there)."""
     identifier, title, metadata, created, updated, count = row
     if type(identifier) is not str:
-        raise StoreError(f"a stored conversation's id is {kind_of(identifier)} {identifier!r}, not text")
+        raise StoreError(
+            f"a stored conversation's id is {kind_of(identifier)} {excerpt(repr(identifier))}, not text"
+        )
     where = f"conversation {quoted(identifier)}"
     if title is not None and type(title) is not str:
-        raise StoreError(f"{where}: its title is {kind_of(title)} {title!r}, not text")
+        raise StoreError(f"{where}: its title is {kind_of(title)} {excerpt(repr(title))}, not text")
     for column, value in (("created_ms", created), ("updated_ms", updated), ("message_count", count)):
         if type(value) is not int:
-            raise StoreError(f"{where}: its {column} is {kind_of(value)} {value!r}, not an integer")
+            raise StoreError(
+                f"{where}: its {column} is {kind_of(value)} {excerpt(repr(value))}, not an integer"
+            )
     try:
         data = None if metadata is None else json.loads(metadata)
     except (TypeError, ValueError) as error:  # not text, or not JSON
@@ -121,8 +125,6 @@ headers fit with room to spare. Both databases refuse a longer id, so an id that
 works on the other.
 """
 
-_ID_SHOWN = 40  # characters of a refused long id shown in the error: enough to recognize it
-
 
 def _check_id_bytes(what: str, text: str) -> None:
     """Refuse ``text`` (an id the store indexes) when its UTF-8 is longer than ``ID_BYTES_MAX``.
@@ -133,9 +135,8 @@ def _check_id_bytes(what: str, text: str) -> None:
         return
     size = len(text.encode("utf-8", "surrogatepass"))
     if size > ID_BYTES_MAX:
-        shown = quoted(text[:_ID_SHOWN]) + ("..." if len(text) > _ID_SHOWN else "")
         raise ArgumentValueError(
-            f"{what} {shown} is {size} bytes of UTF-8; the store keeps ids of at most "
+            f"{what} {quoted(text)} is {size} bytes of UTF-8; the store keeps ids of at most "
             f"{ID_BYTES_MAX} bytes, on both databases"
         )
 
@@ -151,7 +152,7 @@ def checked_id(conversation_id: Any, what: str = "a conversation id") -> str:
             PostgreSQL cannot (refused on both databases, so an id works on either).
     """
     if not isinstance(conversation_id, str) or not conversation_id:
-        raise ArgumentTypeError(f"{what} is a non-empty str, got {conversation_id!r}")
+        raise ArgumentTypeError(f"{what} is a non-empty str, got {excerpt(repr(conversation_id))}")
     return _plain_text(what, conversation_id)
 
 
@@ -196,19 +197,21 @@ def _plain_text(what: str, value: Any) -> str:
     """``_text`` without U+0000, for the columns PostgreSQL keeps as text (ids, titles)."""
     text = _text(what, value)
     if "\x00" in text:
-        raise ArgumentValueError(f"{what} cannot hold U+0000 (PostgreSQL text cannot), got {value!r}")
+        raise ArgumentValueError(
+            f"{what} cannot hold U+0000 (PostgreSQL text cannot), got {excerpt(repr(value))}"
+        )
     return text
 
 
 def _text(what: str, value: Any) -> str:
     """``value`` when it is a str the databases can store (UTF-8: no lone surrogate)."""
     if not isinstance(value, str):
-        raise ArgumentTypeError(f"{what} must be a str, got {type(value).__name__} {value!r}")
+        raise ArgumentTypeError(f"{what} must be a str, got {type(value).__name__} {excerpt(repr(value))}")
     try:
         value.encode("utf-8")
     except UnicodeEncodeError as error:
         raise ArgumentValueError(
-            f"{what} must be valid Unicode, got {value!r} (a lone surrogate at index {error.start})"
+            f"{what} must be valid Unicode, got {excerpt(repr(value))} (a lone surrogate at index {error.start})"
         ) from None
     return value
 

@@ -1,8 +1,39 @@
-"""Text shown from the data, in messages and on a terminal (private): escaped, quoted, named, located."""
+"""Text shown from the data, in messages and on a terminal (private): escaped, quoted, named, located.
+
+The one way a value from the data (an id, a key, a name, a value found) goes into an error,
+warning, loss or problem text is ``quoted``: escaped by ``printable`` and cut to
+``SHOWN_CHARACTERS``. A file name, a URL or another library's message, which say where rather
+than what, go through ``shown_place``: escaped the same way, unquoted, cut to
+``SHOWN_PLACE_CHARACTERS``. A value a caller's argument got is shown as Python writes it and cut
+the same way, ``excerpt(repr(value))``. The full value stays in the exception's attributes.
+"""
 
 from __future__ import annotations
 
-__all__ = ["kind_of", "location", "printable", "quoted"]
+import re
+
+__all__ = [
+    "SHOWN_CHARACTERS",
+    "SHOWN_PLACE_CHARACTERS",
+    "excerpt",
+    "kind_of",
+    "location",
+    "printable",
+    "quoted",
+    "shown_place",
+]
+
+SHOWN_CHARACTERS = 40
+"""How many characters of a value from the data a message shows: enough to recognize an id
+(a UUID is 36); a longer value shows its first ``SHOWN_CHARACTERS - 3`` and ``...``."""
+
+SHOWN_PLACE_CHARACTERS = 4096
+"""How many characters of a file name, a URL or another library's message a message shows: a
+path as long as Linux opens (``PATH_MAX``) is shown whole."""
+
+# A dict key shown bare in a location: letters, digits, ``_``, ``$``, ``@``, ``-`` (Unicode
+# letters included); any other key is quoted, so ``a.b`` is told apart from a nested path.
+_PLAIN_KEY = re.compile(r"[\w$@-]+")
 
 
 def kind_of(value: object) -> str:
@@ -12,24 +43,51 @@ def kind_of(value: object) -> str:
 
 
 def printable(text: str) -> str:
-    """``text`` with every character a terminal would act on escaped as ``repr`` does (``\\x1b``, ``\\n``)."""
+    """``text`` with every character a terminal would act on escaped as ``repr`` does (``\\x1b``,
+    ``\\n``, ``\\u202e``, a lone surrogate ``\\ud800``): the result is printable and encodes as UTF-8."""
     if text.isprintable():
         return text
     return "".join(char if char.isprintable() else repr(char)[1:-1] for char in text)
 
 
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def excerpt(text: str, limit: int = SHOWN_CHARACTERS) -> str:
+    """``text`` cut to ``limit`` characters (``limit - 3`` and ``...`` when longer), escaped by
+    ``printable``; unquoted."""
+    return printable(_cut(text, limit))
+
+
+def shown_place(text: str) -> str:
+    """A file name, a URL or another library's message, for a message: ``excerpt`` cut to
+    ``SHOWN_PLACE_CHARACTERS``, unquoted (``log\\x1b[2J.jsonl:3: ...``)."""
+    return excerpt(text, SHOWN_PLACE_CHARACTERS)
+
+
 def quoted(value: object) -> str:
-    """``value`` in double quotes for a message, escaped by ``printable`` (``"a\\x1b[31m"``):
-    ids and keys come from the data."""
-    return f'"{printable(str(value))}"'
+    """A value from the data, for a message: a str cut as ``excerpt`` cuts it, in double quotes
+    as JSON writes a string (``"it's"``, ``"say \\"hi\\""``, ``"a\\\\b"``, ``"\\x1b"``); any other
+    value as its ``repr``, escaped and cut the same way (``5``, ``None``, ``[1, 2]``)."""
+    if isinstance(value, str):
+        text = _cut(value, SHOWN_CHARACTERS).replace("\\", "\\\\").replace('"', '\\"')
+        return f'"{printable(text)}"'
+    return excerpt(repr(value))
 
 
 def location(loc: tuple[int | str, ...]) -> str:
-    """``(3, 'tool_result', 'is_error')`` -> ``[3].tool_result.is_error``."""
+    """``(3, 'tool_result', 'is_error')`` -> ``[3].tool_result.is_error``.
+
+    A key other than a short plain name is quoted in brackets: ``(3, 'a.b')`` -> ``[3]["a.b"]``,
+    ``(3, '\\x1b')`` -> ``[3]["\\x1b"]``.
+    """
     parts: list[str] = []
     for item in loc:
         if isinstance(item, int):
             parts.append(f"[{item}]")
+        elif len(item) > SHOWN_CHARACTERS or not _PLAIN_KEY.fullmatch(item):
+            parts.append(f"[{quoted(item)}]")
         else:
             parts.append(f".{item}" if parts else item)
     return "".join(parts)

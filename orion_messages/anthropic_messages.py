@@ -184,7 +184,7 @@ def _request(report: _Report, fixed: list[Message], sources: list[int | None]) -
             continue
         group = None
         if _blank_turn(message):
-            problems.append(Problem(f"[{source}].content", _BLANK_TURN.format(message.content)))
+            problems.append(Problem(f"[{source}].content", _BLANK_TURN.format(quoted(message.content))))
             continue
         out.append(_turn(report, source, message))
     if problems:
@@ -198,7 +198,7 @@ def _request(report: _Report, fixed: list[Message], sources: list[int | None]) -
 
 _BLANK = "Anthropic refuses text of only whitespace"
 _BLANK_TURN = (
-    "only whitespace ({!r}): " + _BLANK + ", and leaving the turn out would change what the model "
+    "only whitespace ({}): " + _BLANK + ", and leaving the turn out would change what the model "
     "is asked; edit or remove the message"
 )
 
@@ -224,7 +224,7 @@ def _send_system(report: _Report, source: int | None, text: str, *, started: boo
         return False
     if _blank(text):
         if source is not None:
-            report.lose(source, "content", f"only whitespace ({text!r}): not sent ({_BLANK})")
+            report.lose(source, "content", f"only whitespace ({quoted(text)}): not sent ({_BLANK})")
         return False
     _note_late_system(report, source, started=started)
     return True
@@ -314,7 +314,7 @@ class _UniqueIds:
             Loss(
                 index,
                 f"tool_calls[{number}].id",
-                f'"{old}" is an earlier call\'s id too ({_UNIQUE}): sent as "{new}"',
+                f"{quoted(old)} is an earlier call's id too ({_UNIQUE}): sent as {quoted(new)}",
             )
             for (index, number), (old, new) in self.calls.items()
             if new in sent
@@ -323,7 +323,7 @@ class _UniqueIds:
             Loss(
                 index,
                 "tool_result.tool_call_id",
-                f'"{old}" sent as "{new}", the new id of the call it answers',
+                f"{quoted(old)} sent as {quoted(new)}, the new id of the call it answers",
             )
             for index, (old, new) in self.results.items()
             if index in kept
@@ -366,7 +366,9 @@ def _turn(report: _Report, source: int | None, message: Message) -> AnthropicMes
         return {"role": "assistant", "content": message.content}
     text = message.content
     if _blank(text) and source is not None:
-        report.lose(source, "content", f"only whitespace ({text!r}) beside tool calls: not sent ({_BLANK})")
+        report.lose(
+            source, "content", f"only whitespace ({quoted(text)}) beside tool calls: not sent ({_BLANK})"
+        )
     blocks: list[AnthropicTextBlock | _ToolUseBlock] = (
         [] if not text or _blank(text) else [{"type": "text", "text": text}]
     )
@@ -397,7 +399,7 @@ def _result_block(
             report.lose(
                 source,
                 "tool_result.pending",
-                f"a pending placeholder is sent as a completed result with its content {result.content!r}",
+                f"a pending placeholder is sent as a completed result with its content {quoted(result.content)}",
             )
         if result.tool_call_id not in names or names[result.tool_call_id] != result.tool_name:
             report.lose(

@@ -24,7 +24,7 @@ from ._arguments import decode_arguments, encode_arguments
 from ._collector import collector_paused
 from ._conversion_input import _Input, _stamp, _unknown_keys
 from ._problems import describe, problem_from
-from ._text import location
+from ._text import excerpt, location, quoted
 from .conversions import ConversionResult, OrphanPolicy, _fix_orphans, _input_list, _Report
 from .errors import ConversionError, Problem, require_bool
 from .ids import FreshIds
@@ -111,7 +111,7 @@ def _check_arguments_mode(mode: object) -> None:
     """``ConversionError`` naming the accepted values unless ``mode`` is an ``ArgumentsMode``."""
     if not isinstance(mode, str) or mode not in _ARGUMENTS_MODES:
         accepted = " or ".join(f'"{name}"' for name in _ARGUMENTS_MODES)
-        raise ConversionError([Problem("arguments", f"expected {accepted}, found {mode!r}")])
+        raise ConversionError([Problem("arguments", f"expected {accepted}, found {excerpt(repr(mode))}")])
 
 
 def _entry(message: Message, mode: ArgumentsMode) -> dict[str, Any]:
@@ -389,7 +389,9 @@ class _CallNumbering:
         for number, call in enumerate(standard.get("tool_calls") or ()):
             if call["id"] is None:
                 call["id"] = self._next()
-                report.lose(index, f"tool_calls[{number}].id", f"missing: given the new id {call['id']!r}")
+                report.lose(
+                    index, f"tool_calls[{number}].id", f"missing: given the new id {quoted(call['id'])}"
+                )
 
     def _next(self) -> str:
         self.last += 1  # counts on past the taken ids: a result must never be claimed by a new one

@@ -20,7 +20,7 @@ from pydantic import BaseModel
 
 from ._collector import collector_paused
 from ._problems import describe
-from ._text import kind_of
+from ._text import excerpt, kind_of, quoted
 from .errors import ArgumentTypeError, ConversionError, Problem, require_bool
 from .models import Message, Role, ToolCall, first_non_message, require_message_list
 
@@ -164,14 +164,14 @@ class Orphan:
         """What is wrong, in plain words (``str(orphan)`` without the location)."""
         if self.is_call:
             if self.partner is None:
-                return f'tool call "{self.call_id}" has no result'
-            return f'tool call "{self.call_id}" has no result right after it (its result at [{self.partner}] comes too late)'
+                return f"tool call {quoted(self.call_id)} has no result"
+            return f"tool call {quoted(self.call_id)} has no result right after it (its result at [{self.partner}] comes too late)"
         if self.answered_at is not None:
-            return f'a second result for tool call "{self.call_id}" (the result at [{self.answered_at}] answers it)'
+            return f"a second result for tool call {quoted(self.call_id)} (the result at [{self.answered_at}] answers it)"
         if self.partner is None:
-            return f'result for "{self.call_id}" answers no earlier tool call'
+            return f"result for {quoted(self.call_id)} answers no earlier tool call"
         return (
-            f'result for "{self.call_id}" does not follow its call at [{self.partner}] '
+            f"result for {quoted(self.call_id)} does not follow its call at [{self.partner}] "
             "(only tool results may come between a call and its result)"
         )
 
@@ -191,12 +191,14 @@ def _field_names(accept: object) -> frozenset[str]:
     if isinstance(accept, (str, bytes, bytearray)) or not isinstance(accept, Iterable):
         raise ArgumentTypeError(
             'accept must be a collection of field names, such as {"id", "timestamp"}, '
-            f"got {type(accept).__name__} {accept!r}"
+            f"got {type(accept).__name__} {excerpt(repr(accept))}"
         )
     names = list(accept)
     for name in names:
         if not isinstance(name, str):
-            raise ArgumentTypeError(f"accept must hold field names (str), got {type(name).__name__} {name!r}")
+            raise ArgumentTypeError(
+                f"accept must hold field names (str), got {type(name).__name__} {excerpt(repr(name))}"
+            )
     return frozenset(names)
 
 
@@ -208,7 +210,10 @@ its ``Loss.field`` is empty."""
 def _accepted(field: str, accept: Collection[str]) -> bool:
     if not field:
         return _WHOLE_MESSAGE in accept or field in accept
-    return field in accept or field.rsplit(".", 1)[-1] in accept
+    # The last part: a key quoted in brackets (``["a.b"]``, see ``location``) holds no ``["`` of
+    # its own (its quotes are escaped), so it starts at the last one.
+    last = field[field.rindex('["') :] if field.endswith('"]') else field.rsplit(".", 1)[-1]
+    return field in accept or last in accept
 
 
 class _Report:
@@ -281,7 +286,7 @@ def _check_policy(policy: object) -> None:
     """``ConversionError`` naming the accepted values unless ``policy`` is an ``OrphanPolicy`` (private)."""
     if not isinstance(policy, str) or policy not in _POLICIES:
         accepted = ", ".join(f'"{name}"' for name in _POLICIES[:-1]) + f' or "{_POLICIES[-1]}"'
-        raise ConversionError([Problem("orphans", f"expected {accepted}, found {policy!r}")])
+        raise ConversionError([Problem("orphans", f"expected {accepted}, found {excerpt(repr(policy))}")])
 
 
 @collector_paused()  # the objects built hold no cycles to collect
@@ -447,7 +452,7 @@ def _emptied(content: str) -> str:
     if not content:
         return _EMPTIED
     return (
-        f"only whitespace ({content!r}, which the target refuses as text) and no tool call left "
+        f"only whitespace ({quoted(content)}, which the target refuses as text) and no tool call left "
         "once its orphaned calls were dropped: message dropped"
     )
 

@@ -5,6 +5,10 @@ issues about the data derives from ``OrionMessagesWarning`` (the deprecation not
 own ``DeprecationWarning``). Catch the base class to handle them all. Operating
 system failures (a full disk, a missing file) stay ``OSError``, named with the file, as Python's
 own I/O raises them.
+
+Their texts never hold the data raw: ids, keys, values, file names and URLs are escaped and cut
+(``_text.quoted``, ``_text.shown_place``), so printing one cannot act on a terminal or raise; the
+attributes keep the values whole.
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Literal, cast
 
-from ._text import kind_of, quoted
+from ._text import excerpt, kind_of, printable, quoted, shown_place
 
 __all__ = [
     "ArgumentTypeError",
@@ -127,7 +131,7 @@ class FormatError(OrionMessagesError, ValueError):
         super().__init__(self._render())
 
     def _render(self) -> str:
-        head = f"{self.source}: " if self.source else ""
+        head = f"{shown_place(self.source)}: " if self.source else ""
         count = len(self.problems) + self.omitted
         if count == 1:
             return f"{head}{self.problems[0]}"
@@ -260,7 +264,7 @@ class TornLineWarning(OrionMessagesWarning):
         """The torn line's length in bytes."""
         self.repaired = repaired
         """True when the torn bytes were truncated from the file, False when they were only skipped."""
-        where = path if line is None else f"{path}:{line}"
+        where = shown_place(path) if line is None else f"{shown_place(path)}:{line}"
         super().__init__(
             f"{where}: skipping a torn last line ({size} bytes at byte offset {offset}), "
             "as a crash mid-append leaves it" + ("; truncated it" if repaired else "")
@@ -292,8 +296,8 @@ class UnknownKeyWarning(OrionMessagesWarning):
         """The file the document was read from, when it was read from one (``load``, ``read_jsonl``)."""
         self.line = line
         """The line of a JSON Lines log that held the record, or None."""
-        where = ":".join(str(part) for part in (source, line) if part is not None)
-        place = ": ".join(part for part in (where, location) if part)
+        where = ":".join(str(part) for part in (source and shown_place(source), line) if part is not None)
+        place = ": ".join(part for part in (where, printable(location)) if part)
         super().__init__(
             f"{place}: unknown key {quoted(key)} left out: {reason}"
             if place
@@ -320,7 +324,7 @@ class NotARegularFileError(OrionMessagesError, OSError):
     """
 
     def __init__(self, path: str, kind: str) -> None:
-        super().__init__(f"{path}: {kind}, not a regular file")
+        super().__init__(f"{shown_place(path)}: {kind}, not a regular file")
         self.filename = path
         self.kind = kind
         """What the path names instead of a regular file, such as ``"a FIFO"``."""
@@ -333,7 +337,7 @@ class NotARegularFileError(OrionMessagesError, OSError):
         return cls(path, next((name for test, name in _FILE_KINDS if test(mode)), "not a file"))
 
     def __str__(self) -> str:  # OSError's own would print "[Errno None]"
-        return f"{self.filename}: {self.kind}, not a regular file"
+        return f"{shown_place(self.filename)}: {self.kind}, not a regular file"
 
     def __reduce__(self) -> tuple[Any, ...]:
         # OSError keeps ``filename`` outside the attributes the base class pickles.
@@ -499,7 +503,7 @@ def require_bool(name: str, value: object) -> None:
         ArgumentTypeError: naming the argument and what it got.
     """
     if not isinstance(value, bool):
-        raise ArgumentTypeError(f"{name} must be a bool, got {type(value).__name__} {value!r}")
+        raise ArgumentTypeError(f"{name} must be a bool, got {type(value).__name__} {excerpt(repr(value))}")
 
 
 class ArgumentValueError(OrionMessagesError, ValueError):

@@ -18,6 +18,7 @@ from ._arguments import decode_arguments, encode_arguments
 from ._collector import collector_paused
 from ._conversion_input import _Builder, _Input, _kind, _unknown_keys
 from ._problems import describe
+from ._text import quoted
 from .conversions import (
     ConversionResult,
     OrphanPolicy,
@@ -214,7 +215,7 @@ def _result_losses(report: _Report, index: int, message: Message, names: dict[st
         report.lose(
             index,
             "tool_result.pending",
-            f"a pending placeholder is sent as a completed result with its content {result.content!r}",
+            f"a pending placeholder is sent as a completed result with its content {quoted(result.content)}",
         )
     if (
         names.get(result.tool_call_id, result.tool_name) != result.tool_name
@@ -419,7 +420,7 @@ def _tool_name(report: _Report, index: int, given: Any, called: str | None) -> s
         report.lose(
             index,
             "name",
-            f"the function name {given!r} differs from the call's {called!r}: tool_name is the call's",
+            f"the function name {quoted(given)} differs from the call's {quoted(called)}: tool_name is the call's",
         )
     return called
 

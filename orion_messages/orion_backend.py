@@ -17,6 +17,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from ._collector import collector_paused
+from ._text import excerpt, quoted
 from .conversions import ConversionResult, _messages, _metadata_losses, _Report
 from .errors import ArgumentTypeError
 from .models import Message, Role
@@ -58,7 +59,7 @@ def to_orion_backend(
     report = _Report(strict=strict, accept=accept)
     if not isinstance(system_prompt, str):
         raise ArgumentTypeError(
-            f"system_prompt must be a str, got {type(system_prompt).__name__} {system_prompt!r}"
+            f"system_prompt must be a str, got {type(system_prompt).__name__} {excerpt(repr(system_prompt))}"
         )
     out: list[dict[str, str]] = [{"role": "system", "content": system_prompt}] if system_prompt else []
     for index, message in enumerate(_messages(messages)):
@@ -78,7 +79,9 @@ def _structure_losses(report: _Report, index: int, message: Message) -> None:
     if message.role in (Role.ASSISTANT, Role.TOOL_CALL):
         for number, call in enumerate(message.tool_calls):
             report.lose(
-                index, f"tool_calls[{number}]", f"tool call {call.id!r} is not sent (assistant text only)"
+                index,
+                f"tool_calls[{number}]",
+                f"tool call {quoted(call.id)} is not sent (assistant text only)",
             )
     if message.role is Role.TOOL_RESULT:
         report.lose(index, "role", "a tool result is sent as a user message")
@@ -87,7 +90,7 @@ def _structure_losses(report: _Report, index: int, message: Message) -> None:
         return
     fields: dict[str, Any] = {"tool_call_id": result.tool_call_id, "tool_name": result.tool_name}
     for field, value in fields.items():
-        report.lose(index, f"tool_result.{field}", f"{value!r} is not sent")
+        report.lose(index, f"tool_result.{field}", f"{quoted(value)} is not sent")
     if result.is_error:
         report.lose(index, "tool_result.is_error", "not sent: an error looks like any result")
     if result.pending:

@@ -29,7 +29,7 @@ from operator import not_, sub
 from typing import TYPE_CHECKING, Literal
 
 from ._layout import _Columns, _Layout, _read_columns
-from ._text import kind_of
+from ._text import excerpt, kind_of
 from .counting import MessageCounter, TokenCounter, _require_message_counter, default_counts, message_counts
 from .errors import ArgumentTypeError, ArgumentValueError, ContextOverflowError
 from .models import Message, first_non_message, require_message_list
@@ -62,7 +62,9 @@ def _strategy(value: object) -> PruneStrategy:
     try:
         return PruneStrategy(value)
     except ValueError:
-        raise ArgumentValueError(f"ContextConfig.strategy must be one of {values}, got {value!r}") from None
+        raise ArgumentValueError(
+            f"ContextConfig.strategy must be one of {values}, got {excerpt(repr(value))}"
+        ) from None
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,7 @@ from . import _store_ops as ops
 from . import _store_schema, _store_sqlite
 from ._store_ops import ConversationInfo, Operation, SyncBackend, _Unchanged, closed_error
 from ._store_sql import Dialect
+from ._text import excerpt, shown_place
 from .counting import MessageCounter
 from .errors import ArgumentTypeError, StoreError, require_bool
 from .models import Message
@@ -60,7 +61,7 @@ class StoreURL:
     conversation: str | None
     """The ``conversation`` query parameter (used by the command line), if given."""
     display: str
-    """The URL without its password, for messages."""
+    """The URL without its password, for messages: escaped and cut as messages show text from the data."""
 
     @property
     def in_memory(self) -> bool:
@@ -99,13 +100,13 @@ def parse_store_url(url: str) -> StoreURL:
     """
     if not isinstance(url, str):
         raise ArgumentTypeError(
-            f"a store URL is a str such as 'sqlite:///chats.db', got {type(url).__name__} {url!r}"
+            f"a store URL is a str such as 'sqlite:///chats.db', got {type(url).__name__} {excerpt(repr(url))}"
         )
     scheme, _, rest = url.partition(":")
     backend = _SCHEMES.get(scheme.lower())
     head, mark, query = rest.partition("?")
     segments = query.split("&") if mark else []
-    display = masked_url(url)
+    display = shown_place(masked_url(url))  # escaped: it goes into messages
     if backend is None:
         raise StoreError(f"{display}: not a store URL; expected sqlite:///PATH or postgresql://USER@HOST/DB")
     conversation, kept = _conversation_parameter(segments, display)
@@ -117,7 +118,9 @@ def parse_store_url(url: str) -> StoreURL:
         return StoreURL("postgresql", database, conversation, display)
     if kept:
         name = unquote(kept[0].partition("=")[0])
-        raise StoreError(f"{display}: unknown parameter {name!r} (a SQLite URL takes only conversation)")
+        raise StoreError(
+            f"{display}: unknown parameter {excerpt(repr(name))} (a SQLite URL takes only conversation)"
+        )
     return StoreURL("sqlite", _sqlite_path(head, display), conversation, display)
 
 

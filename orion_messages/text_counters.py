@@ -19,7 +19,7 @@ from collections.abc import Callable, Sized
 from functools import partial
 from typing import Any, Literal, Protocol, TypeAlias
 
-from ._text import kind_of, quoted
+from ._text import kind_of, quoted, shown_place
 from .errors import (
     ArgumentTypeError,
     ArgumentValueError,
@@ -120,8 +120,8 @@ def callable_counter(function: Callable[[str], int]) -> TextCounter:
         count = function(_PROBE)
     except (AttributeError, TypeError) as error:
         raise ArgumentTypeError(
-            f"{function!r} failed on a str ({type(error).__name__}: {error}); a text counter takes "
-            "the rendered text (a str), not a Message"
+            f"{function!r} failed on a str ({type(error).__name__}: {shown_place(str(error))}); "
+            "a text counter takes the rendered text (a str), not a Message"
         ) from error
     if type(count) is not int:
         raise ArgumentTypeError(f"a text counter must return an int, {function!r} returned {count!r}")
@@ -198,7 +198,7 @@ def _loaded(load: Callable[[], Any], function: str, what: str) -> Any:
     except (OSError, MemoryError):
         raise  # the system's own failure (tiktoken's download included) stays what it is
     except Exception as error:
-        reason = str(error).partition("\n")[0] or type(error).__name__
+        reason = shown_place(str(error).partition("\n")[0]) or type(error).__name__
         raise ArgumentValueError(f"{function}: cannot load {what}: {reason}") from error
 
 
@@ -233,7 +233,9 @@ def huggingface_counter(
     if isinstance(tokenizer, str | os.PathLike):
         path = _existing_file(tokenizer)
         loaded = _loaded(
-            partial(module.Tokenizer.from_file, path), "huggingface_counter", f"the tokenizer file {path}"
+            partial(module.Tokenizer.from_file, path),
+            "huggingface_counter",
+            f"the tokenizer file {shown_place(path)}",
         )
     else:
         _require_loaded(
@@ -314,7 +316,7 @@ def sentencepiece_counter(
         processor = _loaded(
             partial(module.SentencePieceProcessor, model_file=path),
             "sentencepiece_counter",
-            f"the SentencePiece model {path}",
+            f"the SentencePiece model {shown_place(path)}",
         )
     else:
         _require_loaded(model, "encode", "sentencepiece_counter", "a SentencePieceProcessor or a .model path")

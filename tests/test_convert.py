@@ -1140,7 +1140,7 @@ def test_to_anthropic_leaves_out_whitespace_beside_tool_calls_and_reports_it() -
         "content": [{"type": "tool_use", "id": "c1", "name": "f", "input": {}}],
     }
     assert _real(result.losses) == [
-        "[1].content: only whitespace ('\\n\\n') beside tool calls: not sent "
+        '[1].content: only whitespace ("\\n\\n") beside tool calls: not sent '
         "(Anthropic refuses text of only whitespace)"
     ]
 
@@ -1154,7 +1154,7 @@ def test_to_anthropic_drop_removes_a_message_left_with_only_whitespace() -> None
     assert result.value == {"messages": [{"role": "user", "content": "q"}]}
     assert _real(result.losses) == [
         "[1].tool_calls[0]: a tool call without a result: dropped",
-        "[1]: only whitespace ('\\n', which the target refuses as text) and no tool call left once "
+        '[1]: only whitespace ("\\n", which the target refuses as text) and no tool call left once '
         "its orphaned calls were dropped: message dropped",
     ]
     # Other targets take whitespace: the message stays, as before.
@@ -1162,16 +1162,16 @@ def test_to_anthropic_drop_removes_a_message_left_with_only_whitespace() -> None
 
 
 @pytest.mark.parametrize(
-    "blank",
-    [Message.user("2", " \n", timestamp=0), Message.assistant("2", "\t", timestamp=0)],
+    ("blank", "shown"),
+    [(Message.user("2", " \n", timestamp=0), '" \\n"'), (Message.assistant("2", "\t", timestamp=0), '"\\t"')],
 )
-def test_to_anthropic_refuses_a_turn_of_only_whitespace(blank: Message) -> None:
+def test_to_anthropic_refuses_a_turn_of_only_whitespace(blank: Message, shown: str) -> None:
     history = [Message.user("1", "q", timestamp=0), Message.assistant("a", "ok", timestamp=0), blank]
     with pytest.raises(ConversionError) as caught:
         to_anthropic(history)
     (problem,) = caught.value.problems
     assert problem.location == "[2].content"
-    assert problem.message.startswith(f"only whitespace ({blank.content!r}): Anthropic refuses text of only")
+    assert problem.message.startswith(f"only whitespace ({shown}): Anthropic refuses text of only")
 
 
 def test_to_anthropic_leaves_out_a_system_message_of_only_whitespace() -> None:
@@ -1183,7 +1183,7 @@ def test_to_anthropic_leaves_out_a_system_message_of_only_whitespace() -> None:
     result = to_anthropic(history)
     assert result.value == {"system": "Be brief.", "messages": [{"role": "user", "content": "q"}]}
     assert _real(result.losses) == [
-        "[0].content: only whitespace ('  '): not sent (Anthropic refuses text of only whitespace)"
+        '[0].content: only whitespace ("  "): not sent (Anthropic refuses text of only whitespace)'
     ]
 
 
@@ -1273,7 +1273,7 @@ def _with_tool_message(**keys: Any) -> list[dict[str, Any]]:
         (
             {"name": "g"},
             "f",
-            ["[1].name: the function name 'g' differs from the call's 'f': tool_name is the call's"],
+            ['[1].name: the function name "g" differs from the call\'s "f": tool_name is the call\'s'],
         ),
         (
             {"name": "g", "tool_call_id": "zz"},
@@ -1662,8 +1662,8 @@ def test_from_chat_template_gives_calls_without_an_id_new_ones() -> None:
         ("call-3", "c"),
     ]
     assert [str(loss) for loss in result.losses if ".id" in loss.field] == [
-        "[1].tool_calls[0].id: missing: given the new id 'call-2'",
-        "[1].tool_calls[2].id: missing: given the new id 'call-3'",
+        '[1].tool_calls[0].id: missing: given the new id "call-2"',
+        '[1].tool_calls[2].id: missing: given the new id "call-3"',
     ]
     assert find_orphans(result.value) == []
     with pytest.raises(ConversionError, match=r"\[1\]\.tool_calls\[0\]\.id: strict conversion refused"):
@@ -1707,8 +1707,8 @@ def test_from_chat_template_new_call_ids_never_take_a_result_s_id_and_fill_null_
     result = from_chat_template(history, timestamp=0)
     assert [c.id for c in result.value[1].tool_calls] == ["call-2", "", "call-3"]
     assert [str(loss) for loss in result.losses if loss.field.endswith(".id")] == [
-        "[1].tool_calls[0].id: missing: given the new id 'call-2'",
-        "[1].tool_calls[2].id: missing: given the new id 'call-3'",
+        '[1].tool_calls[0].id: missing: given the new id "call-2"',
+        '[1].tool_calls[2].id: missing: given the new id "call-3"',
     ]
     assert result.value[2].tool_result is not None
     assert result.value[2].tool_result.tool_call_id == "call-1"  # still its own, answering none
