@@ -19,7 +19,7 @@ from typing_extensions import Self, deprecated
 from . import storage
 from ._encoded import _EncodedFile
 from ._message_index import MessageIndex
-from ._text import kind_of
+from ._text import excerpt, kind_of
 from .checks import find_problems
 from .counting import MessageCounter
 from .errors import (
@@ -360,7 +360,7 @@ class Conversation(Sequence[Message]):
     def _change_first(self, id: str, change: Callable[[Message], Message]) -> bool:
         """Replace the first message with ``id`` by ``change`` of it; False when there is none."""
         if not isinstance(id, str):
-            raise ArgumentTypeError(f"id must be a str, got {kind_of(id)} {id!r}")
+            raise ArgumentTypeError(f"id must be a str, got {kind_of(id)} {excerpt(repr(id))}")
         index = self._lookup().first_with_id(id)
         if index is None:
             return False
@@ -403,7 +403,7 @@ class Conversation(Sequence[Message]):
         """
         if not isinstance(tool_call_id, str):
             raise ArgumentTypeError(
-                f"tool_call_id must be a str, got {kind_of(tool_call_id)} {tool_call_id!r}"
+                f"tool_call_id must be a str, got {kind_of(tool_call_id)} {excerpt(repr(tool_call_id))}"
             )
         if not isinstance(content, str):
             raise ArgumentTypeError(f"content must be a str, got {kind_of(content)}")

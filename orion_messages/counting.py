@@ -24,7 +24,7 @@ from typing import Any
 
 import orjson
 
-from ._text import kind_of
+from ._text import excerpt, kind_of, quoted
 from .errors import ArgumentTypeError, ArgumentValueError, require_bool
 from .models import Message, require_message_list
 from .text_counters import callable_counter
@@ -138,11 +138,11 @@ def _checked(value: object, index: int, message: Message) -> int:
     if type(value) is not int:
         raise ArgumentTypeError(
             f"the token counter returned {kind_of(value)} ({reprlib.repr(value)}) for message [{index}] "
-            f"(id {message.id!r}); expected a non-negative int"
+            f"(id {quoted(message.id)}); expected a non-negative int"
         )
     if value < 0:
         raise ArgumentValueError(
-            f"the token counter returned {value!r} for message [{index}] (id {message.id!r}); "
+            f"the token counter returned {excerpt(repr(value))} for message [{index}] (id {quoted(message.id)}); "
             "expected a non-negative int"
         )
     return value

@@ -245,7 +245,7 @@ def test_a_text_counter_given_as_a_message_counter_is_named_with_its_cause() -> 
 def test_a_message_counter_returning_no_int_is_a_type_error(returned: object, shown: str) -> None:
     # Before: an ArgumentValueError, while callable_counter said ArgumentTypeError for the same.
     expected = (
-        rf"^the token counter returned {shown} for message \[1\] \(id 'msg-2'\); expected a non-negative int$"
+        rf'^the token counter returned {shown} for message \[1\] \(id "msg-2"\); expected a non-negative int$'
     )
 
     def count(message: Message) -> Any:

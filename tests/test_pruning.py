@@ -434,7 +434,7 @@ def test_count_cache_forgets_messages_that_are_gone() -> None:
 
 
 def test_a_counter_returning_a_bad_value_says_where() -> None:
-    with pytest.raises(ValueError, match=r"returned -1 for message \[1\] \(id 'msg-2'\)"):
+    with pytest.raises(ValueError, match=r'returned -1 for message \[1\] \(id "msg-2"\)'):
         plan_prune(build("U1 A1"), config(100), count=lambda message: -1 if message.id == "msg-2" else 1)
 
 
