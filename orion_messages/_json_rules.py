@@ -36,6 +36,7 @@ from ._text import kind_of
 
 __all__ = [
     "ANY_JSON",
+    "JSON_WHITESPACE",
     "INT_DIGITS_MAX",
     "JSON_VALUE",
     "PARSER_INT_DIGITS_MAX",
@@ -96,6 +97,9 @@ _JSON_VALUE_ERROR = "json_value"
 UNKNOWN_VALUE_ERROR = "unknown_json_value"
 """The error type of an unknown key's value that breaks the rules (it may be left out)."""
 
+
+JSON_WHITESPACE = " \t\n\r"
+"""The characters JSON takes for whitespace between tokens (RFC 8259), and no others."""
 
 ANY_JSON: TypeAdapter[Any] = TypeAdapter(Any)
 """Any JSON value, taken as it is: for reading or writing a whole value without the rules (built
@@ -312,7 +316,7 @@ def _may_be_number(data: bytes | str, start: int) -> bool:
     whitespace it answers yes: counting the quotes decides (``_outside_by_quotes``).
     """
     is_bytes = isinstance(data, bytes)
-    whitespace: Any = b" \t\n\r" if is_bytes else " \t\n\r"
+    whitespace = _WHITESPACE[type(data)]
     before = data[max(0, start - _LOOKBACK) : start].rstrip(whitespace)
     return not before or before[-1:] in ((b":", b",", b"[") if is_bytes else (":", ",", "["))
 
@@ -512,7 +516,7 @@ _TOKEN_PATTERN = (
     r'[ \t\n\r]*(?:([\[\]{},:])|("(?:[^"\\\x00-\x1f]|\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4}))*")'
     r"|(-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?(?![0-9.eE]))|(true|false|null))"
 )
-_WHITESPACE: dict[type, Any] = {bytes: b" \t\n\r", str: " \t\n\r"}
+_WHITESPACE: dict[type, Any] = {bytes: JSON_WHITESPACE.encode(), str: JSON_WHITESPACE}
 _BYTES_TOKEN: re.Pattern[Any] = re.compile(_TOKEN_PATTERN.encode())
 _TEXT_TOKEN: re.Pattern[Any] = re.compile(_TOKEN_PATTERN)
 

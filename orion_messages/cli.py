@@ -54,7 +54,7 @@ from ._cli_text import printable as _printable
 from ._cli_text import problem_line as _problem_line
 from ._cli_text import problem_lines as _problem_lines
 from ._collector import collector_paused
-from ._json_rules import may_repeat_keys
+from ._json_rules import JSON_WHITESPACE, may_repeat_keys
 from ._problems import describe, problem_from
 from ._store_cli import (
     Report,
@@ -570,7 +570,7 @@ def _kind(name: str, data: bytes) -> Kind:
     """
     kind = _kind_by_name(name) if name != STDIO else None
     if kind is None:  # empty standard input is an empty document, refused as an empty .json file
-        kind = "json" if _ARRAY_START.match(data) or not data.strip(b" \t\r\n") else "jsonl"
+        kind = "json" if _ARRAY_START.match(data) or not data.strip(JSON_WHITESPACE.encode()) else "jsonl"
     if kind == "jsonl" and _first_record_is_event(data):
         return "events"
     return kind

@@ -22,7 +22,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import BinaryIO, NamedTuple, Union, cast
 
-from ._json_rules import VALUE_DEPTH_MAX, flatten_deeper_than, may_repeat_keys
+from ._json_rules import JSON_WHITESPACE, VALUE_DEPTH_MAX, flatten_deeper_than, may_repeat_keys
 from ._text import kind_of
 from ._unknown_values import Origin
 from .checks import problems_on_lines
@@ -565,7 +565,7 @@ def load(path: PathLike, *, strict: bool = False) -> list[Message]:
         raise error.with_source(os.fspath(path)) from None
 
 
-_JSON_WHITESPACE = b" \t\r\n"
+_JSON_WHITESPACE = JSON_WHITESPACE.encode()
 
 
 def _hinted(error: FormatError, hint: str) -> FormatError:
@@ -658,7 +658,7 @@ def _prepare_for_append(fd: int, path: PathLike) -> tuple[int, bytes]:
     if size == 0:
         return 0, b""
     head = os.pread(fd, 4096, 0)
-    first = head.lstrip(b" \t\r\n")[:1]
+    first = head.lstrip(_JSON_WHITESPACE)[:1]
     if first != b"{":
         found = "only whitespace" if not first else f"{first.decode('latin-1')!r}"
         if head.startswith(b"\xef\xbb\xbf"):
