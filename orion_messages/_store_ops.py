@@ -865,8 +865,10 @@ class SyncBackend:
             try:
                 begin = dialect.begin_write if operation.write else dialect.begin_read
                 return run_sync(cursor, begin, operation.steps(self.statements))
-            except NAMED_ERRORS as error:
-                name_store(error, self.where)
+            except BaseException as error:
+                if isinstance(error, NAMED_ERRORS):
+                    name_store(error, self.where)
+                self.failed()
                 raise
             finally:
                 cursor.close()
@@ -876,6 +878,12 @@ class SyncBackend:
 
         Nothing here; the SQLite backend ends a transaction an interrupt left open, and the
         PostgreSQL one also reconnects after a lost connection.
+        """
+
+    def failed(self) -> None:
+        """Clean up after a call that raised, its rollback tried (under the lock).
+
+        Nothing here; the PostgreSQL backend closes a connection the rollback could not make idle.
         """
 
     def configure(self) -> None:

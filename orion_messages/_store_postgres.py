@@ -26,6 +26,7 @@ from ._store_ops import (
     name_store,
 )
 from ._store_sql import POSTGRES, statements
+from .errors import StoreError
 
 __all__ = ["AsyncBackend", "connect", "connect_async"]
 
@@ -33,6 +34,10 @@ T = TypeVar("T")
 
 _IDLE = psycopg.pq.TransactionStatus.IDLE
 """The connection's state between two calls: no transaction open, no query running."""
+_ROLLS_BACK = (psycopg.pq.TransactionStatus.INTRANS, psycopg.pq.TransactionStatus.INERROR)
+"""The states a ROLLBACK ends: a transaction open, idle or failed, and no statement running."""
+_PIPELINE_OFF = psycopg.pq.PipelineStatus.OFF
+"""Out of pipeline mode (``executemany`` enters it; an interrupt can leave it there)."""
 
 
 def connect(url: str, where: str) -> SyncBackend:
@@ -46,7 +51,7 @@ async def connect_async(url: str, where: str) -> AsyncBackend:
 
 
 class _ReconnectingBackend(SyncBackend):
-    """``SyncBackend`` on psycopg, which opens a new connection when the last one was lost."""
+    """``SyncBackend`` on psycopg, which opens a new connection when the last one was lost or given up."""
 
     def __init__(self, url: str, where: str) -> None:
         # autocommit: psycopg starts no transactions of its own; the operations' BEGIN/COMMIT are the only ones.
@@ -56,11 +61,49 @@ class _ReconnectingBackend(SyncBackend):
 
     def ready(self) -> None:
         """A connection ready for a transaction: a new one if the server closed the last (a
-        restart, an idle timeout, an admin), and none left open by an interrupted call."""
+        restart, an idle timeout, an admin) or ``_settle`` gave it up, and none left open by an
+        interrupted call."""
+        _settle(self._connection)
         if self._connection.closed:
             self._connection = psycopg.connect(self._url, autocommit=True)
-        elif self._connection.info.transaction_status != _IDLE:
-            self._connection.rollback()
+
+    def failed(self) -> None:
+        """After a failed call: ``_settle`` now, so the server releases the call's row lock at once,
+        not at this store's next call."""
+        _settle(self._connection)
+
+
+def _settle(connection: psycopg.Connection[Any]) -> None:
+    """Leave ``connection`` idle or closed after a call that failed or was interrupted.
+
+    A transaction left open is rolled back. A connection that cannot be rolled back is closed,
+    and the server then ends its transaction and releases its locks: a statement still in
+    progress (an interrupt after psycopg sent it, before it read the result: ``ACTIVE``, where
+    every command fails with "another command is already in progress"), a ROLLBACK that fails.
+    """
+    if connection.closed or _clean(connection):
+        return
+    if connection.info.transaction_status in _ROLLS_BACK:
+        with suppress(psycopg.Error):  # pipeline mode refuses it, a lost connection fails it
+            connection.rollback()
+    if not _clean(connection):
+        connection.close()
+
+
+async def _settle_async(connection: psycopg.AsyncConnection[Any]) -> None:
+    """``_settle``, awaited: the same rule for the async store."""
+    if connection.closed or _clean(connection):
+        return
+    if connection.info.transaction_status in _ROLLS_BACK:
+        with suppress(psycopg.Error):
+            await connection.rollback()
+    if not _clean(connection):
+        await connection.close()
+
+
+def _clean(connection: psycopg.Connection[Any] | psycopg.AsyncConnection[Any]) -> bool:
+    """Whether a call may start on ``connection``: no transaction, no statement, no pipeline."""
+    return connection.info.transaction_status == _IDLE and connection.pgconn.pipeline_status == _PIPELINE_OFF
 
 
 class AsyncBackend:
@@ -75,32 +118,60 @@ class AsyncBackend:
         self._connection = connection
         self._url = url
         self._lock = asyncio.Lock()  # one transaction at a time on the connection
+        self._loop: asyncio.AbstractEventLoop | None = None
+        """The event loop ``_lock`` serves (None until the first call)."""
+        self._calls = 0
+        """Calls begun and not ended, those waiting for the lock included."""
         self.closed = False
         """Whether ``close`` was called; every later call raises ``StoreError``."""
 
     async def run(self, operation: Operation[T]) -> T:
         """Run ``operation`` in one transaction and return its result (``run_sync``, awaited)."""
         steps = operation.steps(self.statements)
-        async with self._lock:
-            if self.closed:
-                raise closed_error(self.where)
-            try:
-                await self._ready()
-                return await self._run(operation.write, steps)
-            except NAMED_ERRORS as error:
-                name_store(error, self.where)
-                raise
+        lock = self._loop_lock()
+        self._calls += 1
+        try:
+            async with lock:
+                if self.closed:
+                    raise closed_error(self.where)
+                try:
+                    await self._ready()
+                    return await self._run(operation.write, steps)
+                except BaseException as error:
+                    if isinstance(error, NAMED_ERRORS):
+                        name_store(error, self.where)
+                    await _settle_async(self._connection)  # the row lock released now (``failed``)
+                    raise
+        finally:
+            self._calls -= 1
+
+    def _loop_lock(self) -> asyncio.Lock:
+        """The lock that makes this event loop's calls take turns on the connection.
+
+        An ``asyncio.Lock`` works in one event loop only, and the connection in any: a store
+        used by a later loop (a second ``asyncio.run``, pytest's loop per test) gets a new lock,
+        once every call of the earlier loop has ended. Calls from two loops at once (threads
+        each running one) would share the connection mid-transaction: refused.
+        """
+        loop = asyncio.get_running_loop()
+        if loop is not self._loop:
+            if self._calls:
+                raise StoreError(
+                    f"{self.where}: the store is in use by calls running in another event loop; "
+                    "an async PostgreSQL store serves one event loop at a time: open a store for each loop"
+                )
+            self._loop, self._lock = loop, asyncio.Lock()
+        return self._lock
 
     async def _ready(self) -> None:
         """A connection ready for a transaction: a new one if the last was lost, none left open.
 
         A call cancelled twice can leave its ROLLBACK unsent (or make psycopg close the
-        connection); the next call ends what it left.
+        connection); the next call ends what it left (``_settle``).
         """
+        await _settle_async(self._connection)
         if self._connection.closed:
             self._connection = await psycopg.AsyncConnection.connect(self._url, autocommit=True)
-        elif self._connection.info.transaction_status != _IDLE:
-            await self._connection.rollback()
 
     async def _run(self, write: bool, steps: Steps[T]) -> T:
         async with self._connection.cursor(binary=True) as cursor:
@@ -119,7 +190,7 @@ class AsyncBackend:
 
     async def close(self) -> None:
         """Close the connection; closing again does nothing."""
-        async with self._lock:
+        async with self._loop_lock():
             self.closed = True
             await self._connection.close()
 

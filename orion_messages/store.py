@@ -590,6 +590,8 @@ class AsyncConversationStore:
     """``ConversationStore``'s async twin: the same calls, awaited, with the same semantics.
 
     Open one with ``await open_async_store(url)``; close it with ``await close()`` or ``async with``.
+    One event loop may use it after another; on PostgreSQL, a call from a second loop while
+    calls of another are still running raises ``StoreError`` (open a store for each loop).
     """
 
     def __init__(self, backend: _AsyncBackend) -> None:

@@ -2,9 +2,11 @@
 connection left dead.
 
 docs/store.md promises that every call is one transaction, whole or not at all, and that
-cancelling an awaited call on PostgreSQL rolls it back. These tests break calls where an audit
+cancelling an awaited call on PostgreSQL rolls it back. These tests break calls where audits
 found them leaving the store stuck: a COMMIT that fails, a cancel while BEGIN is on the wire, a
-task cancelled twice, and a connection the server closed.
+task cancelled twice, a connection the server closed, a Ctrl-C between sending a statement and
+reading its result (which also left the conversation's row lock held), and an async store used
+from a second event loop.
 """
 
 from __future__ import annotations
@@ -13,13 +15,16 @@ import asyncio
 import random
 import secrets
 import sqlite3
+import threading
+import time
 from contextlib import suppress
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from orion_messages import Message, _store_sqlite
-from orion_messages.store import open_async_store, open_store
+from orion_messages import Message, StoreError, _store_sqlite
+from orion_messages.store import AsyncConversationStore, open_async_store, open_store
 
 
 def batch(name: str, size: int) -> list[Message]:
@@ -199,3 +204,163 @@ def test_sqlite_ends_a_transaction_left_open_before_the_next_call(sqlite_url: st
         store._backend._connection.execute("BEGIN IMMEDIATE")  # type: ignore[attr-defined]
         store.append("c", Message.user("m", "hi"))  # was: "cannot start a transaction within a transaction"
         assert [m.id for m in store.load("c")] == ["m"]
+
+
+# --------------------------------------------------------------------------------------------
+# PostgreSQL: an interrupt (Ctrl-C) between sending a statement and reading its result
+
+
+def _interrupt_once_sent(monkeypatch: pytest.MonkeyPatch, statement: str) -> None:
+    """Make the first sync ``execute`` of a statement starting with ``statement`` raise
+    KeyboardInterrupt once the statement is sent and before its result is read: where a Ctrl-C
+    outside psycopg's own handler leaves the connection busy (``ACTIVE``)."""
+    import psycopg
+
+    real_execute = psycopg.Cursor.execute
+    real_wait = psycopg.Connection.wait
+    armed = [False]
+
+    def execute(self: Any, query: Any, params: Any = None, **options: Any) -> Any:
+        if isinstance(query, str) and query.startswith(statement):
+            monkeypatch.setattr(psycopg.Cursor, "execute", real_execute)  # once
+            armed[0] = True
+        return real_execute(self, query, params, **options)
+
+    def wait(self: Any, generator: Any, *args: Any, **options: Any) -> Any:
+        if not armed[0]:
+            return real_wait(self, generator, *args, **options)
+        armed[0] = False
+        next(generator)  # psycopg sends the statement, then would wait for its result
+        assert self.info.transaction_status == psycopg.pq.TransactionStatus.ACTIVE
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(psycopg.Cursor, "execute", execute)
+    monkeypatch.setattr(psycopg.Connection, "wait", wait)
+
+
+def _lock_waits(url: str, conversation_id: str) -> float:
+    """How long another worker waits for the conversation's row lock (``LockNotAvailable`` past 5 s)."""
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as other:
+        other.execute("SET lock_timeout = '5s'")
+        started = time.monotonic()
+        with other.transaction():
+            other.execute("SELECT 1 FROM orion_conversations WHERE id = %s FOR UPDATE", (conversation_id,))
+        return time.monotonic() - started
+
+
+@pytest.mark.parametrize(
+    "statement",
+    ["BEGIN", "SELECT next_position", "UPDATE orion_conversations SET next_position", "COMMIT"],
+)
+def test_an_interrupt_while_a_statement_is_sent_leaves_no_lock_and_a_working_store(
+    postgres_url: str, monkeypatch: pytest.MonkeyPatch, statement: str
+) -> None:
+    # Was: every later call raised "another command is already in progress", and the server
+    # session stayed idle in transaction holding the row lock, blocking every other writer.
+    with open_store(postgres_url) as store:
+        store.create("c")
+        store.append("c", Message.user("first", "hi"))
+        _interrupt_once_sent(monkeypatch, statement)
+        with pytest.raises(KeyboardInterrupt):
+            store.extend("c", batch("cut", 3))
+        monkeypatch.undo()
+        # Before the store's next call: the server has ended the transaction, the lock is free.
+        assert _lock_waits(postgres_url, "c") < 4
+        store.append("c", Message.user("last", "hi"))
+        ids = [m.id for m in store.load("c")]
+        # A COMMIT that was sent may have landed; the batch is whole either way.
+        assert ids in (["first", "last"], ["first", "cut-0", "cut-1", "cut-2", "last"])
+        if statement != "COMMIT":
+            assert ids == ["first", "last"]
+        assert store.info("c").message_count == len(ids)
+
+
+def test_a_connection_left_mid_statement_is_replaced_before_the_next_call(postgres_url: str) -> None:
+    # The safety net for an interrupt that also cut the cleanup short: a statement sent and its
+    # result never read (ACTIVE) cannot be rolled back; the next call opens a new connection.
+    with open_store(postgres_url) as store:
+        store.create("c")
+        store._backend._connection.pgconn.send_query(b"SELECT 1")  # type: ignore[attr-defined]
+        store.append("c", Message.user("m", "hi"))  # was: "another command is already in progress"
+        assert [m.id for m in store.load("c")] == ["m"]
+
+    async def run() -> list[str]:
+        async with await open_async_store(postgres_url) as store:
+            store._backend._connection.pgconn.send_query(b"SELECT 1")  # type: ignore[attr-defined]
+            await store.append("c", Message.user("n", "hi"))
+            return [m.id for m in await store.load("c")]
+
+    assert asyncio.run(run()) == ["m", "n"]
+
+
+def test_a_connection_left_in_pipeline_mode_is_replaced_before_the_next_call(postgres_url: str) -> None:
+    # An interrupt while psycopg enters pipeline mode for executemany can leave libpq in it, the
+    # transaction status IDLE: every later statement waited forever for a result.
+    store = open_store(postgres_url)
+    store.create("c")
+    store._backend._connection.pgconn.enter_pipeline_mode()  # type: ignore[attr-defined]
+    done: list[list[str]] = []
+
+    def call() -> None:
+        store.append("c", Message.user("m", "hi"))
+        done.append([m.id for m in store.load("c")])
+
+    # On a thread, and closed only once it is done: a call that hangs fails the test, not blocks it.
+    worker = threading.Thread(target=call, daemon=True)
+    worker.start()
+    worker.join(10)
+    assert done == [["m"]]
+    store.close()
+
+
+# --------------------------------------------------------------------------------------------
+# PostgreSQL: an async store used from one event loop after another
+
+
+def test_an_async_store_serves_a_later_event_loop(postgres_url: str) -> None:
+    # A store opened once and used by successive asyncio.run calls (or pytest's loop per test).
+    async def first() -> AsyncConversationStore:
+        store = await open_async_store(postgres_url)
+        await store.create("c")
+        await asyncio.gather(*(store.append("c", Message.user(f"a{n}", "x")) for n in range(5)))
+        return store
+
+    store = asyncio.run(first())
+
+    async def second() -> list[str]:
+        # Concurrent calls: was RuntimeError "... is bound to a different event loop".
+        await asyncio.gather(*(store.append("c", Message.user(f"b{n}", "x")) for n in range(5)))
+        return [m.id for m in await store.load("c")]
+
+    ids = asyncio.run(second())
+    assert sorted(ids) == ["a0", "a1", "a2", "a3", "a4", "b0", "b1", "b2", "b3", "b4"]
+    asyncio.run(store.close())
+
+
+def test_an_async_store_refuses_a_second_loop_while_another_loop_s_call_runs(postgres_url: str) -> None:
+    import psycopg
+
+    store = asyncio.run(open_async_store(postgres_url))
+    asyncio.run(store.create("c"))
+    with psycopg.connect(postgres_url, autocommit=True) as holder:
+        holder.execute("BEGIN")
+        holder.execute("SELECT 1 FROM orion_conversations WHERE id = 'c' FOR UPDATE")
+        # A thread's event loop runs a call that waits for the row lock held above.
+        waiting = threading.Thread(target=asyncio.run, args=(store.append("c", Message.user("m", "x")),))
+        waiting.start()
+        deadline = time.monotonic() + 10
+        while not holder.execute("SELECT 1 FROM pg_locks WHERE NOT granted").fetchall():
+            assert time.monotonic() < deadline, "the thread's call never waited for the lock"
+            time.sleep(0.01)
+        with pytest.raises(StoreError) as caught:  # the timeout: not a call that waits forever
+            asyncio.run(asyncio.wait_for(store.info("c"), 5))
+        holder.execute("COMMIT")
+        waiting.join(10)
+    assert str(caught.value) == (
+        f"{store.where}: the store is in use by calls running in another event loop; an async "
+        "PostgreSQL store serves one event loop at a time: open a store for each loop"
+    )
+    assert asyncio.run(store.load("c"))[0].id == "m"  # that loop's calls have ended: this one may
+    asyncio.run(store.close())
