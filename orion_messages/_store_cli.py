@@ -60,7 +60,8 @@ PAGE_SIZE = 1000
 
 @contextmanager
 def _opened(url: StoreURL, raw: str, *, create: bool) -> Iterator[ConversationStore]:
-    """The store at ``raw``, every failure a ``StoreError`` or ``FormatError`` naming it.
+    """The store at ``raw``, every failure a ``StoreError`` or ``FormatError`` naming it (or,
+    without psycopg, the ``MissingExtraError`` of ``open_store``, naming it too).
 
     Reading opens with ``create=False``: a mistyped URL is an error, never a new empty store.
     An in-memory store (``sqlite://``) is refused: it would be gone when the command ends.
@@ -78,12 +79,8 @@ def _opened(url: StoreURL, raw: str, *, create: bool) -> Iterator[ConversationSt
         if isinstance(cause, OSError):  # a missing folder: the URL as given, and why
             raise StoreError(f"{url.display}: {_reason(cause, url.display)}") from cause
         raise
-    except OrionMessagesError:
+    except OrionMessagesError:  # MissingExtraError (no psycopg) included: it names the URL
         raise
-    except ImportError:
-        raise StoreError(
-            f"{url.display}: PostgreSQL needs psycopg: pip install 'orion-messages[postgres]'"
-        ) from None
     except Exception as error:  # the driver's own errors (sqlite3.Error, psycopg.Error) and OSError
         raise StoreError(f"{url.display}: {_redacted(_reason(error, url.display), raw)}") from error
 

@@ -35,7 +35,7 @@ from .errors import (
     StoreError,
     require_bool,
 )
-from .models import Message, now_ms, require_token_count
+from .models import I64_MAX, Message, now_ms, require_token_count
 from .pruning import ContextConfig, PrunePlan, PruneStrategy, TokenCounter, estimate_tokens, plan_prune
 from .wire import is_one_json_object, load_conversation, load_message, record_bytes
 
@@ -103,10 +103,7 @@ def _info(row: Sequence[Any]) -> ConversationInfo:
     if title is not None and type(title) is not str:
         raise StoreError(f"{where}: its title is {kind_of(title)} {excerpt(repr(title))}, not text")
     for column, value in (("created_ms", created), ("updated_ms", updated), ("message_count", count)):
-        if type(value) is not int:
-            raise StoreError(
-                f"{where}: its {column} is {kind_of(value)} {excerpt(repr(value))}, not an integer"
-            )
+        _require_stored_int(where, column, value)
     try:
         data = None if metadata is None else json.loads(metadata)
     except (TypeError, ValueError) as error:  # not text, or not JSON
@@ -114,7 +111,15 @@ def _info(row: Sequence[Any]) -> ConversationInfo:
     return ConversationInfo(identifier, title, data, created, updated, count)
 
 
-_INT64_MAX = 2**63 - 1
+def _require_stored_int(where: str, column: str, value: Any) -> int:
+    """``value``, read from ``column`` of the conversation ``where`` names; a ``StoreError`` naming
+    both when it is not an integer (SQLite keeps the text, real or blob another program wrote)."""
+    if type(value) is not int:
+        raise StoreError(f"{where}: its {column} is {kind_of(value)} {excerpt(repr(value))}, not an integer")
+    return value
+
+
+_INT64_MAX = I64_MAX
 
 ID_BYTES_MAX = 1024
 """The longest conversation id, message id or tool call id a store keeps, in UTF-8 bytes.
@@ -300,7 +305,7 @@ def _locked(s: Statements, conversation_id: str) -> Steps[int]:
     row = yield s["lock"], (conversation_id,), "one"
     if row is None:
         raise ConversationNotFound(conversation_id)
-    return int(row[0])
+    return _require_stored_int(f"conversation {quoted(conversation_id)}", "next_position", row[0])
 
 
 def _require(s: Statements, conversation_id: str) -> Steps[None]:

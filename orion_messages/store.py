@@ -13,8 +13,9 @@ from __future__ import annotations
 import asyncio
 import re
 import uuid
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, Literal, Protocol, TypeVar
@@ -28,7 +29,7 @@ from ._store_ops import ConversationInfo, Operation, SyncBackend, _Unchanged, cl
 from ._store_sql import Dialect
 from ._text import excerpt, shown_place
 from .counting import MessageCounter
-from .errors import ArgumentTypeError, StoreError, require_bool
+from .errors import ArgumentTypeError, MissingExtraError, StoreError, require_bool
 from .models import Message
 from .pruning import ContextConfig, PrunePlan
 from .templates import ChatTemplate, ToolSchema
@@ -285,11 +286,22 @@ def _check_create(create: bool) -> None:
     require_bool("create", create)
 
 
+@contextmanager
+def _postgres_extra(url: StoreURL) -> Iterator[None]:
+    """Around the import of the PostgreSQL backend, done only when PostgreSQL is asked for:
+    psycopg is the ``postgres`` extra, and ``MissingExtraError`` says how to install it."""
+    try:
+        yield
+    except ImportError as error:
+        raise MissingExtraError(f"{url.display}: a PostgreSQL store", "psycopg", "postgres") from error
+
+
 def _open_sync(url: StoreURL, create: bool) -> SyncBackend:
     if url.backend == "sqlite":
         backend = _store_sqlite.connect(url.database, create=create)
     else:
-        from . import _store_postgres  # psycopg, the postgres extra, only when PostgreSQL is asked for
+        with _postgres_extra(url):
+            from . import _store_postgres
 
         backend = _store_postgres.connect(url.database, url.display)
     try:
@@ -319,7 +331,8 @@ def open_store(url: str, *, create: bool = True) -> ConversationStore:
         StoreError: a bad URL; a missing folder for a new SQLite file; a version table that is
             not one row of a known version; with ``create=False``, no store at ``url``.
         StoreVersionError: the store was written by a newer orion-messages; it is left untouched.
-        ImportError: a PostgreSQL URL without psycopg installed (``pip install orion-messages[postgres]``).
+        MissingExtraError: a PostgreSQL URL without psycopg installed (an ``ImportError``; the
+            message says ``pip install "orion-messages[postgres]"``).
     """
     _check_create(create)
     return ConversationStore(_open_sync(parse_store_url(url), create))
@@ -575,7 +588,8 @@ async def open_async_store(url: str, *, create: bool = True) -> AsyncConversatio
         loop = asyncio.get_running_loop()
         backend = await loop.run_in_executor(None, _open_sync, parsed, create)
         return AsyncConversationStore(_ThreadBackend(backend))
-    from . import _store_postgres  # psycopg, the postgres extra, only when PostgreSQL is asked for
+    with _postgres_extra(parsed):
+        from . import _store_postgres
 
     native = await _store_postgres.connect_async(parsed.database, parsed.display)
     try:

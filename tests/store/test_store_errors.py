@@ -8,19 +8,25 @@ The expected classes and texts are written by hand from the audit findings (``re
 from __future__ import annotations
 
 import asyncio
+import sys
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from orion_messages import Conversation, Message, OrionMessagesError, ToolCall
+from orion_messages.cli import main
 from orion_messages.errors import (
     ArgumentTypeError,
     ArgumentValueError,
+    MissingExtraError,
     PendingResultNotFound,
     ResultAlreadyResolved,
+    StoreError,
 )
 from orion_messages.store import ConversationStore, open_async_store, open_store
+
+from .test_store import raw_sql
 
 
 @pytest.fixture
@@ -215,3 +221,64 @@ def test_resolve_clears_the_placeholder_s_token_count(store: ConversationStore) 
     resolved = store.resolve("c1", "call-1", "x" * 400)
     assert resolved.token_count is None
     assert store.load("c1")[2].token_count is None
+
+
+@pytest.mark.parametrize(
+    ("stored", "shown"),
+    [("'x'", "a str 'x'"), ("0.5", "a float 0.5"), ("X'00'", "a bytes b'\\x00'")],
+)
+def test_a_next_position_another_program_wrote_is_a_store_error_naming_it(
+    sqlite_url: str, stored: str, shown: str
+) -> None:
+    # Was: a bare ValueError from int(), or, for 0.5, an IntegrityError once it was truncated to 0.
+    with open_store(sqlite_url) as store:
+        store.create("c1")
+        store.append("c1", Message.user("msg-1", "hi", timestamp=1))
+        raw_sql(sqlite_url, f"UPDATE orion_conversations SET next_position = {stored}")
+        expected = f'{store.where}: conversation "c1": its next_position is {shown}, not an integer'
+        for write in (
+            lambda: store.append("c1", Message.user("msg-2", "hi", timestamp=2)),
+            lambda: store.set_pinned("c1", "msg-1", True),
+        ):
+            with pytest.raises(StoreError) as caught:
+                write()
+            assert str(caught.value) == expected
+        assert [m.id for m in store.load("c1")] == ["msg-1"]  # reads still work; nothing changed
+        assert not store.load("c1")[0].pinned
+
+
+def _without_psycopg(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make this process look as if the ``postgres`` extra were not installed."""
+    import orion_messages
+
+    monkeypatch.setitem(sys.modules, "psycopg", None)  # "import psycopg" raises ImportError
+    monkeypatch.delitem(sys.modules, "orion_messages._store_postgres", raising=False)
+    monkeypatch.delattr(orion_messages, "_store_postgres", raising=False)
+
+
+def test_a_postgresql_url_without_psycopg_raises_missing_extra_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    _without_psycopg(monkeypatch)
+    url = "postgresql://app:secret@db.invalid/chats"
+    expected = (
+        'postgresql://app:***@db.invalid/chats: a PostgreSQL store needs the "psycopg" package: '
+        'pip install "orion-messages[postgres]"'
+    )
+    with pytest.raises(MissingExtraError) as caught:
+        open_store(url)
+    assert str(caught.value) == expected
+    assert isinstance(caught.value, ImportError)
+    assert caught.value.extra == "postgres"
+    with pytest.raises(MissingExtraError) as caught:
+        asyncio.run(open_async_store(url))
+    assert str(caught.value) == expected
+
+
+def test_the_command_line_says_the_same_without_psycopg(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _without_psycopg(monkeypatch)
+    assert main(["list", "postgresql://app@db.invalid/chats"]) == 1
+    assert capsys.readouterr().err == (
+        'orion-messages: error: postgresql://app@db.invalid/chats: a PostgreSQL store needs the "psycopg" '
+        'package: pip install "orion-messages[postgres]"\n'
+    )
