@@ -485,7 +485,7 @@ def test_a_counter_error_names_the_message_as_load_numbers_it(store_url: str) ->
         store.prune("c", ContextConfig(max_context_tokens=150, max_response_tokens=10))
         kept = store.load("c")
         assert kept[0].id != "m0"
-        with pytest.raises(ArgumentValueError, match=rf"message \[1\] \(id '{kept[1].id}'\)"):
+        with pytest.raises(ArgumentValueError, match=rf'message \[1\] \(id "{kept[1].id}"\)'):
             store.count_tokens("c", count=lambda m: -1 if m.id == kept[1].id else 1)
 
 
