@@ -144,23 +144,32 @@ def _value_schema(kind: _ValueKind) -> core_schema.CoreSchema:
         core_schema.none_schema(),
     ]
     definitions: list[core_schema.CoreSchema] = [_union(scalars, kind, 0)]
-    for level in range(1, VALUE_DEPTH_MAX + 1):
-        inner = core_schema.definition_reference_schema(f"{kind.ref}-{level - 1}")
-        containers = [
-            core_schema.dict_schema(_KEY, inner, strict=True),
-            core_schema.list_schema(inner, strict=True),
-        ]
-        outermost = level == VALUE_DEPTH_MAX
-        choices = [*containers, *scalars] if outermost else [scalars[0], *containers, *scalars[1:]]
-        definitions.append(_union(choices, kind, level))
-    top = core_schema.definition_reference_schema(f"{kind.ref}-{VALUE_DEPTH_MAX}")
+    for level in range(1, VALUE_DEPTH_MAX):
+        definitions.append(_union([scalars[0], *_containers(kind, level), *scalars[1:]], kind, level))
+    # The outermost level is the type itself, not a definition: its JSON Schema is any JSON
+    # value, and the levels below, which nothing then refers to, are left out of a host's
+    # schema (a model's ``model_json_schema``, FastAPI's OpenAPI document).
+    top = _union([*_containers(kind, VALUE_DEPTH_MAX), *scalars], kind, None)
     return core_schema.definitions_schema(top, definitions)
 
 
-def _union(choices: list[Any], kind: _ValueKind, level: int) -> core_schema.CoreSchema:
+def _containers(kind: _ValueKind, level: int) -> list[core_schema.CoreSchema]:
+    """An object and an array at ``level``, holding values of the level below."""
+    inner = core_schema.definition_reference_schema(f"{kind.ref}-{level - 1}")
+    return [core_schema.dict_schema(_KEY, inner, strict=True), core_schema.list_schema(inner, strict=True)]
+
+
+def _any_json_schema(schema: Any, handler: Any) -> dict[str, Any]:
+    # In JSON Schema a free value is any of the six JSON types, whatever its depth.
+    return {"type": ["object", "array", "string", "number", "boolean", "null"]}
+
+
+def _union(choices: list[Any], kind: _ValueKind, level: int | None) -> core_schema.CoreSchema:
+    """One level's choices (``level``), or the outermost level's (None: no definition of its own)."""
     return core_schema.union_schema(
         choices,
-        ref=f"{kind.ref}-{level}",
+        ref=None if level is None else f"{kind.ref}-{level}",
+        metadata={"pydantic_js_functions": [_any_json_schema]} if level is None else None,
         mode="left_to_right",
         custom_error_type=kind.error,
         custom_error_message=_rules(kind.integers),
@@ -201,11 +210,6 @@ class _JsonValue:
         cls, source: Any, handler: GetCoreSchemaHandler
     ) -> core_schema.CoreSchema:
         return _value_schema(cls.kind)
-
-    @classmethod
-    def __get_pydantic_json_schema__(cls, schema: Any, handler: Any) -> dict[str, Any]:
-        # In JSON Schema a free value is any of the six JSON types, whatever its depth.
-        return {"type": ["object", "array", "string", "number", "boolean", "null"]}
 
 
 class _UnknownValue(_JsonValue):

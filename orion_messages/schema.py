@@ -94,28 +94,20 @@ def _generate(target: Any) -> dict[str, Any]:
     return cleaned
 
 
-_JSON_VALUE_REF = "#/$defs/orion-json-value-"
-
-
 def _for_other_languages(schema: Any) -> Any:
     """The wire schema without what only this library needs.
 
-    A free JSON value (checked here level by level, to a depth limit) is any JSON value; an
-    unknown key's value is anything (orion-core skips it unread); descriptions are written for
-    any language (``_described_for_other_languages``).
+    An unknown key's value is anything (orion-core skips it unread), where the models' schema
+    says any JSON value; descriptions are written for any language
+    (``_described_for_other_languages``).
     """
     if isinstance(schema, list):
         return [_for_other_languages(item) for item in schema]
     if not isinstance(schema, dict):
         return schema
-    if str(schema.get("$ref", "")).startswith(_JSON_VALUE_REF):
-        described = {k: v for k, v in schema.items() if k != "$ref"}
-        return {**_for_other_languages(described), "type": list(_ANY_JSON)}
     result: dict[str, Any] = {}
     for key, value in schema.items():
-        if key == "$defs":
-            value = {name: item for name, item in value.items() if not name.startswith("orion-json-value-")}
-        elif key == "additionalProperties" and isinstance(value, dict):
+        if key == "additionalProperties" and isinstance(value, dict):
             value = True
         elif key == "description" and isinstance(value, str):
             value = _described_for_other_languages(value)

@@ -18,6 +18,7 @@ from orion_messages import (
     ArgumentTypeError,
     ArgumentValueError,
     FormatError,
+    Message,
     NotARegularFileError,
     loads_message,
 )
@@ -535,3 +536,18 @@ def test_message_schema_agrees_with_loads_message_on_generated_messages(document
 def test_event_schema_agrees_with_parse_event_on_generated_events(document: dict[str, Any]) -> None:
     validator = jsonschema.Draft202012Validator(_checked_in("agent-event.schema.json"))
     assert validator.is_valid(document) == _library_accepts(parse_event, document)
+
+
+def test_a_host_models_schema_shows_free_values_as_any_json_value() -> None:
+    # What FastAPI publishes for a response holding messages: no definitions named after the
+    # library's depth levels ("orion-json-value-120"), a free value any of the six JSON types.
+    from pydantic import BaseModel
+
+    class Chat(BaseModel):
+        messages: list[Message]
+
+    generated = Chat.model_json_schema()
+    any_json = ["object", "array", "string", "number", "boolean", "null"]
+    assert sorted(generated["$defs"]) == ["Message", "Role", "ToolCall", "ToolResult"]
+    assert generated["$defs"]["ToolCall"]["properties"]["arguments"]["type"] == any_json
+    assert generated["$defs"]["Message"]["additionalProperties"] == {"type": any_json}
