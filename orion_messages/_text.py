@@ -14,18 +14,24 @@ import re
 
 __all__ = [
     "SHOWN_CHARACTERS",
+    "SHOWN_LOCATION_CHARACTERS",
     "SHOWN_PLACE_CHARACTERS",
     "excerpt",
     "kind_of",
     "location",
     "printable",
     "quoted",
+    "shown_location",
     "shown_place",
 ]
 
 SHOWN_CHARACTERS = 40
 """How many characters of a value from the data a message shows: enough to recognize an id
 (a UUID is 36); a longer value shows its first ``SHOWN_CHARACTERS - 3`` and ``...``."""
+
+SHOWN_LOCATION_CHARACTERS = 200
+"""How many characters of a location a message shows (``Problem``, ``Loss``): a path a few keys
+deep shows whole; only a key no writer makes is cut. The attribute keeps the location whole."""
 
 SHOWN_PLACE_CHARACTERS = 4096
 """How many characters of a file name, a URL or another library's message a message shows: a
@@ -60,34 +66,42 @@ def excerpt(text: str, limit: int = SHOWN_CHARACTERS) -> str:
     return printable(_cut(text, limit))
 
 
+def shown_location(location: str) -> str:
+    """A location (already escaped by ``location``) for a message: cut to ``SHOWN_LOCATION_CHARACTERS``."""
+    return _cut(location, SHOWN_LOCATION_CHARACTERS)
+
+
 def shown_place(text: str) -> str:
     """A file name, a URL or another library's message, for a message: ``excerpt`` cut to
     ``SHOWN_PLACE_CHARACTERS``, unquoted (``log\\x1b[2J.jsonl:3: ...``)."""
     return excerpt(text, SHOWN_PLACE_CHARACTERS)
 
 
-def quoted(value: object) -> str:
-    """A value from the data, for a message: a str cut as ``excerpt`` cuts it, in double quotes
-    as JSON writes a string (``"it's"``, ``"say \\"hi\\""``, ``"a\\\\b"``, ``"\\x1b"``); any other
-    value as its ``repr``, escaped and cut the same way (``5``, ``None``, ``[1, 2]``)."""
+def quoted(value: object, *, limit: int | None = SHOWN_CHARACTERS) -> str:
+    """A value from the data, for a message: a str cut to ``limit`` characters (None: whole),
+    escaped by ``printable``, in double quotes with ``"`` and ``\\`` escaped (``"it's"``,
+    ``"say \\"hi\\""``, ``"a\\\\b"``, ``"\\x1b"``); any other value as its ``repr``, escaped and
+    cut the same way (``5``, ``None``, ``[1, 2]``)."""
     if isinstance(value, str):
-        text = _cut(value, SHOWN_CHARACTERS).replace("\\", "\\\\").replace('"', '\\"')
-        return f'"{printable(text)}"'
-    return excerpt(repr(value))
+        text = value if limit is None else _cut(value, limit)
+        return '"' + printable(text.replace("\\", "\\\\").replace('"', '\\"')) + '"'
+    shown = repr(value)
+    return excerpt(shown, len(shown) if limit is None else limit)
 
 
 def location(loc: tuple[int | str, ...]) -> str:
     """``(3, 'tool_result', 'is_error')`` -> ``[3].tool_result.is_error``.
 
-    A key other than a short plain name is quoted in brackets: ``(3, 'a.b')`` -> ``[3]["a.b"]``,
-    ``(3, '\\x1b')`` -> ``[3]["\\x1b"]``.
+    A key other than a plain name is quoted in brackets: ``(3, 'a.b')`` -> ``[3]["a.b"]``,
+    ``(3, '\\x1b')`` -> ``[3]["\\x1b"]``. Never cut: a location names one key exactly (a loss's
+    ``field``, which ``accept=`` matches).
     """
     parts: list[str] = []
     for item in loc:
         if isinstance(item, int):
             parts.append(f"[{item}]")
-        elif len(item) > SHOWN_CHARACTERS or not _PLAIN_KEY.fullmatch(item):
-            parts.append(f"[{quoted(item)}]")
+        elif not _PLAIN_KEY.fullmatch(item):
+            parts.append(f"[{quoted(item, limit=None)}]")
         else:
             parts.append(f".{item}" if parts else item)
     return "".join(parts)

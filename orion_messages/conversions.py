@@ -20,7 +20,7 @@ from pydantic import BaseModel
 
 from ._collector import collector_paused
 from ._problems import describe
-from ._text import excerpt, kind_of, quoted
+from ._text import excerpt, kind_of, quoted, shown_location
 from .errors import ArgumentTypeError, ConversionError, Problem, require_bool
 from .models import Message, Role, ToolCall, first_non_message, require_message_list
 
@@ -82,7 +82,7 @@ class Loss:
         return f"{head}{self.field}" if self.field.startswith("[") or not head else f"{head}.{self.field}"
 
     def __str__(self) -> str:
-        return f"{self.location}: {self.reason}" if self.location else self.reason
+        return f"{shown_location(self.location)}: {self.reason}" if self.location else self.reason
 
 
 @dataclass(frozen=True)

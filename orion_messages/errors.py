@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Literal, cast
 
-from ._text import excerpt, kind_of, printable, quoted, shown_place
+from ._text import excerpt, kind_of, printable, quoted, shown_location, shown_place
 
 __all__ = [
     "ArgumentTypeError",
@@ -102,7 +102,7 @@ class Problem:
     right after a newline (serde_json's column for it)."""
 
     def __str__(self) -> str:
-        where = self.location
+        where = shown_location(self.location)
         if self.line is not None:
             position = f"line {self.line}" + (f", column {self.column}" if self.column is not None else "")
             where = f"{position}: {where}" if where else position

@@ -62,9 +62,12 @@ _CONVERSATION: TypeAdapter[list[Message]] = TypeAdapter(
 def json_input(data: bytes | bytearray | memoryview | str, reader: str) -> bytes | str:
     """``data`` as the parser takes it (``bytes`` or ``str``), or ``ArgumentTypeError`` naming
     ``reader`` when it is neither JSON text nor bytes (``loads(None)``)."""
-    if isinstance(data, (bytes, str)):
+    if type(data) is bytes or type(data) is str:
         return data
-    if isinstance(data, (bytearray, memoryview)):
+    # A subclass (numpy.str_, a host's own) as the plain type: the scanners look up by type.
+    if isinstance(data, str):
+        return str(data)
+    if isinstance(data, (bytes, bytearray, memoryview)):
         return bytes(data)
     raise ArgumentTypeError(f"{reader}: expected JSON as bytes or str, got {kind_of(data)}")
 
@@ -558,7 +561,8 @@ def dump_json(
         # through model_construct) is refused instead of written with a warning.
         data = adapter.dump_json(value, indent=indent, warnings="error", **options)
     except ValueError as error:  # also Python refusing to spell an integer of over 4300 digits
-        _refuse_non_messages(value)
+        if adapter is _CONVERSATION:  # a free JSON value may be a list of anything
+            _refuse_non_messages(value)
         raise FormatError([_unwritable(value, _serialization_reason(value, error))]) from None
     # NaN and infinity reach a model only past validation (model_construct), which raises the
     # flag; the writer spells them as literals, and the scan finds any.
@@ -647,9 +651,17 @@ def _invalid_field(message: Message) -> Problem | None:
 
 
 def _serialization_reason(value: Any, error: ValueError) -> str:
-    """Why the writer refused ``value`` (a model or a list of models): found in the value where
-    the reason can be (an unpaired surrogate), else the writer's own words."""
-    dumped = [item.model_dump() for item in value] if isinstance(value, list) else value.model_dump()
-    if next(lone_surrogates(dumped), None) is not None:
+    """Why the writer refused ``value`` (a model, a list of models, a free JSON value): found in
+    the value where the reason can be (an unpaired surrogate), else the writer's own words."""
+    if next(lone_surrogates(_as_data(value)), None) is not None:
         return "a string holds an unpaired surrogate, which UTF-8 cannot encode"
     return str(error).removeprefix("Error serializing to JSON: ")
+
+
+def _as_data(value: Any) -> Any:
+    """``value`` with its models as plain data (no warning for a value set past validation)."""
+    if isinstance(value, BaseModel):
+        return value.model_dump(warnings=False)
+    if isinstance(value, list):
+        return [_as_data(item) for item in value]
+    return value

@@ -206,7 +206,30 @@ def test_location_quotes_a_key_that_is_not_a_plain_name() -> None:
     assert location((0, "a", "b")) == "[0].a.b"
     assert location((0, "\x1b[2J\r\n")) == '[0]["\\x1b[2J\\r\\n"]'
     assert location(("",)) == '[""]'
-    assert location((0, "k" * 41)) == '[0]["' + "k" * 37 + '..."]'
+    assert location((0, "k" * 41)) == "[0]." + "k" * 41  # a plain name, however long
+    assert location((0, "k." * 300)) == '[0]["' + "k." * 300 + '"]'  # never cut: it names one key
+
+
+def test_two_long_keys_are_two_losses_and_accept_names_one() -> None:
+    # Cut to their first 37 characters, both keys had one Loss.field, and accepting one
+    # accepted the other.
+    first, second = (
+        "x_custom_metadata_from_the_host_app_v1_first",
+        "x_custom_metadata_from_the_host_app_v1_second",
+    )
+    request = [{"role": "user", "content": "x", first: 1, second: 2}]
+    fields = [
+        loss.field for loss in from_openai(request).losses if loss.reason.startswith("orion-core has no")
+    ]
+    assert fields == [first, second]
+    with pytest.raises(ConversionError) as caught:
+        from_openai(request, strict=True, accept={first})
+    assert [problem.location for problem in caught.value.problems] == [f"[0].{second}"]
+
+
+def test_a_message_cuts_a_location_no_writer_makes() -> None:
+    problem = Problem(location((0, "k." * 300)), "unknown")
+    assert str(problem) == '[0]["' + ("k." * 300)[:192] + "...: unknown"  # 200 characters of the location
 
 
 def test_a_strict_conversion_refusing_a_hostile_key_says_it_escaped() -> None:

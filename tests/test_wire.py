@@ -9,6 +9,7 @@ that messages stay clear and stable.
 from __future__ import annotations
 
 import json
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -586,6 +587,16 @@ def test_a_wrong_type_set_without_validation_is_refused_where_it_is() -> None:
     assert "expected an integer" in problem.message
 
 
+def test_a_wrong_type_set_without_validation_raises_no_warning_of_pydantics() -> None:
+    # Looking for a lone surrogate in it dumped the message again, with pydantic's serializer
+    # warning; under -W error that warning replaced the FormatError.
+    smuggled = Message.model_construct(id="msg-1", role=Role.USER, content={"not": "text"}, timestamp=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(FormatError, match=r"^\[0\]\.content: expected a string, found an object$"):
+            dumps([smuggled])
+
+
 def test_a_wrong_type_is_named_with_its_article() -> None:
     with pytest.raises(TypeError, match=r"^\[0\]: expected a Message, found an int$"):
         dumps([1])  # type: ignore[list-item]
@@ -719,3 +730,27 @@ def test_the_writers_refuse_none_and_other_models_in_a_list_of_messages(
     with pytest.raises(ArgumentTypeError, match=r"^\[1\]: expected a Message, found "):
         save(path, [message, stranger])  # type: ignore[list-item]
     assert load(path) == [message]
+
+
+def test_a_str_or_bytes_subclass_reads_as_the_plain_type() -> None:
+    # numpy.str_ and a host's own subclasses: the -0 scan looked its whitespace up by type.
+    class Text(str):
+        pass
+
+    class Data(bytes):
+        pass
+
+    document = '[{"id":"m","role":"assistant","content":"","timestamp":1,"tool_calls":[{"id":"c","name":"n","arguments":{"a":-0}}]}]'
+    for given in (Text(document), Data(document.encode())):
+        (message,) = loads(given)
+        assert repr(message.tool_calls[0].arguments) == "{'a': -0.0}"
+    with pytest.raises(FormatError, match="the document is empty"):
+        loads(Text("  "))
+
+
+@pytest.mark.parametrize("value", [{"a": "\ud800"}, ["\udfff"], "\ud800"])
+def test_arguments_holding_a_lone_surrogate_are_a_format_error(value: object) -> None:
+    from orion_messages._arguments import encode_arguments
+
+    with pytest.raises(FormatError, match="a string holds an unpaired surrogate"):
+        encode_arguments(value)
