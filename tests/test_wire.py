@@ -590,7 +590,7 @@ def test_a_wrong_type_set_without_validation_is_refused_where_it_is() -> None:
 def test_a_wrong_type_set_without_validation_raises_no_warning_of_pydantics() -> None:
     # Looking for a lone surrogate in it dumped the message again, with pydantic's serializer
     # warning; under -W error that warning replaced the FormatError.
-    smuggled = Message.model_construct(id="msg-1", role=Role.USER, content={"not": "text"}, timestamp=1)
+    smuggled = Message.model_construct(id="msg-1", role=Role.USER, content={"not": "text"}, timestamp=1)  # type: ignore[arg-type]
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         with pytest.raises(FormatError, match=r"^\[0\]\.content: expected a string, found an object$"):
