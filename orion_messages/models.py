@@ -11,10 +11,11 @@ from __future__ import annotations
 import operator
 import time
 import warnings
+import weakref
 from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime, timedelta, timezone
 from enum import Enum
-from functools import partial
+from functools import cache, partial
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar, cast, overload
 
 from pydantic import BaseModel, Field, GetCoreSchemaHandler, ValidationError
@@ -152,19 +153,22 @@ class _WireModel(
     flag is process-wide and never cleared (the object may live on); it is not a cache.
     """
 
-    fields_unchecked: ClassVar[bool] = False
-    """Set once ``model_construct`` left out a field that has no default (a message without its
-    ``timestamp``): from then on the writer reads back what it wrote, which pydantic's
-    serializer writes without the field. Process-wide and never cleared, as ``values_unchecked``."""
+    incomplete_alive: ClassVar[int] = 0
+    """How many instances ``model_construct`` built without a field that has no default (a
+    message without its ``timestamp``) are alive; pydantic's serializer writes them without the
+    field. While there are any, the message writers look at the keys of each message they
+    write (``is_complete``) and read back what they wrote when one lacks a field."""
 
     @classmethod
     def model_construct(cls, _fields_set: set[str] | None = None, **values: Any) -> Self:  # type: ignore[override]
         """pydantic's construction without validation; see ``values_unchecked`` and
-        ``fields_unchecked``."""
+        ``incomplete_alive``."""
         _note_unchecked(values.values())
-        if not _required_fields(cls) <= values.keys():
-            _WireModel.fields_unchecked = True
-        return cast(Self, super().model_construct(_fields_set, **values))
+        built = cast(Self, super().model_construct(_fields_set, **values))
+        if not values.keys() >= _required_fields(cls):
+            _WireModel.incomplete_alive += 1
+            weakref.finalize(built, _one_incomplete_gone)
+        return built
 
     def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
         """A copy, with the values in ``update`` validated as the constructor validates them.
@@ -191,8 +195,13 @@ _IF_FALSE: Callable[[Any], bool] = operator.not_
 _IF_NONE: Callable[[Any], bool] = partial(operator.is_, None)
 
 
-def _required_fields(model: type[BaseModel]) -> set[str]:
-    return {name for name, field in model.model_fields.items() if field.is_required()}
+def _one_incomplete_gone() -> None:
+    _WireModel.incomplete_alive -= 1
+
+
+@cache  # per class: read on every model_construct
+def _required_fields(model: type[BaseModel]) -> frozenset[str]:
+    return frozenset(name for name, field in model.model_fields.items() if field.is_required())
 
 
 def _note_unchecked(values: Iterable[Any]) -> None:
@@ -620,6 +629,24 @@ def _argument_problem(detail: Any) -> str:
     given = detail["input"]
     shown = repr(given) if given is None or type(given) in (bool, int) else kind_of(given)
     return f"{detail['msg'][:1].lower()}{detail['msg'][1:]}, got {shown}"
+
+
+def is_complete(message: Message) -> bool:
+    """Whether ``message`` and the models it holds have every field without a default (only
+    ``model_construct`` can leave one out): a look at each instance's keys, no validation."""
+    fields = message.__dict__
+    if not fields.keys() >= _MESSAGE_REQUIRED:
+        return False
+    result = fields.get("tool_result")
+    if result is not None and not result.__dict__.keys() >= _RESULT_REQUIRED:
+        return False
+    calls = fields.get("tool_calls")
+    return not calls or all(call.__dict__.keys() >= _CALL_REQUIRED for call in calls)
+
+
+_MESSAGE_REQUIRED = _required_fields(Message)
+_RESULT_REQUIRED = _required_fields(ToolResult)
+_CALL_REQUIRED = _required_fields(ToolCall)
 
 
 # Deprecated for one release: ``Message.tool_result(...)`` on the class builds a message (with a

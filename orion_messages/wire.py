@@ -44,7 +44,7 @@ from ._unknown_values import (
 )
 from .checks import find_problems
 from .errors import ArgumentTypeError, ArgumentValueError, FormatError, Problem, require_bool
-from .models import Message, ToolCall, ToolResult, _WireModel
+from .models import Message, ToolCall, ToolResult, _WireModel, is_complete
 
 __all__ = ["FloatStyle", "dumps", "dumps_message", "loads", "loads_message"]
 
@@ -569,11 +569,15 @@ def dump_json(
     if (check_numbers or _WireModel.values_unchecked) and (literal := first_non_finite_literal(data)):
         why = f"a number is {literal[0]}, which JSON cannot hold (set without validation: through model_construct, or changed in place)"
         raise FormatError([_unwritable(value, why)])
-    if _WireModel.fields_unchecked and adapter in (_CONVERSATION, _MESSAGE):
+    if _WireModel.incomplete_alive and adapter in (_CONVERSATION, _MESSAGE) and not _all_complete(value):
         _require_readable(adapter, data)
     if float_style == "ryu":
         data = without_exponent_signs(data)
     return data
+
+
+def _all_complete(value: Message | list[Message]) -> bool:
+    return all(map(is_complete, value)) if isinstance(value, list) else is_complete(value)
 
 
 def _require_readable(adapter: TypeAdapter[Any], data: bytes) -> None:

@@ -459,13 +459,13 @@ assert _WireModel.values_unchecked is True
 
 def test_a_message_constructed_without_a_required_field_is_not_written() -> None:
     # pydantic's serializer writes such a message without the field: a file load refuses. A
-    # fresh process, as the flag that turns the read-back on is process-wide.
+    # fresh process, as the count that turns the look on is process-wide.
     script = """
-import pathlib, sys, tempfile
+import gc, pathlib, sys, tempfile
 from orion_messages import FormatError, Message, Role, ToolResult, dumps, dumps_message, load, save
 from orion_messages.models import _WireModel
 Message.model_construct(id="m", role=Role.USER, content="", timestamp=1)
-assert _WireModel.fields_unchecked is False
+assert _WireModel.incomplete_alive == 0
 good = Message.user("msg-1", "hi", timestamp=1)
 path = pathlib.Path(tempfile.mkdtemp()) / "c.json"
 save(path, [good])
@@ -475,7 +475,7 @@ cases = [
         tool_result=ToolResult.model_construct(tool_call_id="c", tool_name="t", content="x")),
      "[1].tool_result.is_error"),
 ]
-assert _WireModel.fields_unchecked is True
+assert _WireModel.incomplete_alive == 2  # a message and a tool result
 for broken, where in cases:
     for write in (lambda: dumps([good, broken]), lambda: save(path, [good, broken])):
         try:
@@ -492,6 +492,9 @@ for broken, where in cases:
         sys.exit("dumps_message wrote it")
 assert load(path) == [good]
 assert dumps([good]) == b'[{"id":"msg-1","role":"user","content":"hi","timestamp":1}]'
+del cases, broken, write
+gc.collect()
+assert _WireModel.incomplete_alive == 0  # gone with them: the writers look no more
 """
     completed = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=False)
     assert completed.returncode == 0, completed.stderr
