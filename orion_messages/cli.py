@@ -64,6 +64,7 @@ from ._store_cli import (
     stored_conversations,
     write_target,
 )
+from ._text import quoted
 from ._version import __version__
 from .checks import find_problems, problems_on_lines
 from .errors import (
@@ -811,9 +812,8 @@ def _warning_problems(caught: list[OrionMessagesWarning], line: int | None = Non
 
 def _warning_problem(warning: OrionMessagesWarning, line: int | None) -> Problem:
     if isinstance(warning, UnknownKeyWarning):
-        key = json.dumps(warning.key, ensure_ascii=False)
         at = warning.line if warning.line is not None else line
-        return Problem(warning.location, f"unknown key {key} left out: {warning.reason}", at)
+        return Problem(warning.location, f"unknown key {quoted(warning.key)} left out: {warning.reason}", at)
     if isinstance(warning, TornLineWarning):
         return _TornLine(warning.line, warning.size).problem(skipped=True)
     doc = (type(warning).__doc__ or "").strip().splitlines()

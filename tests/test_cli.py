@@ -1067,7 +1067,9 @@ def test_validate_escapes_ids_and_file_names(tmp_path: Path, capsys: CaptureFixt
     assert not any(char in out for char in "\x1b\x07\r\u202e"), out
     assert out.count("\n") == len(out.splitlines())  # every line break is ours
     assert "\\x1b[2J\\x07\\rchecked 9 files" in out  # the id
-    assert json.dumps(_HOSTILE)[1:-1] in out  # the key, in the warning that names it, as JSON spells it
+    assert (
+        'unknown key "a\\x1b[2J\\x07\\rchecked 9 files: all valid\\n\\u202e" left out' in out
+    )  # as the library quotes it
 
 
 def test_stats_and_prune_escape_the_file_name(tmp_path: Path, capsys: CaptureFixture) -> None:
@@ -1193,7 +1195,7 @@ def test_validate_a_log_reports_each_left_out_key_on_its_line(tmp_path: Path, ca
     assert main(["validate", str(path)]) == 0
     out = _lines(capsys.readouterr().out)
     assert [line.split(": warning: ")[0] for line in out[:3]] == [f"{path}:{n}" for n in (1, 2, 3)]
-    assert all('unknown key "score\\u001b[31m" left out' in line for line in out[:3])
+    assert all('unknown key "score\\x1b[31m" left out' in line for line in out[:3])
     assert "\x1b" not in "".join(out)
 
 
@@ -1206,7 +1208,7 @@ def test_other_commands_print_left_out_keys_as_escaped_capped_warnings(
     assert main([argv[0], str(path), *argv[1:]]) == 0
     err = _lines(capsys.readouterr().err)
     assert err[:20] == [
-        f'orion-messages: warning: {path}:{n}: unknown key "score\\u001b[31m" left out: '
+        f'orion-messages: warning: {path}:{n}: unknown key "score\\x1b[31m" left out: '
         + err[n - 1].split(" left out: ", 1)[1]
         for n in range(1, 21)
     ]
@@ -2910,3 +2912,16 @@ def test_a_number_option_takes_ascii_digits_only(
     assert _lines(capsys.readouterr().err)[-1].endswith(
         f"error: argument {option}: expected a whole number of {what}, found {typed!r}"
     )
+
+
+def test_a_long_unknown_key_is_cut_in_the_warning(tmp_path: Path, capsys: CaptureFixture) -> None:
+    # Printed whole before: a 1 MB key made a 1 MB line on the terminal.
+    key = "k" * 1000
+    path = tmp_path / "log.jsonl"
+    path.write_text(
+        f'{{"id":"m","role":"user","content":"a","timestamp":1,"{key}":1e400}}\n', encoding="utf-8"
+    )
+    assert main(["validate", str(path)]) == 0
+    (warning, _summary) = _lines(capsys.readouterr().out)
+    assert f'unknown key "{"k" * 37}..." left out' in warning
+    assert len(warning) < 400
