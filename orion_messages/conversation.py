@@ -149,6 +149,20 @@ def _by_identity(counting: _Counting) -> _Counting:
     return replace(counting, key=_SameObjects(counting.key))
 
 
+def _slot_names(cls: type) -> list[str]:
+    """The names the ``__slots__`` of ``cls`` and its bases give an instance (``__dict__`` and
+    ``__weakref__`` left out)."""
+    names: list[str] = []
+    for klass in cls.__mro__:
+        declared = klass.__dict__.get("__slots__", ())
+        for name in [declared] if isinstance(declared, str) else declared:
+            if name.startswith("__") and not name.endswith("__"):  # private: stored mangled
+                name = f"_{klass.__name__.lstrip('_')}{name}"
+            if name not in ("__dict__", "__weakref__"):
+                names.append(name)
+    return names
+
+
 class Conversation(Sequence[Message]):
     """A validated list of messages with orion-core's agent operations.
 
@@ -184,12 +198,17 @@ class Conversation(Sequence[Message]):
     """The attributes a pickle or a deep copy leaves out: the last plans (with the counters and
     templates they used, which may not pickle), the last save's bytes and the index."""
 
-    def __getstate__(self) -> dict[str, Any]:
-        """The messages, the id counter and a subclass's own attributes, without the caches."""
-        return {name: value for name, value in vars(self).items() if name not in self._CACHES}
+    def __getstate__(self) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The messages, the id counter and a subclass's own attributes (``__slots__`` too),
+        without the caches: as ``copyreg`` pickles an object, a dict and the slots' values."""
+        kept = {name: value for name, value in vars(self).items() if name not in self._CACHES}
+        return kept, {name: getattr(self, name) for name in _slot_names(type(self)) if hasattr(self, name)}
 
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state)
+    def __setstate__(self, state: tuple[dict[str, Any], dict[str, Any]]) -> None:
+        kept, slots = state
+        self.__dict__.update(kept)
+        for name, value in slots.items():
+            setattr(self, name, value)
         self._start_caches()
 
     def __copy__(self) -> Conversation:

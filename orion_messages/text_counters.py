@@ -225,6 +225,7 @@ def huggingface_counter(
             ``add_special_tokens`` is not a bool.
         FileNotFoundError: no file at the path (``IsADirectoryError`` for a folder).
         NotARegularFileError: the path names a FIFO or a device.
+        OSError: the path cannot be looked at (no permission, a part of it not a folder).
         ArgumentValueError: a file ``tokenizers`` cannot read as a tokenizer, named (its error
             is the ``__cause__``).
     """
@@ -307,6 +308,7 @@ def sentencepiece_counter(
         ArgumentTypeError: ``model`` is neither a path nor a processor.
         FileNotFoundError: no file at the path (``IsADirectoryError`` for a folder).
         NotARegularFileError: the path names a FIFO or a device.
+        OSError: the path cannot be looked at (no permission, a part of it not a folder).
         ArgumentValueError: a file SentencePiece cannot read as a model, named (its error is
             the ``__cause__``).
     """

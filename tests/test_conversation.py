@@ -858,3 +858,29 @@ def test_a_pickle_and_a_deep_copy_hold_the_messages_not_the_caches(tmp_path: Pat
         assert copied.next_id() == "msg-4"
         assert copied.plan_prune(ContextConfig(max_context_tokens=10_000)).kept_count == len(conversation)
     assert len(pickle.dumps(conversation)) == len(pickle.dumps(_call_with_results()))
+
+
+class _Session(Conversation):
+    """A host's conversation with attributes of its own, in slots."""
+
+    __slots__ = ("__secret", "owner")
+
+    def __init__(self, messages: list[Message], owner: str) -> None:
+        super().__init__(messages)
+        self.owner = owner
+        self.__secret = owner[::-1]
+
+    def secret(self) -> str:
+        return self.__secret
+
+
+def test_a_pickle_and_a_deep_copy_keep_a_subclasss_slots() -> None:
+    import copy
+    import pickle
+
+    session = _Session([Message.user("msg-1", "hi", timestamp=1)], "ann")
+    for copied in (pickle.loads(pickle.dumps(session)), copy.deepcopy(session)):
+        assert type(copied) is _Session
+        assert (copied.owner, copied.secret()) == ("ann", "nna")
+        assert list(copied) == list(session)
+        assert copied.next_id() == "msg-2"
