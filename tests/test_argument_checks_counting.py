@@ -385,3 +385,13 @@ def test_prune_still_summarizes_with_good_arguments() -> None:
     assert result.summary is not None
     assert result.summary.id == "summary-1"
     assert result.summary_error is None
+
+
+def test_a_message_counter_that_gives_text_no_count_keeps_its_own_error() -> None:
+    # "Counts the message's text" means returns an int for it: this one returns "h" for "hello".
+    def first_block(message):  # type: ignore[no-untyped-def]
+        return message[0]  # the bug: a Message is not subscriptable
+
+    with pytest.raises(TypeError) as caught:
+        TokenCounter(first_block).counts([USER])
+    assert type(caught.value) is TypeError  # not the library's ArgumentTypeError and its hint

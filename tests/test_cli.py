@@ -2925,3 +2925,12 @@ def test_a_long_unknown_key_is_cut_in_the_warning(tmp_path: Path, capsys: Captur
     (warning, _summary) = _lines(capsys.readouterr().out)
     assert f'unknown key "{"k" * 37}..." left out' in warning
     assert len(warning) < 400
+
+
+@pytest.mark.parametrize(("typed", "stamp"), [("-5", -5), ("+5", 5)])
+def test_a_signed_timestamp_is_taken(tmp_path: Path, typed: str, stamp: int) -> None:
+    openai = tmp_path / "oa.json"
+    openai.write_text('[{"role":"user","content":"hi"}]', encoding="utf-8")
+    out = tmp_path / "out.jsonl"
+    assert main(["convert", str(openai), str(out), "--from", "openai", f"--timestamp={typed}"]) == 0
+    assert [message.timestamp for message in read_jsonl(out)] == [stamp]

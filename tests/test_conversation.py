@@ -884,3 +884,13 @@ def test_a_pickle_and_a_deep_copy_keep_a_subclasss_slots() -> None:
         assert (copied.owner, copied.secret()) == ("ann", "nna")
         assert list(copied) == list(session)
         assert copied.next_id() == "msg-2"
+
+
+def test_a_lookup_by_id_does_not_grow_the_pickle() -> None:
+    # The index of positions by id is a cache: left out of a pickle, as the plans are.
+    import pickle
+
+    conversation = Conversation([Message.user(f"msg-{k}", "x", timestamp=k) for k in range(1, 201)])
+    size = len(pickle.dumps(conversation))
+    assert conversation.set_pinned("no-such-id", True) is False  # builds the index
+    assert len(pickle.dumps(conversation)) == size

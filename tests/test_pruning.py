@@ -20,6 +20,7 @@ from orion_messages import (
     Message,
     Role,
     ToolCall,
+    TurnLayout,
     split_turns,
 )
 from orion_messages.pruning import (
@@ -768,3 +769,35 @@ def test_the_default_summary_id_is_fresh_past_the_u64_counter() -> None:
     ):
         assert result.summary is not None
         assert result.summary.id == f"msg-{top + 2}"
+
+
+def test_fresh_ids_skip_every_taken_id_past_the_u64_counter() -> None:
+    from orion_messages.ids import FreshIds
+
+    top = 2**64 - 1
+    assert FreshIds([f"msg-{top}", f"msg-{top + 1}", f"msg-{top + 2}"]).next() == f"msg-{top + 3}"
+
+
+def test_the_default_summary_id_skips_two_taken_ids_past_the_u64_counter() -> None:
+    top = 2**64 - 1
+    messages = [
+        Message.user(f"msg-{top}", "old question " * 40, timestamp=1),
+        Message.assistant("msg-a", "old answer " * 40, timestamp=2),
+        Message.user(f"msg-{top + 1}", "new question", timestamp=3),
+        Message.assistant(f"msg-{top + 2}", "new answer", timestamp=4),
+    ]
+    config = ContextConfig(max_context_tokens=200, max_response_tokens=100, strategy=PruneStrategy.SUMMARIZE)
+    result = prune(messages, config, summarize=lambda folded, prior: "short")
+    assert result.summary is not None
+    assert result.summary.id == f"msg-{top + 3}"
+
+
+def test_a_turn_layout_of_six_turns_is_listed_and_of_seven_counted() -> None:
+    # As repr(PrunePlan): six turns or fewer are listed, more are counted.
+    six = TurnLayout(preamble=range(0), turns=[range(k, k + 1) for k in range(6)])
+    assert repr(six) == (
+        "TurnLayout(preamble=range(0, 0), turns=[range(0, 1), range(1, 2), range(2, 3), "
+        "range(3, 4), range(4, 5), range(5, 6)])"
+    )
+    seven = TurnLayout(preamble=range(0), turns=[range(k, k + 1) for k in range(7)])
+    assert repr(seven) == "TurnLayout(preamble=range(0, 0), turns=<7 turns, 7 messages>)"

@@ -551,3 +551,15 @@ def test_a_host_models_schema_shows_free_values_as_any_json_value() -> None:
     assert sorted(generated["$defs"]) == ["Message", "Role", "ToolCall", "ToolResult"]
     assert generated["$defs"]["ToolCall"]["properties"]["arguments"]["type"] == any_json
     assert generated["$defs"]["Message"]["additionalProperties"] == {"type": any_json}
+
+
+def test_the_regeneration_command_says_a_file_in_the_way_of_out_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    in_the_way = tmp_path / "afile"
+    in_the_way.write_text("")
+    assert main(["--out", str(in_the_way)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("python -m orion_messages.schema: error: ")
+    assert err.count("\n") == 1
+    assert "afile" in err

@@ -754,3 +754,13 @@ def test_arguments_holding_a_lone_surrogate_are_a_format_error(value: object) ->
 
     with pytest.raises(FormatError, match="a string holds an unpaired surrogate"):
         encode_arguments(value)
+
+
+def test_an_indent_of_zero_is_taken_by_the_writers(tmp_path: Path) -> None:
+    # The writers take 0 to 1024 (wire.INDENT_MAX): 0 is in the range, as json.dumps takes it.
+    from orion_messages import load, save
+
+    messages = [Message.user("msg-1", "hi", timestamp=1)]
+    assert loads(dumps(messages, indent=0)) == messages
+    save(tmp_path / "c.json", messages, indent=0)
+    assert load(tmp_path / "c.json") == messages

@@ -364,3 +364,58 @@ def test_an_async_store_refuses_a_second_loop_while_another_loop_s_call_runs(pos
     )
     assert asyncio.run(store.load("c"))[0].id == "m"  # that loop's calls have ended: this one may
     asyncio.run(store.close())
+
+
+# The async store follows the sync store's rule: a call cancelled mid-statement closes the
+# connection, so the server releases the conversation's row lock at once.
+
+
+def _cancel_async_once_sent(monkeypatch: pytest.MonkeyPatch, statement: str) -> None:
+    """The async twin of ``_interrupt_once_sent``: the first ``execute`` of ``statement`` is sent,
+    then the call is cancelled before its result is read (the connection is left ``ACTIVE``)."""
+    import psycopg
+
+    real_execute = psycopg.AsyncCursor.execute
+    real_wait = psycopg.AsyncConnection.wait
+    armed = [False]
+
+    async def execute(self: Any, query: Any, params: Any = None, **options: Any) -> Any:
+        if isinstance(query, str) and query.startswith(statement):
+            monkeypatch.setattr(psycopg.AsyncCursor, "execute", real_execute)  # once
+            armed[0] = True
+        return await real_execute(self, query, params, **options)
+
+    async def wait(self: Any, generator: Any, *args: Any, **options: Any) -> Any:
+        if not armed[0]:
+            return await real_wait(self, generator, *args, **options)
+        armed[0] = False
+        next(generator)  # psycopg sends the statement, then would wait for its result
+        assert self.info.transaction_status == psycopg.pq.TransactionStatus.ACTIVE
+        raise asyncio.CancelledError
+
+    monkeypatch.setattr(psycopg.AsyncCursor, "execute", execute)
+    monkeypatch.setattr(psycopg.AsyncConnection, "wait", wait)
+
+
+def test_an_async_call_cancelled_mid_statement_leaves_no_row_lock(
+    postgres_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async def run() -> tuple[float, list[str]]:
+        store = await open_async_store(postgres_url)
+        try:
+            await store.create("c")
+            await store.append("c", Message.user("first", "hi", timestamp=1))
+            _cancel_async_once_sent(monkeypatch, "UPDATE orion_conversations SET next_position")
+            with pytest.raises(asyncio.CancelledError):
+                await store.extend("c", batch("cut", 3))
+            monkeypatch.undo()
+            # Before the store's next call: the lock is free for another worker.
+            waited = await asyncio.to_thread(_lock_waits, postgres_url, "c")
+            await store.append("c", Message.user("last", "hi", timestamp=2))
+            return waited, [m.id for m in await store.load("c")]
+        finally:
+            await store.close()
+
+    waited, ids = asyncio.run(run())
+    assert waited < 4
+    assert ids == ["first", "last"]
