@@ -204,9 +204,10 @@ class Conversation(Sequence[Message]):
         kept = {name: value for name, value in vars(self).items() if name not in self._CACHES}
         return kept, {name: getattr(self, name) for name in _slot_names(type(self)) if hasattr(self, name)}
 
-    def __setstate__(self, state: tuple[dict[str, Any], dict[str, Any]]) -> None:
-        kept, slots = state
-        self.__dict__.update(kept)
+    def __setstate__(self, state: tuple[dict[str, Any], dict[str, Any]] | dict[str, Any]) -> None:
+        # A dict: a pickle of a release that pickled the whole __dict__, caches included.
+        kept, slots = (state, {}) if isinstance(state, dict) else state
+        self.__dict__.update((name, value) for name, value in kept.items() if name not in self._CACHES)
         for name, value in slots.items():
             setattr(self, name, value)
         self._start_caches()

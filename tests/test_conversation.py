@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import collections.abc
 import warnings
 from collections.abc import Callable
@@ -894,3 +895,32 @@ def test_a_lookup_by_id_does_not_grow_the_pickle() -> None:
     size = len(pickle.dumps(conversation))
     assert conversation.set_pinned("no-such-id", True) is False  # builds the index
     assert len(pickle.dumps(conversation)) == size
+
+
+# A pickle of Conversation([Message.user("msg-1", "hi", timestamp=1)]) after next_id() and a
+# plan, made by the code before Conversation had __getstate__ (c1bec84): its state is the whole
+# __dict__, caches included.
+_PICKLE_BEFORE_GETSTATE = base64.b64decode(
+    "gASVWQMAAAAAAACMG29yaW9uX21lc3NhZ2VzLmNvbnZlcnNhdGlvbpSMDENvbnZlcnNhdGlvbpSTlCmBlH2UKIwJX21lc3Nh"
+    "Z2VzlF2UjBVvcmlvbl9tZXNzYWdlcy5tb2RlbHOUjAdNZXNzYWdllJOUKYGUfZQojAhfX2RpY3RfX5R9lCiMAmlklIwFbXNn"
+    "LTGUjARyb2xllGgHjARSb2xllJOUjAR1c2VylIWUUpSMB2NvbnRlbnSUjAJoaZSMCXRpbWVzdGFtcJRLAYwKdG9vbF9jYWxs"
+    "c5QpjAt0b29sX3Jlc3VsdJROjAt0b2tlbl9jb3VudJROjAZwaW5uZWSUiYwSX19weWRhbnRpY19leHRyYV9flH2UdWgdaB6M"
+    "F19fcHlkYW50aWNfZmllbGRzX3NldF9flI+UKGgQaBhoDmgWkIwUX19weWRhbnRpY19wcml2YXRlX1+UTnViYYwNX2xhc3Rf"
+    "Y291bnRlcpRLAowGX3BsYW5zlIwXb3Jpb25fbWVzc2FnZXMucGxhbm5pbmeUjApfUGxhbkNhY2hllJOUKYGUTn2UKIwIX2Nv"
+    "bHVtbnOUfZRoAIwMX1NhbWVPYmplY3RzlJOUKYGUTn2UKIwFX2hhc2iUiggAMazCQEGOBowIX29iamVjdHOUToWUdYaUYmgk"
+    "jAdfQ29sdW1ulJOUKYGUTn2UKIwFY29zdHOUXZRLAWGMBWRpcnR5lI+UjAZwcmVmaXiUXZQoSwBLAWV1hpRic4wHX2xheW91"
+    "dJSMFm9yaW9uX21lc3NhZ2VzLl9sYXlvdXSUjAdfTGF5b3V0lJOUKYGUTn2UKIwIX2NhbGxlcnOUfZSMD19jYWxsc19pbl9v"
+    "cmRlcpROjAVsaW5rc5RdlIwHcGVuZGluZ5RdlGgcXZSMBHNpemWUSwGMBnN0YXJ0c5RdlEsAYYwKdW5hbnN3ZXJlZJR9lHWG"
+    "lGJ1hpRijAhfZW5jb2RlZJSMF29yaW9uX21lc3NhZ2VzLl9lbmNvZGVklIwMX0VuY29kZWRGaWxllJOUKYGUTn2UKIwGYnVm"
+    "ZmVylIwIYnVpbHRpbnOUjAlieXRlYXJyYXmUk5RDAVuUhZRSlIwHb2Zmc2V0c5RdlIwFc3RhbGWUj5R1hpRijAZfaW5kZXiU"
+    "TnViLg=="
+)
+
+
+def test_a_pickle_made_before_getstate_still_loads() -> None:
+    import pickle
+
+    conversation = pickle.loads(_PICKLE_BEFORE_GETSTATE)
+    assert list(conversation) == [Message.user("msg-1", "hi", timestamp=1)]
+    assert conversation.next_id() == "msg-3"  # msg-2 was handed out before the pickle
+    assert conversation.plan_prune().kept_count == 1
