@@ -154,21 +154,28 @@ class _WireModel(
     """
 
     incomplete_alive: ClassVar[int] = 0
-    """How many instances ``model_construct`` built without a field that has no default (a
-    message without its ``timestamp``) are alive; pydantic's serializer writes them without the
-    field. While there are any, the message writers look at the keys of each message they
-    write (``is_complete``) and read back what they wrote when one lacks a field."""
+    """How many instances without a field that has no default (a message without its
+    ``timestamp``: built by ``model_construct``, or a copy or unpickling of one) are alive;
+    pydantic's serializer writes them without the field. While there are any, the message
+    writers look at the keys of each message they write (``is_complete``) and read back what
+    they wrote when one lacks a field."""
 
     @classmethod
     def model_construct(cls, _fields_set: set[str] | None = None, **values: Any) -> Self:  # type: ignore[override]
         """pydantic's construction without validation; see ``values_unchecked`` and
         ``incomplete_alive``."""
         _note_unchecked(values.values())
-        built = cast(Self, super().model_construct(_fields_set, **values))
-        if not values.keys() >= _required_fields(cls):
-            _WireModel.incomplete_alive += 1
-            weakref.finalize(built, _one_incomplete_gone)
-        return built
+        return _counted_if_incomplete(cast(Self, super().model_construct(_fields_set, **values)))
+
+    def __copy__(self) -> Self:
+        return _counted_if_incomplete(super().__copy__())
+
+    def __deepcopy__(self, memo: dict[int, Any] | None = None) -> Self:
+        return _counted_if_incomplete(super().__deepcopy__(memo))
+
+    def __setstate__(self, state: dict[Any, Any]) -> None:
+        super().__setstate__(state)
+        _counted_if_incomplete(self)
 
     def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
         """A copy, with the values in ``update`` validated as the constructor validates them.
@@ -193,6 +200,17 @@ class _WireModel(
 _IF_EMPTY: Callable[[Any], bool] = operator.not_
 _IF_FALSE: Callable[[Any], bool] = operator.not_
 _IF_NONE: Callable[[Any], bool] = partial(operator.is_, None)
+
+
+_Model = TypeVar("_Model", bound=BaseModel)
+
+
+def _counted_if_incomplete(model: _Model) -> _Model:
+    """``model``, counted in ``incomplete_alive`` while it lives if it lacks a required field."""
+    if not model.__dict__.keys() >= _required_fields(type(model)):
+        _WireModel.incomplete_alive += 1
+        weakref.finalize(model, _one_incomplete_gone)
+    return model
 
 
 def _one_incomplete_gone() -> None:
@@ -600,9 +618,6 @@ def first_non_message(messages: Iterable[object], function: str) -> ArgumentType
         if not isinstance(item, Message):
             return ArgumentTypeError(f"{function}: [{index}]: expected a Message, found {kind_of(item)}")
     return None
-
-
-_Model = TypeVar("_Model", bound=BaseModel)
 
 
 def _built(constructor: str, model: type[_Model], **values: Any) -> _Model:

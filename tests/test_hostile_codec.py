@@ -500,6 +500,34 @@ assert _WireModel.incomplete_alive == 0  # gone with them: the writers look no m
     assert completed.returncode == 0, completed.stderr
 
 
+def test_a_copy_of_an_incomplete_message_is_not_written_either() -> None:
+    # copy, deepcopy, model_copy and pickle copy the missing field's absence: each copy is
+    # looked at while it lives, after the original is gone.
+    script = """
+import copy, gc, pickle, sys
+from orion_messages import FormatError, Message, Role, dumps
+from orion_messages.models import _WireModel
+original = Message.model_construct(id="msg-1", role=Role.USER, content="x")
+copies = [copy.copy(original), copy.deepcopy(original), original.model_copy(), pickle.loads(pickle.dumps(original))]
+del original
+gc.collect()
+for made in copies:
+    try:
+        dumps([made])
+    except FormatError as error:
+        assert [p.location for p in error.problems] == ["[0].timestamp"], error
+    else:
+        sys.exit("a copy was written without its timestamp")
+del copies, made
+gc.collect()
+assert _WireModel.incomplete_alive == 0
+copy.copy(Message.user("msg-2", "y", timestamp=2))
+assert _WireModel.incomplete_alive == 0  # a complete message is not counted
+"""
+    completed = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=False)
+    assert completed.returncode == 0, completed.stderr
+
+
 def test_an_event_model_dump_json_is_its_wire_form() -> None:
     line = b'{"type":"turn_start"}'
     assert parse_event(line).model_dump_json().encode() == line
