@@ -707,10 +707,16 @@ def surrogate_at(text: str) -> int | None:
 
 def lone_surrogates(value: Any) -> Iterator[LoneSurrogate]:
     """Every string of a Python JSON value (dicts, lists, tuples, str) holding a lone
-    surrogate, keys included (a key's value is not looked into). Iterative: any depth."""
+    surrogate, keys included (a key's value is not looked into). Iterative: any depth; a
+    container met again (a value changed in place to hold itself) is not walked again."""
     stack: list[tuple[Any, tuple[int | str, ...]]] = [(value, ())]
+    walked: set[int] = set()  # ids of the containers walked, held alive by ``value`` meanwhile
     while stack:
         item, path = stack.pop()
+        if isinstance(item, (Mapping, list, tuple)):
+            if id(item) in walked:
+                continue
+            walked.add(id(item))
         if isinstance(item, str):
             if (at := surrogate_at(item)) is not None:
                 yield LoneSurrogate(path, item, at, False)

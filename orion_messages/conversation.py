@@ -156,8 +156,9 @@ def _slot_names(cls: type) -> list[str]:
     for klass in cls.__mro__:
         declared = klass.__dict__.get("__slots__", ())
         for name in [declared] if isinstance(declared, str) else declared:
-            if name.startswith("__") and not name.endswith("__"):  # private: stored mangled
-                name = f"_{klass.__name__.lstrip('_')}{name}"
+            owner = klass.__name__.lstrip("_")
+            if name.startswith("__") and not name.endswith("__") and owner:  # private: stored mangled
+                name = f"_{owner}{name}"
             if name not in ("__dict__", "__weakref__"):
                 names.append(name)
     return names
@@ -215,9 +216,9 @@ class Conversation(Sequence[Message]):
     def __copy__(self) -> Conversation:
         """A conversation of the same messages (they are immutable) that changes independently;
         its ``next_id`` goes on from this one's."""
-        copied = type(self).__new__(type(self))  # a subclass copies as itself
-        Conversation.__init__(copied, self._messages)
-        copied._last_counter = self._last_counter
+        copied = type(self).__new__(type(self))  # a subclass copies as itself, its attributes too
+        kept, slots = self.__getstate__()
+        copied.__setstate__(({**kept, "_messages": list(self._messages)}, slots))
         return copied
 
     @property

@@ -64,11 +64,12 @@ def json_input(data: bytes | bytearray | memoryview | str, reader: str) -> bytes
     ``reader`` when it is neither JSON text nor bytes (``loads(None)``)."""
     if type(data) is bytes or type(data) is str:
         return data
-    # A subclass (numpy.str_, a host's own) as the plain type: the scanners look up by type.
+    # A subclass (numpy.str_, a host's own) as the plain type, with its own text whatever its
+    # __str__ or __bytes__ says (str's method, the buffer): the scanners look up by type.
     if isinstance(data, str):
-        return str(data)
+        return str.__str__(data)
     if isinstance(data, (bytes, bytearray, memoryview)):
-        return bytes(data)
+        return bytes(memoryview(data))
     raise ArgumentTypeError(f"{reader}: expected JSON as bytes or str, got {kind_of(data)}")
 
 

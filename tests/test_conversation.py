@@ -924,3 +924,30 @@ def test_a_pickle_made_before_getstate_still_loads() -> None:
     assert list(conversation) == [Message.user("msg-1", "hi", timestamp=1)]
     assert conversation.next_id() == "msg-3"  # msg-2 was handed out before the pickle
     assert conversation.plan_prune().kept_count == 1
+
+
+class ___(Conversation):
+    """A class named only with underscores: Python does not mangle its private names."""
+
+    __slots__ = ("__tag",)
+
+    def __init__(self, messages: list[Message], tag: str) -> None:
+        super().__init__(messages)
+        self.__tag = tag
+
+    def tag(self) -> str:
+        return self.__tag
+
+
+def test_a_copy_keeps_a_subclasss_attributes_and_slots() -> None:
+    import copy
+    import pickle
+
+    session = _Session([Message.user("msg-1", "hi", timestamp=1)], "ann")
+    copied = copy.copy(session)
+    assert (copied.owner, copied.secret()) == ("ann", "nna")
+    copied.append(Message.user("msg-2", "only in the copy", timestamp=2))
+    assert len(session) == 1  # the messages are its own
+    plain = ___([Message.user("msg-1", "hi", timestamp=1)], "t")
+    for again in (copy.copy(plain), copy.deepcopy(plain), pickle.loads(pickle.dumps(plain))):
+        assert again.tag() == "t"

@@ -523,6 +523,14 @@ gc.collect()
 assert _WireModel.incomplete_alive == 0
 copy.copy(Message.user("msg-2", "y", timestamp=2))
 assert _WireModel.incomplete_alive == 0  # a complete message is not counted
+from orion_messages import ToolCall
+call = ToolCall.model_construct(id="c1", name="f")  # no arguments, inside a validated message
+try:
+    dumps([Message.assistant("msg-3", "", [call], timestamp=3)])
+except FormatError as error:
+    assert [p.location for p in error.problems] == ["[0].tool_calls[0].arguments"], error
+else:
+    sys.exit("a tool call was written without its arguments")
 """
     completed = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=False)
     assert completed.returncode == 0, completed.stderr

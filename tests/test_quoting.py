@@ -284,3 +284,10 @@ def test_file_names_urls_and_foreign_messages_are_escaped() -> None:
     assert str(refused.value).startswith(
         'tiktoken_counter: cannot load the encoding "\\x1b[2J": Unknown encoding \\x1b[2J.'
     )
+
+
+def test_a_loss_cuts_a_location_no_writer_makes() -> None:
+    from orion_messages import Loss
+
+    loss = Loss(index=0, field=location(("k." * 300,)), reason="unknown")
+    assert str(loss) == '[0]["' + ("k." * 300)[:192] + "...: unknown"

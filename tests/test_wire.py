@@ -741,7 +741,12 @@ def test_a_str_or_bytes_subclass_reads_as_the_plain_type() -> None:
         pass
 
     document = '[{"id":"m","role":"assistant","content":"","timestamp":1,"tool_calls":[{"id":"c","name":"n","arguments":{"a":-0}}]}]'
-    for given in (Text(document), Data(document.encode())):
+
+    class Shown(str):
+        def __str__(self) -> str:
+            return "not the document"
+
+    for given in (Text(document), Data(document.encode()), Shown(document)):
         (message,) = loads(given)
         assert repr(message.tool_calls[0].arguments) == "{'a': -0.0}"
     with pytest.raises(FormatError, match="the document is empty"):
@@ -764,3 +769,10 @@ def test_an_indent_of_zero_is_taken_by_the_writers(tmp_path: Path) -> None:
     assert loads(dumps(messages, indent=0)) == messages
     save(tmp_path / "c.json", messages, indent=0)
     assert load(tmp_path / "c.json") == messages
+
+
+def test_arguments_changed_in_place_to_hold_themselves_are_refused_not_walked_forever() -> None:
+    call = ToolCall(id="c1", name="f", arguments={"a": [1]})
+    call.arguments["a"].append(call.arguments)  # past validation, as the docs say not to
+    with pytest.raises(FormatError):
+        dumps([Message.assistant("msg-1", "", [call], timestamp=1)])
