@@ -9,6 +9,7 @@ trip through this library; orion-core itself would drop them.
 from __future__ import annotations
 
 import operator
+import threading
 import time
 import warnings
 import weakref
@@ -208,13 +209,20 @@ _Model = TypeVar("_Model", bound=BaseModel)
 def _counted_if_incomplete(model: _Model) -> _Model:
     """``model``, counted in ``incomplete_alive`` while it lives if it lacks a required field."""
     if not model.__dict__.keys() >= _required_fields(type(model)):
-        _WireModel.incomplete_alive += 1
+        with _INCOMPLETE_COUNT:
+            _WireModel.incomplete_alive += 1
         weakref.finalize(model, _one_incomplete_gone)
     return model
 
 
 def _one_incomplete_gone() -> None:
-    _WireModel.incomplete_alive -= 1
+    with _INCOMPLETE_COUNT:
+        _WireModel.incomplete_alive -= 1
+
+
+# ``+=`` on the count is no atomic step between threads (3.10, free-threaded builds); reentrant,
+# as a collection in the middle of a change may run a finalizer on the same thread.
+_INCOMPLETE_COUNT = threading.RLock()
 
 
 @cache  # per class: read on every model_construct
