@@ -753,14 +753,31 @@ def test_the_repr_of_a_long_turn_layout_counts_its_turns() -> None:
     )
 
 
-def test_the_default_summary_id_is_fresh_past_the_u64_counter() -> None:
-    # msg-(2**64) is no counter for orion-core (its counter is a u64), so "the highest counter
-    # plus one" can be an id the kept turn already has; the summary must take the next free one.
-    top = 2**64 - 1
+_TOP = 2**64 - 1
+"""The largest counter orion-core's u64 reads: ``msg-(2**64)`` and past it are no counters."""
+
+
+@pytest.mark.parametrize(
+    ("latest", "expected"),
+    [
+        ([Message.user(f"msg-{_TOP + 1}", "new question", timestamp=3)], f"msg-{_TOP + 2}"),
+        (
+            [
+                Message.user(f"msg-{_TOP + 1}", "new question", timestamp=3),
+                Message.assistant(f"msg-{_TOP + 2}", "new answer", timestamp=4),
+            ],
+            f"msg-{_TOP + 3}",
+        ),
+    ],
+    ids=["one-taken", "two-taken"],
+)
+def test_the_default_summary_id_is_fresh_past_the_u64_counter(latest: list[Message], expected: str) -> None:
+    # "The highest counter plus one" can be an id the kept turn already has; the summary must
+    # take the next free one, past every taken id in a row.
     messages = [
-        Message.user(f"msg-{top}", "old question " * 40, timestamp=1),
+        Message.user(f"msg-{_TOP}", "old question " * 40, timestamp=1),
         Message.assistant("msg-a", "old answer " * 40, timestamp=2),
-        Message.user(f"msg-{top + 1}", "new question", timestamp=3),
+        *latest,
     ]
     config = ContextConfig(max_context_tokens=200, max_response_tokens=100, strategy=PruneStrategy.SUMMARIZE)
     for result in (
@@ -768,28 +785,13 @@ def test_the_default_summary_id_is_fresh_past_the_u64_counter() -> None:
         Conversation(messages).prune(config, summarize=lambda folded, prior: "short"),
     ):
         assert result.summary is not None
-        assert result.summary.id == f"msg-{top + 2}"
+        assert result.summary.id == expected
 
 
 def test_fresh_ids_skip_every_taken_id_past_the_u64_counter() -> None:
     from orion_messages.ids import FreshIds
 
-    top = 2**64 - 1
-    assert FreshIds([f"msg-{top}", f"msg-{top + 1}", f"msg-{top + 2}"]).next() == f"msg-{top + 3}"
-
-
-def test_the_default_summary_id_skips_two_taken_ids_past_the_u64_counter() -> None:
-    top = 2**64 - 1
-    messages = [
-        Message.user(f"msg-{top}", "old question " * 40, timestamp=1),
-        Message.assistant("msg-a", "old answer " * 40, timestamp=2),
-        Message.user(f"msg-{top + 1}", "new question", timestamp=3),
-        Message.assistant(f"msg-{top + 2}", "new answer", timestamp=4),
-    ]
-    config = ContextConfig(max_context_tokens=200, max_response_tokens=100, strategy=PruneStrategy.SUMMARIZE)
-    result = prune(messages, config, summarize=lambda folded, prior: "short")
-    assert result.summary is not None
-    assert result.summary.id == f"msg-{top + 3}"
+    assert FreshIds([f"msg-{_TOP}", f"msg-{_TOP + 1}", f"msg-{_TOP + 2}"]).next() == f"msg-{_TOP + 3}"
 
 
 def test_a_turn_layout_of_six_turns_is_listed_and_of_seven_counted() -> None:
