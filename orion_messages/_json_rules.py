@@ -36,6 +36,7 @@ from ._text import kind_of
 
 __all__ = [
     "ANY_JSON",
+    "JSON_TYPES",
     "JSON_WHITESPACE",
     "INT_DIGITS_MAX",
     "JSON_VALUE",
@@ -159,9 +160,12 @@ def _containers(kind: _ValueKind, level: int) -> list[core_schema.CoreSchema]:
     return [core_schema.dict_schema(_KEY, inner, strict=True), core_schema.list_schema(inner, strict=True)]
 
 
+JSON_TYPES = ("object", "array", "string", "number", "boolean", "null")
+"""JSON Schema's names of the six JSON types: a free value is any of them, whatever its depth."""
+
+
 def _any_json_schema(schema: Any, handler: Any) -> dict[str, Any]:
-    # In JSON Schema a free value is any of the six JSON types, whatever its depth.
-    return {"type": ["object", "array", "string", "number", "boolean", "null"]}
+    return {"type": list(JSON_TYPES)}
 
 
 def _union(choices: list[Any], kind: _ValueKind, level: int | None) -> core_schema.CoreSchema:

@@ -7,6 +7,7 @@ by the last save, so saving again after an append encodes only the new message.
 
 from __future__ import annotations
 
+import copyreg
 import os
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -149,21 +150,6 @@ def _by_identity(counting: _Counting) -> _Counting:
     return replace(counting, key=_SameObjects(counting.key))
 
 
-def _slot_names(cls: type) -> list[str]:
-    """The names the ``__slots__`` of ``cls`` and its bases give an instance (``__dict__`` and
-    ``__weakref__`` left out)."""
-    names: list[str] = []
-    for klass in cls.__mro__:
-        declared = klass.__dict__.get("__slots__", ())
-        for name in [declared] if isinstance(declared, str) else declared:
-            owner = klass.__name__.lstrip("_")
-            if name.startswith("__") and not name.endswith("__") and owner:  # private: stored mangled
-                name = f"_{owner}{name}"
-            if name not in ("__dict__", "__weakref__"):
-                names.append(name)
-    return names
-
-
 class Conversation(Sequence[Message]):
     """A validated list of messages with orion-core's agent operations.
 
@@ -203,7 +189,10 @@ class Conversation(Sequence[Message]):
         """The messages, the id counter and a subclass's own attributes (``__slots__`` too),
         without the caches: as ``copyreg`` pickles an object, a dict and the slots' values."""
         kept = {name: value for name, value in vars(self).items() if name not in self._CACHES}
-        return kept, {name: getattr(self, name) for name in _slot_names(type(self)) if hasattr(self, name)}
+        # copyreg's own list of slot names, as pickle's default state uses it (private names
+        # mangled, __dict__ and __weakref__ left out).
+        slots = copyreg._slotnames(type(self))  # type: ignore[attr-defined]
+        return kept, {name: getattr(self, name) for name in slots if hasattr(self, name)}
 
     def __setstate__(self, state: tuple[dict[str, Any], dict[str, Any]] | dict[str, Any]) -> None:
         # A dict: a pickle of a release that pickled the whole __dict__, caches included.

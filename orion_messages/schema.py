@@ -27,6 +27,7 @@ from pydantic import TypeAdapter
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
 from pydantic_core import core_schema
 
+from ._json_rules import JSON_TYPES
 from ._text import kind_of, printable
 from .errors import ArgumentTypeError, ArgumentValueError, OrionMessagesError
 from .events import _FIELDS_HEADING, EVENT_TYPES, AgentEvent
@@ -61,9 +62,6 @@ _AGENT_EVENT_DESCRIPTION = (
 )
 
 
-_ANY_JSON = ("object", "array", "string", "number", "boolean", "null")
-
-
 class _WireSchema(GenerateJsonSchema):
     """Pydantic's schema generator, adjusted to describe the wire format for other languages.
 
@@ -78,7 +76,7 @@ class _WireSchema(GenerateJsonSchema):
         return False
 
     def any_schema(self, schema: core_schema.AnySchema) -> JsonSchemaValue:
-        return {"type": list(_ANY_JSON)}
+        return {"type": list(JSON_TYPES)}
 
     def tagged_union_schema(self, schema: core_schema.TaggedUnionSchema) -> JsonSchemaValue:
         generated = super().tagged_union_schema(schema)
