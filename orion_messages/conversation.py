@@ -31,7 +31,7 @@ from .errors import (
     ResultAlreadyResolved,
     require_bool,
 )
-from .ids import COUNTER_MAX, message_number
+from .ids import COUNTER_MAX, message_number, next_free_counter
 from .models import Message, ToolResult, not_a_collection, require_token_count
 from .planning import ContextConfig, PrunePlan, _context_config, _Counting, _counting, _plan, _PlanCache
 from .pruning import PruneResult, Summarizer, _prior_summary, _prune
@@ -382,13 +382,11 @@ class Conversation(Sequence[Message]):
 
         Tool calls of a message take ids ``tool_call_id(message_id, k)``: ``msg-2-call-1``...
         """
-        self._last_counter += 1
-        if self._last_counter > COUNTER_MAX:
-            # Past orion-core's u64 counter an id is no counter (a reload does not count it), so
-            # skip those already given: the rare case pays for a look at every id.
-            taken = {message.id for message in self._messages}
-            while f"msg-{self._last_counter}" in taken:
-                self._last_counter += 1
+        # Only past orion-core's u64 counter can a msg-N be taken: the rare case pays for a look
+        # at every id, the common one for none.
+        past_counter = self._last_counter >= COUNTER_MAX
+        taken = {message.id for message in self._messages} if past_counter else ()
+        self._last_counter = next_free_counter(self._last_counter, taken)
         return f"msg-{self._last_counter}"
 
     def pending(self) -> list[Message]:

@@ -27,7 +27,7 @@ import orjson
 from ._text import excerpt, kind_of, quoted
 from .errors import ArgumentTypeError, ArgumentValueError, require_bool
 from .models import Message, require_message_list
-from .text_counters import callable_counter
+from .text_counters import callable_counter, estimate_from_length, estimate_text_tokens
 
 __all__ = ["MessageCounter", "TokenCounter", "estimate_tokens", "tokenizer_counter"]
 
@@ -115,10 +115,10 @@ def estimate_tokens(message: Message | str) -> int:
         ArgumentTypeError: ``message`` is neither a ``Message`` nor a str.
     """
     if isinstance(message, str):
-        return max(1, len(message) // 4)
+        return estimate_text_tokens(message)
     if not isinstance(message, Message):
         raise ArgumentTypeError(f"estimate_tokens: expected a Message or a str, got {kind_of(message)}")
-    return max(1, sum(map(len, _text_parts(message))) // 4)
+    return estimate_from_length(sum(map(len, _text_parts(message))))
 
 
 def _gaps(values: list[int | None]) -> Iterator[int]:

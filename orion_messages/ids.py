@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Container, Iterable
 
 from ._text import kind_of
 from .errors import ArgumentTypeError, ArgumentValueError
@@ -64,13 +64,23 @@ class FreshIds:
 
     def next(self) -> str:
         """The next new id."""
-        self.last += 1
+        self.last = next_free_counter(self.last, self.taken)
         new = f"msg-{self.last}"
-        while new in self.taken:  # only past orion-core's u64 counter, where msg-N is no counter
-            self.last += 1
-            new = f"msg-{self.last}"
         self.taken.add(new)
         return new
+
+
+def next_free_counter(last: int, taken: Container[str]) -> int:
+    """The first N after ``last`` whose ``msg-N`` is not among the ``taken`` ids.
+
+    Below orion-core's u64 counter the next N is always free (``last`` is at least every counter
+    taken); past it, ``msg-N`` is no counter (a reload does not count it), so those taken are
+    skipped.
+    """
+    last += 1
+    while f"msg-{last}" in taken:
+        last += 1
+    return last
 
 
 def tool_call_id(message_id: str, k: int) -> str:

@@ -60,7 +60,16 @@ def estimate_text_tokens(text: str) -> int:
     """
     if not isinstance(text, str):
         raise ArgumentTypeError(f"estimate_text_tokens: text must be a str, got {kind_of(text)}")
-    return max(1, (len(text) % (U32_MAX + 1)) // 4)
+    return estimate_from_length(len(text))
+
+
+def estimate_from_length(characters: int) -> int:
+    """orion-core's estimate for text of ``characters`` code points: ``max(1, chars // 4)``.
+
+    The one statement of the formula, for ``estimate_text_tokens`` and the message estimate
+    (``estimate_tokens``). The count is taken as an unsigned 32-bit number, as orion-core does.
+    """
+    return max(1, (characters % (U32_MAX + 1)) // 4)
 
 
 # Python's str.split() also splits at U+001C..U+001F (file, group, record and unit separators);

@@ -27,12 +27,29 @@ from orion_messages import (
     sentencepiece_counter,
     tiktoken_counter,
 )
+from orion_messages import estimate_tokens as estimate_message_tokens
+from orion_messages.text_counters import estimate_from_length
 
 
 def test_callable_counter_accepts_text_counters() -> None:
     assert callable_counter(estimate_text_tokens) is estimate_text_tokens
     assert callable_counter(count_words) is count_words
     assert callable_counter(len) is len
+
+
+@pytest.mark.parametrize(
+    ("characters", "tokens"),
+    # max(1, chars / 4) in integers, with the count an unsigned 32-bit number (wrapping at 2**32).
+    [(0, 1), (3, 1), (7, 1), (8, 2), (4_000, 1_000), (2**32 - 1, 1_073_741_823), (2**32, 1), (2**32 + 12, 3)],
+)
+def test_the_estimate_is_a_quarter_of_the_characters(characters: int, tokens: int) -> None:
+    assert estimate_from_length(characters) == tokens
+
+
+@pytest.mark.parametrize("text", ["", "abc", "abcdefgh", "é" * 9, "🦀" * 17])
+def test_a_string_is_estimated_alike_as_text_and_as_a_message_text(text: str) -> None:
+    expected = max(1, len(text) // 4)
+    assert estimate_text_tokens(text) == estimate_message_tokens(text) == expected
 
 
 def test_a_message_counter_fails_early_with_a_type_error() -> None:
