@@ -30,6 +30,7 @@ from .errors import (
     ConversationNotFound,
     FormatError,
     MessageNotFound,
+    OrionMessagesError,
     PendingResultNotFound,
     ResultAlreadyResolved,
     StoreError,
@@ -47,7 +48,6 @@ __all__ = [
     "SyncBackend",
     "checked_id",
     "closed_error",
-    "NAMED_ERRORS",
     "name_store",
     "run_sync",
 ]
@@ -788,16 +788,24 @@ NAMED_ERRORS = (StoreError, PendingResultNotFound, ResultAlreadyResolved)
 """The errors an operation raises about what a store holds, which the backend names it in."""
 
 
-def name_store(error: StoreError | PendingResultNotFound | ResultAlreadyResolved, where: str) -> None:
-    """Put the store, ``where``, in front of the text of an error an operation raised.
+def name_store(error: BaseException, where: str) -> None:
+    """Say which store, ``where``, an error that escaped one of its calls came from, in place.
 
-    The operations do not know which store runs them, so the backend names it here, in place:
-    the error keeps its class and its attributes (``conversation_id``...). An error whose text
-    already starts with the store (a closed store, the schema's checks) is left as it is.
+    The operations do not know which store runs them, so the backend names it here. The text of
+    an error about what the store holds (``NAMED_ERRORS``) gets the store in front; it keeps its
+    class and its attributes (``conversation_id``...), and a text that already starts with the
+    store (a closed store, the schema's checks) is left as it is. A driver's own error
+    (``sqlite3.Error``, ``psycopg.Error``) keeps its text, which the driver owns, and gets a note
+    naming the store (``add_note``, Python 3.11 and later). Interrupts pass untouched.
     """
-    text = str(error)
-    if not text.startswith(f"{where}: "):
-        error.args = (f"{where}: {text}", *error.args[1:])
+    if isinstance(error, NAMED_ERRORS):
+        text = str(error)
+        if not text.startswith(f"{where}: "):
+            error.args = (f"{where}: {text}", *error.args[1:])
+    elif isinstance(error, Exception) and not isinstance(error, OrionMessagesError):
+        note = f"in the store {where}"
+        if hasattr(error, "add_note") and note not in getattr(error, "__notes__", ()):
+            error.add_note(note)
 
 
 def closed_error(where: str) -> StoreError:
@@ -871,8 +879,7 @@ class SyncBackend:
                 begin = dialect.begin_write if operation.write else dialect.begin_read
                 return run_sync(cursor, begin, operation.steps(self.statements))
             except BaseException as error:
-                if isinstance(error, NAMED_ERRORS):
-                    name_store(error, self.where)
+                name_store(error, self.where)
                 self.failed()
                 raise
             finally:

@@ -16,7 +16,6 @@ from typing import Any, TypeVar
 import psycopg
 
 from ._store_ops import (
-    NAMED_ERRORS,
     Finished,
     Operation,
     Steps,
@@ -138,8 +137,7 @@ class AsyncBackend:
                     await self._ready()
                     return await self._run(operation.write, steps)
                 except BaseException as error:
-                    if isinstance(error, NAMED_ERRORS):
-                        name_store(error, self.where)
+                    name_store(error, self.where)
                     await _settle_async(self._connection)  # the row lock released now (``failed``)
                     raise
         finally:

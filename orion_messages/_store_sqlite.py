@@ -14,7 +14,7 @@ import sqlite3
 import time
 from pathlib import Path
 
-from ._store_ops import SyncBackend
+from ._store_ops import SyncBackend, name_store
 from ._store_sql import SQLITE
 from .errors import NotARegularFileError, StoreError
 from .storage import _require_regular_file
@@ -47,6 +47,16 @@ def connect(path: str, *, create: bool = True) -> SyncBackend:
             SQLite database.
     """
     _require_database_file(path)
+    try:
+        connection = _opened(path, create=create)
+    except sqlite3.Error as error:  # "unable to open database file", "file is not a database"...
+        name_store(error, path)
+        raise
+    return _SqliteBackend(connection, SQLITE, path)
+
+
+def _opened(path: str, *, create: bool) -> sqlite3.Connection:
+    """A connection to the database at ``path``, set up and its header read (see ``connect``)."""
     # isolation_level=None: the driver starts no transactions of its own; the operations'
     # BEGIN IMMEDIATE / COMMIT are the only ones. check_same_thread=False: the backend's lock
     # serializes threads, and the async store runs it on its worker thread.
@@ -67,7 +77,7 @@ def connect(path: str, *, create: bool = True) -> SyncBackend:
     except BaseException:
         connection.close()
         raise
-    return _SqliteBackend(connection, SQLITE, path)
+    return connection
 
 
 def _require_database_file(path: str) -> None:

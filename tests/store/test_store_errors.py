@@ -24,7 +24,7 @@ from orion_messages.errors import (
     ResultAlreadyResolved,
     StoreError,
 )
-from orion_messages.store import ConversationStore, open_async_store, open_store
+from orion_messages.store import ConversationStore, masked_url, open_async_store, open_store, parse_store_url
 
 from .test_store import raw_sql
 
@@ -282,3 +282,82 @@ def test_the_command_line_says_the_same_without_psycopg(
         'orion-messages: error: postgresql://app@db.invalid/chats: a PostgreSQL store needs the "psycopg" '
         'package: pip install "orion-messages[postgres]"\n'
     )
+
+
+def _store_named(url: str) -> str:
+    """The store as its errors name it: a SQLite file's path, a PostgreSQL URL without its password."""
+    parsed = parse_store_url(url)
+    return parsed.database if parsed.backend == "sqlite" else masked_url(url)
+
+
+def _driver_error(caught: BaseException, url: str) -> None:
+    """A driver's own error: its class and text as the driver made them, the store in a note."""
+    assert not isinstance(caught, OrionMessagesError)
+    assert not str(caught).startswith(_store_named(url))  # the text is the driver's own
+    if sys.version_info >= (3, 11):  # add_note is Python 3.11+
+        assert caught.__notes__ == [f"in the store {_store_named(url)}"]
+
+
+def test_a_driver_error_keeps_its_class_and_names_the_store_in_a_note(store_url: str) -> None:
+    import sqlite3
+
+    with open_store(store_url) as store:
+        store.create("c")
+        raw_sql(store_url, "DROP TABLE orion_messages")  # the table the messages are read from
+        driver_errors: tuple[type[BaseException], ...] = (sqlite3.Error,)
+        if store_url.startswith("postgresql"):
+            import psycopg
+
+            driver_errors = (psycopg.Error,)
+        with pytest.raises(driver_errors) as caught:
+            store.load("c")
+        _driver_error(caught.value, store_url)
+        with pytest.raises(driver_errors) as again:  # one note, however many calls fail
+            store.load("c")
+        _driver_error(again.value, store_url)
+
+    async def load_async() -> None:
+        async with await open_async_store(store_url) as store:
+            await store.load("c")
+
+    with pytest.raises(driver_errors) as caught:
+        asyncio.run(load_async())
+    _driver_error(caught.value, store_url)
+
+
+# Damage that SQLite finds as the store opens (a page size that is no power of two, in the header
+# it checks) and damage it finds only as a call reads (every page after the second overwritten).
+_PAGE = 4096  # SQLite's default page size
+
+
+def _bad_page_size(data: bytearray) -> None:
+    data[16:18] = b"\x00\x03"
+
+
+def _pages_overwritten(data: bytearray) -> None:
+    data[2 * _PAGE :] = b"\xff" * (len(data) - 2 * _PAGE)
+
+
+@pytest.mark.parametrize(
+    ("damage", "text"),
+    [(_bad_page_size, "file is not a database"), (_pages_overwritten, "database disk image is malformed")],
+)
+@pytest.mark.parametrize("create", [True, False])
+def test_a_damaged_sqlite_file_names_itself_in_the_drivers_error(
+    tmp_path: Any, damage: Any, text: str, create: bool
+) -> None:
+    import sqlite3
+
+    path = tmp_path / "chats.db"
+    with open_store(f"sqlite:///{path}") as store:
+        store.create("c")
+        store.extend("c", [Message.user(f"msg-{n}", "x" * 500, timestamp=1) for n in range(1, 50)])
+    data = bytearray(path.read_bytes())
+    damage(data)
+    path.write_bytes(bytes(data))
+    with (
+        pytest.raises(sqlite3.DatabaseError, match=f"^{text}") as caught,
+        open_store(f"sqlite:///{path}", create=create) as store,
+    ):
+        store.load("c")
+    _driver_error(caught.value, f"sqlite:///{path}")
