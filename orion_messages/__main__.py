@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import signal
 from collections.abc import Callable
 
 from ._cli_exit import EXIT_INTERRUPTED, err, ready_streams
+from ._cli_lazy import interrupts_held
 
 __all__ = ["main"]
 
@@ -28,19 +28,9 @@ def main() -> int:
 
 def _import_cli() -> Callable[[], int]:
     """The command line's ``main``, imported with Ctrl-C held back until it is loaded (where the
-    platform can hold a signal back).
-
-    Ctrl-C raised inside pydantic-core while it builds a model comes out wrapped in its
-    ``SchemaError``; held back, the interrupt arrives once the import is over, as itself (the
-    call that stops holding it back raises it), so ``main`` ends the run with ``interrupted``.
-    """
-    holding = hasattr(signal, "pthread_sigmask")  # not on Windows
-    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT}) if holding else set()
-    try:
+    platform can hold a signal back), as every module a command loads later is (``_cli_lazy``)."""
+    with interrupts_held():
         from .cli import main as run
-    finally:
-        if holding:
-            signal.pthread_sigmask(signal.SIG_SETMASK, previous)
     return run
 
 

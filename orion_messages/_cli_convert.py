@@ -1,7 +1,7 @@
 """``orion-messages convert --to/--from FORMAT``: conversions between formats on the command line.
 
-``cli.py`` adds these options to its ``convert`` command (``add_arguments``) and hands over to
-``run`` when a format other than orion-core's own is asked for (``wants_conversion``). The loss
+``cli.py`` adds the options to its ``convert`` command (``_cli_convert_options``) and hands over
+to ``run`` when a format other than orion-core's own is asked for (``wants_conversion``). The loss
 report goes to stdout, every line escaped (never raw data from the files); ``--strict`` refuses
 a lossy conversion and writes nothing.
 """
@@ -17,12 +17,14 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from ._cli_convert_options import FOREIGN, ORION
 from ._cli_exit import EXIT_INVALID, EXIT_OK, EXIT_USAGE
 from ._cli_exit import err as _err
-from ._cli_text import printable, problem_lines, whole_number, write_stdout
+from ._cli_text import printable, problem_lines, write_stdout
 from ._conversion_input import TIMESTAMP_EXPECTED, is_timestamp
 from ._json_rules import ANY_JSON, minus_zero_as_float
 from ._problems import problem_from
+from ._store_url import is_store_url, masked_url
 from ._unknown_values import is_too_deep
 from .anthropic_messages import from_anthropic, to_anthropic
 from .chat_template_dicts import from_chat_template, to_chat_template
@@ -32,16 +34,9 @@ from .models import Message
 from .openai_chat import from_openai, to_openai
 from .orion_backend import to_orion_backend
 from .storage import _replace_atomically
-from .store import is_store_url, masked_url
 from .wire import refuse_non_finite_literal, validate_json
 
-__all__ = ["FORMATS", "add_arguments", "inapplicable_option", "run", "wants_conversion"]
-
-ORION = "orion"
-FOREIGN = ("openai", "anthropic", "chat-template", "orion-backend")
-"""The other formats ``--to`` and ``--from`` take (``orion-backend`` is a target only)."""
-FORMATS = ("json", "jsonl", *FOREIGN)
-"""What ``--to`` takes: orion-core's own formats (a JSON array, JSON Lines) and the others."""
+__all__ = ["run"]
 
 ReadOrion = Callable[[str], list[Message]]
 """How the command line reads orion messages from a name (a file, ``-`` or a store URL)."""
@@ -54,118 +49,6 @@ ReadOptionText = Callable[[str, str], str]
 """How the command line reads the text of the file an option names: ``(option, name)``, ``-`` for stdin."""
 
 _SHOWN = 20
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Add ``--to``, ``--from``, ``--strict`` and the conversion options to ``convert``."""
-    group = parser.add_argument_group("format conversion (OpenAI, Anthropic, chat templates)")
-    group.add_argument(
-        "--to",
-        choices=FORMATS,
-        default=None,
-        help="the format of OUT: json or jsonl (orion-core's; default: by OUT's extension, "
-        "required for -) or another format",
-    )
-    group.add_argument(
-        "--from",
-        dest="from_format",
-        choices=(ORION, *FOREIGN[:-1]),
-        default=ORION,
-        help="the format of IN (default: orion)",
-    )
-    group.add_argument(
-        "--strict", action="store_true", help="refuse a conversion that loses anything; write nothing"
-    )
-    group.add_argument(
-        "--accept",
-        default="",
-        metavar="FIELDS",
-        help="with --strict, comma-separated fields whose loss is fine (e.g. id,timestamp; "
-        "message: a message lost whole)",
-    )
-    group.add_argument(
-        "--orphans",
-        choices=("error", "drop", "synthesize", "keep"),
-        default=None,
-        help="calls without results and results without calls: refuse (default for openai and "
-        "anthropic), drop them, add error results, or keep them (default for chat-template)",
-    )
-    group.add_argument(
-        "--arguments",
-        choices=("object", "string"),
-        default=None,
-        help="chat-template tool-call arguments as a JSON value (default) or as JSON text",
-    )
-    group.add_argument(
-        "--no-metadata", action="store_true", help="chat-template: leave out the 'orion' metadata key"
-    )
-    _add_system_prompt(group)
-    group.add_argument(
-        "--timestamp",
-        type=_milliseconds,
-        default=None,
-        metavar="MS",
-        help="--from: the messages' timestamp (default: now)",
-    )
-
-
-def _milliseconds(text: str) -> int:
-    try:
-        return whole_number(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number of milliseconds, found {text!r}") from None
-
-
-def _add_system_prompt(group: argparse._ArgumentGroup) -> None:
-    group.add_argument(
-        "--system-prompt-file",
-        default=None,
-        metavar="FILE",
-        help="orion-backend: the agent's system prompt, read from FILE (or - for stdin) as is",
-    )
-    group.add_argument(
-        "--system-prompt",
-        default=None,
-        metavar="TEXT",
-        help="deprecated, goes in the next release: the system prompt itself; use --system-prompt-file",
-    )
-
-
-def wants_conversion(args: argparse.Namespace) -> bool:
-    """True when ``--to`` or ``--from`` names another format than orion-core's own."""
-    return bool(args.to in FOREIGN or args.from_format != ORION)
-
-
-_FOREIGN_TARGETS = "--to openai, anthropic or chat-template"
-
-# Each conversion option: its attribute, whether it applies to the command, and where it does.
-_APPLIES: tuple[tuple[str, str, Callable[[argparse.Namespace], bool], str], ...] = (
-    ("--system-prompt-file", "system_prompt_file", lambda a: a.to == "orion-backend", "--to orion-backend"),
-    ("--system-prompt", "system_prompt", lambda a: a.to == "orion-backend", "--to orion-backend"),
-    ("--arguments", "arguments", lambda a: a.to == "chat-template", "--to chat-template"),
-    ("--no-metadata", "no_metadata", lambda a: a.to == "chat-template", "--to chat-template"),
-    ("--orphans", "orphans", lambda a: a.to in FOREIGN[:-1], _FOREIGN_TARGETS),
-    (
-        "--timestamp",
-        "timestamp",
-        lambda a: a.from_format != ORION,
-        "--from openai, anthropic or chat-template",
-    ),
-    ("--strict", "strict", wants_conversion, "a conversion to or from another format"),
-    ("--accept", "accept", lambda a: a.strict, "--strict"),
-)
-
-
-def inapplicable_option(args: argparse.Namespace) -> str | None:
-    """The usage error for a conversion option given where it has no effect, or None.
-
-    An option that would be ignored is refused, as ``prune`` refuses ``--tools`` without
-    ``--template``: a user who gave it expects it to do something.
-    """
-    for option, name, applies, where in _APPLIES:
-        if getattr(args, name) not in (None, False, "") and not applies(args):
-            return f"{option} applies only to {where}"
-    return None
 
 
 def run(

@@ -26,17 +26,14 @@ from collections import Counter
 from collections.abc import Callable, Generator, Iterator, Sequence
 from contextlib import closing, contextmanager, suppress
 from dataclasses import asdict, dataclass, field
-from functools import partial
+from functools import cache, partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, Literal, NamedTuple, NoReturn, TextIO
 
 from pydantic import TypeAdapter
 from pydantic_core import ErrorDetails
 
-if TYPE_CHECKING:
-    from _typeshed import SupportsWrite
-
-from . import _cli_convert
+from . import _cli_convert_options
 from ._cli_exit import (
     EXIT_CLOSED_PIPE,
     EXIT_INTERRUPTED,
@@ -47,6 +44,7 @@ from ._cli_exit import (
     ready_streams,
 )
 from ._cli_exit import err as _err
+from ._cli_lazy import LazyModule, interrupts_held
 from ._cli_text import MAX_PROBLEMS_ON_STDERR as _MAX_PROBLEMS_ON_STDERR
 from ._cli_text import display_width, one_line, padded, whole_number, write_stdout
 from ._cli_text import json_report as _json_report
@@ -56,14 +54,7 @@ from ._cli_text import problem_lines as _problem_lines
 from ._collector import collector_paused
 from ._json_rules import JSON_WHITESPACE, may_repeat_keys
 from ._problems import describe, problem_from
-from ._store_cli import (
-    Report,
-    check_stored,
-    listed_conversations,
-    read_source,
-    stored_conversations,
-    write_target,
-)
+from ._store_url import is_store_url, is_url, masked_url, url_passwords
 from ._text import quoted
 from ._version import __version__
 from .checks import find_problems, problems_on_lines
@@ -77,10 +68,8 @@ from .errors import (
     TornLineWarning,
     UnknownKeyWarning,
 )
-from .events import duplicate_event_key_problems, parse_event
 from .models import Message, utc_datetime
 from .pruning import ContextConfig, PrunePlan, prune
-from .schema import conversation_schema, render, write_schemas
 from .stats import conversation_stats
 from .storage import (
     _is_blank,
@@ -91,7 +80,6 @@ from .storage import (
     save,
     save_jsonl,
 )
-from .store import is_store_url, is_url, masked_url, parse_store_url, url_passwords
 from .templates import ChatTemplate, ToolSchema, detect_template, get_template
 from .text_counters import (
     count_words,
@@ -108,6 +96,19 @@ from .wire import (
     loads_message,
     validate_json,
 )
+
+if TYPE_CHECKING:
+    from _typeshed import SupportsWrite
+
+    from . import _cli_convert, _store_cli, events
+    from . import schema as schemas
+    from . import store as stores
+else:  # each loaded when a command first needs it: the rest start without their models (_cli_lazy)
+    _cli_convert = LazyModule("_cli_convert")  # convert --to/--from another format
+    _store_cli = LazyModule("_store_cli")  # store URLs: asyncio, sqlite3 (psycopg)
+    events = LazyModule("events")  # agent event streams
+    schemas = LazyModule("schema")  # the schema command
+    stores = LazyModule("store")  # list
 
 __all__ = ["main"]
 
@@ -447,7 +448,7 @@ def _add_convert(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "--pretty", action="store_true", help="indent JSON output (serde's pretty form); .json only"
     )
     # --to json|jsonl|openai|anthropic|..., --from, --strict: format conversions
-    _cli_convert.add_arguments(convert)
+    _cli_convert_options.add_arguments(convert)
     convert.set_defaults(run=_convert, parser=convert)
 
 
@@ -1045,7 +1046,7 @@ def _parse_record(record: bytes, number: int, parsed: _Parsed, *, repeats: bool)
     event_type: str | None = None  # an event's type says which keys it knows
     try:
         if parsed.kind == "events":
-            event_type = parse_event(record).type
+            event_type = events.parse_event(record).type
             parsed.events += 1
         else:
             parsed.messages.append(loads_message(record))
@@ -1064,7 +1065,7 @@ def _duplicate_keys(record: bytes, line: int, event_type: str | None) -> list[Pr
     if event_type is None:
         problems = duplicate_key_problems(record)
     else:
-        problems = duplicate_event_key_problems(record, event_type)
+        problems = events.duplicate_event_key_problems(record, event_type)
     return FormatError(problems).at_line(line).problems if problems else []
 
 
@@ -1073,7 +1074,7 @@ def _messages(name: str) -> tuple[str, Kind, list[Message]]:
     caught: list[OrionMessagesWarning] = []
     try:  # a store URL (sqlite:///chats.db?conversation=c1) reads like a file
         with _library_warnings(caught):
-            stored = read_source(name)
+            stored = _store_cli.read_source(name) if is_store_url(name) else None
     except OrionMessagesError as error:
         raise _Fatal(f"error: {_printable(str(error))}") from None
     if stored is not None:
@@ -1235,7 +1236,7 @@ def _listed(raw: str) -> _Listed:
     caught: list[OrionMessagesWarning] = []
     try:
         with _library_warnings(caught):
-            conversations = stored_conversations(raw) or []
+            conversations = _store_cli.stored_conversations(raw) or []
     except OrionMessagesError as error:
         raise _Fatal(f"error: {_printable(str(error))}") from None
     return _Listed(raw, conversations, caught)
@@ -1251,7 +1252,7 @@ def _check_store(
     printed on stderr.
     """
     alone = len(store.conversations) == 1
-    reports = check_stored(
+    reports = _store_cli.check_stored(
         store.raw, [conversation for conversation, _ in store.conversations], strict=strict
     )
     with closing(reports):
@@ -1265,7 +1266,7 @@ def _check_store(
 
 
 def _stored_report(
-    reports: Generator[Report, None, None], caught: list[OrionMessagesWarning], *, alone: bool
+    reports: Generator[_store_cli.Report, None, None], caught: list[OrionMessagesWarning], *, alone: bool
 ) -> _Parsed:
     """The next conversation of ``check_stored``, as a report (its warnings with it if ``alone``)."""
     try:
@@ -1483,9 +1484,9 @@ def _list(args: argparse.Namespace) -> int:
     if not is_store_url(args.url):
         args.parser.error(f"{_printable(args.url)} is not {wanted}")
     try:
-        if parse_store_url(args.url).conversation is not None:
+        if stores.parse_store_url(args.url).conversation is not None:
             args.parser.error(f"{_printable(masked_url(args.url))} names a conversation; list takes {wanted}")
-        store, listed = listed_conversations(args.url)
+        store, listed = _store_cli.listed_conversations(args.url)
     except OrionMessagesError as error:
         raise _Fatal(f"error: {_printable(str(error))}") from None
     if args.format == "json":
@@ -1710,8 +1711,11 @@ def _detected_template(name: str | None) -> ChatTemplate:
     return detect_template(_option_text("--template-file", name))
 
 
-# A tools file: a JSON array of orion-core's ToolSchema, read as its serde reads one.
-_TOOLS: TypeAdapter[list[ToolSchema]] = TypeAdapter(list[ToolSchema])
+@cache  # built on first use: only prune --tools reads a tools file
+def _tools_adapter() -> TypeAdapter[list[ToolSchema]]:
+    """A tools file: a JSON array of orion-core's ToolSchema, read as its serde reads one."""
+    with interrupts_held():  # as while a module builds its models (_cli_lazy)
+        return TypeAdapter(list[ToolSchema])
 
 
 _TOOL_FIELDS = frozenset(ToolSchema.model_fields)
@@ -1777,7 +1781,7 @@ def _read_tools(name: str) -> list[ToolSchema]:
     caught: list[OrionMessagesWarning] = []
     try:
         with _library_warnings(caught):
-            tools = validate_json(_TOOLS, data, _tool_problem)
+            tools = validate_json(_tools_adapter(), data, _tool_problem)
         if repeated := duplicate_key_problems(data, _tool_fields):  # serde's "duplicate field"
             raise FormatError(repeated)
     except FormatError as error:
@@ -1843,7 +1847,7 @@ def _option_file(option: str, value: str, name: str) -> None:
 def _schema(args: argparse.Namespace) -> int:
     if args.out is None or args.out == STDIO:
         with _writing_stdout():
-            write_stdout(render(conversation_schema()))
+            write_stdout(schemas.render(schemas.conversation_schema()))
         return EXIT_OK
     if not args.out:  # Path("") is the working folder: five files written where nobody asked
         args.parser.error("--out names no folder; give one, or - for standard output")
@@ -1851,7 +1855,7 @@ def _schema(args: argparse.Namespace) -> int:
     if out.exists() and not out.is_dir():
         raise _Fatal(f"error: {args.out}: exists and is not a folder")
     try:
-        written = write_schemas(out)
+        written = schemas.write_schemas(out)
     except OSError as error:
         raise _Fatal(f"error: {args.out}: cannot write: {error.strerror or error}") from None
     for path in written:
@@ -1884,9 +1888,9 @@ def _output_kind(args: argparse.Namespace, *, default: Kind | None = None) -> Li
 
 def _convert(args: argparse.Namespace) -> int:
     parser: argparse.ArgumentParser = args.parser
-    if (ignored := _cli_convert.inapplicable_option(args)) is not None:
+    if (ignored := _cli_convert_options.inapplicable_option(args)) is not None:
         raise _Fatal(f"error: {ignored}", code=EXIT_USAGE)  # one line, as prune's --tools without --template
-    if _cli_convert.wants_conversion(args):
+    if _cli_convert_options.wants_conversion(args):
         return _convert_formats(args)
     from_store = is_store_url(args.input)
     if args.input != STDIO and not from_store and os.path.isdir(args.input):
@@ -1905,12 +1909,12 @@ def _convert_formats(args: argparse.Namespace) -> int:
     """``convert --to`` or ``--from`` another format. With ``--from``, OUT holds orion-core's
     formats and passes the checks of a plain convert (``_orion_target``), before IN is read."""
     _stdin_once(("IN", args.input), ("--system-prompt-file", args.system_prompt_file))
-    if args.to in _cli_convert.FOREIGN and is_store_url(args.output):
+    if args.to in _cli_convert_options.FOREIGN and is_store_url(args.output):
         args.parser.error(
             f"--to {args.to} writes a file or -, not a store URL: a store holds orion conversations only"
         )
     # With --to another format nothing orion is written: OUT is that format's, not checked here.
-    target = _orion_target(args) if args.to not in _cli_convert.FOREIGN else None
+    target = _orion_target(args) if args.to not in _cli_convert_options.FOREIGN else None
     return _cli_convert.run(
         args,
         read_orion=_read_messages,
@@ -1966,7 +1970,7 @@ def _write_orion(
 def _store_messages(url: str, messages: Sequence[Message]) -> None:
     """Write ``messages`` as the conversation a store URL names (created, or replaced whole)."""
     try:
-        write_target(url, messages)
+        _store_cli.write_target(url, messages)
     except OrionMessagesError as error:
         raise _Fatal(f"error: {_printable(str(error))}") from None
 

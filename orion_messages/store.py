@@ -11,7 +11,6 @@ byte-identical messages. See docs/store.md.
 from __future__ import annotations
 
 import asyncio
-import re
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -27,6 +26,13 @@ from . import _store_ops as ops
 from . import _store_schema, _store_sqlite
 from ._store_ops import ConversationInfo, Operation, SyncBackend, _Unchanged, closed_error
 from ._store_sql import Dialect
+from ._store_url import SCHEMES
+
+# The URL helpers, importable from here as before they moved to ``_store_url``.
+from ._store_url import is_store_url as is_store_url
+from ._store_url import is_url as is_url
+from ._store_url import masked_url as masked_url
+from ._store_url import url_passwords as url_passwords
 from ._text import excerpt, shown_place
 from .counting import MessageCounter
 from .errors import ArgumentTypeError, MissingExtraError, StoreError, require_bool
@@ -46,8 +52,6 @@ __all__ = [
 ]
 
 T = TypeVar("T")
-
-_SCHEMES = {"sqlite": "sqlite", "postgresql": "postgresql", "postgres": "postgresql"}
 
 
 @dataclass(frozen=True)
@@ -70,21 +74,6 @@ class StoreURL:
         return self.backend == "sqlite" and self.database == _store_sqlite.IN_MEMORY
 
 
-_URL_START = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
-
-
-def is_url(text: str) -> bool:
-    """Whether ``text`` starts as a URL does (``scheme://``), whatever the scheme: a store URL or
-    one this library does not read (``mysql://``), never a file name the command line should try."""
-    return _URL_START.match(text) is not None
-
-
-def is_store_url(text: str) -> bool:
-    """Whether ``text`` is a store URL (``sqlite:``, ``postgresql:`` or ``postgres:``) rather than a path."""
-    scheme, colon, _ = text.partition(":")
-    return bool(colon) and scheme.lower() in _SCHEMES
-
-
 def parse_store_url(url: str) -> StoreURL:
     """Parse a store URL; see the module docstring for the forms.
 
@@ -104,7 +93,7 @@ def parse_store_url(url: str) -> StoreURL:
             f"a store URL is a str such as 'sqlite:///chats.db', got {type(url).__name__} {excerpt(repr(url))}"
         )
     scheme, _, rest = url.partition(":")
-    backend = _SCHEMES.get(scheme.lower())
+    backend = SCHEMES.get(scheme.lower())
     head, mark, query = rest.partition("?")
     segments = query.split("&") if mark else []
     display = shown_place(masked_url(url))  # escaped: it goes into messages
@@ -162,65 +151,6 @@ def _unquoted(text: str, what: str, display: str) -> str:
     except UnicodeDecodeError as error:
         bad = "".join(f"%{byte:02X}" for byte in error.object[error.start : error.end])
         raise StoreError(f"{display}: {what} is not UTF-8 once percent-decoded ({bad})") from None
-
-
-_SECRET_PARAMETERS = frozenset({"password", "sslpassword"})
-"""The libpq parameters whose values are secrets, masked wherever a URL is shown."""
-
-
-def masked_url(url: str) -> str:
-    """``url`` with its passwords (``user:pw@``, ``?password=``, ``?sslpassword=``) shown as ``***``, for messages.
-
-    Conservatively: the password in the authority runs from the user name's colon to the last
-    ``@`` (a password may hold ``@``, ``/`` and ``?``), so an ``@`` later in the URL masks more
-    than the password, never less. A whole parameter value equal to a password is masked too.
-    """
-    spans = _secret_spans(url)
-    masked = url
-    for start, end in reversed(spans):
-        masked = f"{masked[:start]}***{masked[end:]}"
-    for secret in {url[start:end] for start, end in spans if end > start}:
-        masked = re.sub(f"=({re.escape(secret)})(?=[&#]|$)", "=***", masked)  # whole values only
-    return masked
-
-
-def url_passwords(url: str) -> list[str]:
-    """The passwords a store URL holds, as written: the authority's ``user:pw@`` (from the user
-    name's colon to the last ``@``), then the value of each ``password`` and ``sslpassword``
-    parameter."""
-    return [url[start:end] for start, end in _secret_spans(url)]
-
-
-def _secret_spans(url: str) -> list[tuple[int, int]]:
-    """Where ``url``'s passwords are, as ``(start, end)`` offsets in order, overlaps merged.
-
-    Both readings are taken, whatever the other finds: the authority's password (up to the
-    last ``@``, which may lie in a parameter) and every ``password``/``sslpassword`` parameter
-    after the first ``?`` (which may lie in the authority's password).
-    """
-    spans: list[tuple[int, int]] = []
-    scheme, _, rest = url.partition(":")
-    # A URL written with one slash or none (postgresql:/me:pw@host) is refused, but shown first.
-    authority = len(scheme) + 1 + (2 if rest.startswith("//") else len(rest) - len(rest.lstrip("/")))
-    at = url.rfind("@")
-    colon = url.find(":", authority, at) if at > authority else -1
-    # A "/" or "?" before the colon: it is a port's or a parameter's, not the user name's.
-    if colon >= 0 and not any(mark in url[authority:colon] for mark in "/?"):
-        spans.append((colon + 1, at))
-    mark = url.find("?", len(scheme) + 1)
-    offset = mark + 1
-    for segment in url[offset:].split("&") if mark >= 0 else ():
-        key, equals, _ = segment.partition("=")
-        if equals and unquote(key).strip().lower() in _SECRET_PARAMETERS:
-            spans.append((offset + len(key) + 1, offset + len(segment)))
-        offset += len(segment) + 1
-    merged: list[tuple[int, int]] = []
-    for start, end in sorted(spans):
-        if merged and start <= merged[-1][1]:
-            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
-        else:
-            merged.append((start, end))
-    return merged
 
 
 def _conversation_parameter(segments: list[str], display: str) -> tuple[str | None, list[str]]:

@@ -759,7 +759,7 @@ _REAL_CTRL_C_WHILE_LOADING = """
 import importlib.abc, os, signal, sys, time
 class Interrupt(importlib.abc.MetaPathFinder):
     def find_spec(self, name, path, target=None):
-        if name == "orion_messages.events":
+        if name == MODULE:
             # A real Ctrl-C, arriving where pydantic-core builds a model and wraps the
             # KeyboardInterrupt in its SchemaError: the run ended with that traceback, status 1.
             try:
@@ -774,9 +774,18 @@ sys.exit(main())
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="signals are held back on POSIX only")
-def test_a_real_ctrl_c_while_loading_waits_for_the_import_and_is_one_line() -> None:
+@pytest.mark.parametrize(
+    ("module", "stdin"),
+    [
+        ("orion_messages.models", ""),  # loaded with the command line
+        ("orion_messages.events", '{"type": "agent_start"}\n'),  # loaded by the first event read
+    ],
+)
+def test_a_real_ctrl_c_while_loading_waits_for_the_import_and_is_one_line(module: str, stdin: str) -> None:
+    script = _REAL_CTRL_C_WHILE_LOADING.replace("MODULE", repr(module))
     result = subprocess.run(
-        [sys.executable, "-c", _REAL_CTRL_C_WHILE_LOADING, "validate", "-"],
+        [sys.executable, "-c", script, "validate", "-"],
+        input=stdin,
         capture_output=True,
         text=True,
         timeout=120,

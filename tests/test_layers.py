@@ -62,6 +62,11 @@ ALLOWED_FOR_NOW_DEFERRED: set[tuple[str, str]] = set()
 # their models as they load, and Ctrl-C in that time must end the command as it does later.
 ENTRY_POINT_DEFERRED: set[tuple[str, str]] = {("__main__", "cli")}
 
+# The command line also loads some modules when a command first uses them (``_cli_lazy.LazyModule``,
+# by name), so that a command starts without the others; each is imported under ``TYPE_CHECKING``
+# too, so its edge is read here as a top-level import (layers and cycles are checked), which
+# ``test_every_lazy_module_is_an_import_too`` makes sure of.
+
 # Modules that import an optional extra at their top (psycopg): importing them on demand keeps the
 # extra optional. That is the one good reason for an import inside a function; no cycle is dodged.
 OPTIONAL_EXTRA_MODULES = {"_store_postgres"}
@@ -185,6 +190,30 @@ def test_no_deferred_import_of_a_package_module() -> None:
     )
     stale = ALLOWED_FOR_NOW_DEFERRED - pairs
     assert not stale, f"fixed: remove from ALLOWED_FOR_NOW_DEFERRED: {sorted(stale)}"
+
+
+def _lazy_modules() -> set[tuple[str, str]]:
+    """Each ``LazyModule("name")`` in the package, as (the module it is in, the module it loads)."""
+    found = set()
+    for module, path in _module_names().items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Name)
+                and node.func.id == "LazyModule"
+                and node.args
+                and isinstance(node.args[0], ast.Constant)
+            ):
+                found.add((module, str(node.args[0].value)))
+    return found
+
+
+def test_every_lazy_module_is_an_import_too() -> None:
+    lazy = _lazy_modules()
+    assert lazy, "the command line loads some modules lazily; the reader found none"
+    edges = {(edge.importer, edge.imported) for edge in _imports()}
+    unseen = sorted(lazy - edges)
+    assert not unseen, f"loaded lazily without an import under TYPE_CHECKING (module, loaded): {unseen}"
 
 
 def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:

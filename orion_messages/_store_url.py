@@ -1,0 +1,89 @@
+"""Store URLs as text: which texts are URLs, and where their passwords are (private).
+
+The command line asks these of every argument that may name a store, so they live apart from
+``store``, which loads the backends (asyncio, sqlite3) and the models: a command that is given
+no store URL never loads them. ``store`` parses a URL (``parse_store_url``) with these rules.
+"""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import unquote
+
+__all__ = ["SCHEMES", "is_store_url", "is_url", "masked_url", "url_passwords"]
+
+SCHEMES = {"sqlite": "sqlite", "postgresql": "postgresql", "postgres": "postgresql"}
+"""The schemes of store URLs, each with its backend."""
+
+_URL_START = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
+
+
+def is_url(text: str) -> bool:
+    """Whether ``text`` starts as a URL does (``scheme://``), whatever the scheme: a store URL or
+    one this library does not read (``mysql://``), never a file name the command line should try."""
+    return _URL_START.match(text) is not None
+
+
+def is_store_url(text: str) -> bool:
+    """Whether ``text`` is a store URL (``sqlite:``, ``postgresql:`` or ``postgres:``) rather than a path."""
+    scheme, colon, _ = text.partition(":")
+    return bool(colon) and scheme.lower() in SCHEMES
+
+
+_SECRET_PARAMETERS = frozenset({"password", "sslpassword"})
+"""The libpq parameters whose values are secrets, masked wherever a URL is shown."""
+
+
+def masked_url(url: str) -> str:
+    """``url`` with its passwords (``user:pw@``, ``?password=``, ``?sslpassword=``) shown as ``***``, for messages.
+
+    Conservatively: the password in the authority runs from the user name's colon to the last
+    ``@`` (a password may hold ``@``, ``/`` and ``?``), so an ``@`` later in the URL masks more
+    than the password, never less. A whole parameter value equal to a password is masked too.
+    """
+    spans = _secret_spans(url)
+    masked = url
+    for start, end in reversed(spans):
+        masked = f"{masked[:start]}***{masked[end:]}"
+    for secret in {url[start:end] for start, end in spans if end > start}:
+        masked = re.sub(f"=({re.escape(secret)})(?=[&#]|$)", "=***", masked)  # whole values only
+    return masked
+
+
+def url_passwords(url: str) -> list[str]:
+    """The passwords a store URL holds, as written: the authority's ``user:pw@`` (from the user
+    name's colon to the last ``@``), then the value of each ``password`` and ``sslpassword``
+    parameter."""
+    return [url[start:end] for start, end in _secret_spans(url)]
+
+
+def _secret_spans(url: str) -> list[tuple[int, int]]:
+    """Where ``url``'s passwords are, as ``(start, end)`` offsets in order, overlaps merged.
+
+    Both readings are taken, whatever the other finds: the authority's password (up to the
+    last ``@``, which may lie in a parameter) and every ``password``/``sslpassword`` parameter
+    after the first ``?`` (which may lie in the authority's password).
+    """
+    spans: list[tuple[int, int]] = []
+    scheme, _, rest = url.partition(":")
+    # A URL written with one slash or none (postgresql:/me:pw@host) is refused, but shown first.
+    authority = len(scheme) + 1 + (2 if rest.startswith("//") else len(rest) - len(rest.lstrip("/")))
+    at = url.rfind("@")
+    colon = url.find(":", authority, at) if at > authority else -1
+    # A "/" or "?" before the colon: it is a port's or a parameter's, not the user name's.
+    if colon >= 0 and not any(mark in url[authority:colon] for mark in "/?"):
+        spans.append((colon + 1, at))
+    mark = url.find("?", len(scheme) + 1)
+    offset = mark + 1
+    for segment in url[offset:].split("&") if mark >= 0 else ():
+        key, equals, _ = segment.partition("=")
+        if equals and unquote(key).strip().lower() in _SECRET_PARAMETERS:
+            spans.append((offset + len(key) + 1, offset + len(segment)))
+        offset += len(segment) + 1
+    merged: list[tuple[int, int]] = []
+    for start, end in sorted(spans):
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+        else:
+            merged.append((start, end))
+    return merged
