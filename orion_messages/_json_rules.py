@@ -26,6 +26,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from functools import cache
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
 import orjson
@@ -119,6 +120,11 @@ def _rules(integers: str) -> str:
 _KEY = core_schema.str_schema(strict=True, serialization=core_schema.simple_ser_schema("any"))
 
 
+# One schema of each kind, for every model: built anew for each model that holds a free value
+# (17 in the events alone), its 120 levels made importing the events a fifth slower. Shared as
+# pydantic shares a model's own schema with the models that hold it, since it copies a schema
+# before changing it (tests/test_json_rules.py checks that building every model leaves it as built).
+@cache
 def _value_schema(kind: _ValueKind) -> core_schema.CoreSchema:
     """A JSON value nested at most ``levels`` deep, checked entirely in pydantic-core.
 
