@@ -1,19 +1,42 @@
-"""The schema of free JSON values (``_json_rules``): built once per kind, shared by every model.
+"""The schema of free JSON values (``_json_rules``), and its rules at every depth.
 
-Every model with an ``arguments``, ``args`` or ``parameters`` value or unknown keys holds it; it
-is shared, not built again for each, so nothing pydantic does while it builds a model, a JSON
-Schema or a subclass may change it.
+The schema is built once per kind and shared by every model that holds a free value (an
+``arguments``, ``args`` or ``parameters`` value, unknown keys); it is shared, not built again for
+each, so nothing pydantic does while it builds a model, a JSON Schema or a subclass may change it.
+
+JSON input is checked as it is near the top of a value and, below, as the Python value it gives
+(``_json_rules._value_schema`` says why: an error object made from JSON input copies all of it,
+which made checking cost the size times the depth). So every rule is tried both near the top and
+deep inside, where the other way checks it. Expectations are the rules as docs/reliability.md and
+docs/compatibility.md state them.
 """
 
 from __future__ import annotations
 
+import math
+import warnings
 from pathlib import Path
 from typing import Any
 
-from pydantic import TypeAdapter
+import pytest
+from pydantic import TypeAdapter, ValidationError
 
-from orion_messages import _json_rules, anthropic_messages, events, openai_chat, schema, templates
-from orion_messages.models import Message, ToolCall
+from orion_messages import (
+    FormatError,
+    Message,
+    UnknownKeyWarning,
+    _json_rules,
+    anthropic_messages,
+    dumps,
+    events,
+    loads,
+    openai_chat,
+    parse_event,
+    schema,
+    templates,
+)
+from orion_messages._json_rules import VALUE_DEPTH_MAX
+from orion_messages.models import ToolCall
 
 KINDS = [_json_rules._KNOWN, _json_rules._UNKNOWN]
 
@@ -29,10 +52,15 @@ def test_each_kind_of_value_has_one_schema() -> None:
 
 
 def test_the_schema_holds_a_definition_for_each_level_below_the_top() -> None:
+    # Levels 0 to 119, then the three below the top that read JSON input as it is.
     for kind, prefix in zip(KINDS, ["orion-json-value", "orion-json-value-unknown"], strict=True):
         shared = _json_rules._value_schema(kind)
         assert shared["type"] == "definitions"
-        assert [level["ref"] for level in shared["definitions"]] == [f"{prefix}-{n}" for n in range(120)]
+        assert [level["ref"] for level in shared["definitions"]] == [f"{prefix}-{n}" for n in range(120)] + [
+            f"{prefix}-json-117",
+            f"{prefix}-json-118",
+            f"{prefix}-json-119",
+        ]
 
 
 class _Subclass(ToolCall, frozen=True):
@@ -53,3 +81,230 @@ def test_building_models_and_their_json_schemas_leaves_the_shared_schemas_unchan
     TypeAdapter(anthropic_messages.AnthropicRequest).json_schema()
     for kind in KINDS:
         assert _json_rules._value_schema(kind) == _built_anew(kind)
+
+
+# 1: inside the levels that read JSON input as it is; 10 and 119: below them.
+DEPTHS = [1, 10, 119]
+LIMIT = 17_976_931_348_623_156_225 * 10**289  # serde_json's first refused integer (compatibility.md)
+INFINITY = "expected a finite number, found infinity (such as a number too large for a double)"
+
+
+def _arrays(value: Any, depth: int) -> Any:
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+def _json_arrays(token: str, depth: int) -> str:
+    return "[" * depth + token + "]" * depth
+
+
+def _chain(container: str, depth: int) -> Any:
+    value: Any = 1
+    for _ in range(depth):
+        value = [value] if container == "array" else {"k": value}
+    return value
+
+
+def _message(arguments: Any, **unknown: Any) -> dict[str, Any]:
+    call = {"id": "c", "name": "f", "arguments": arguments}
+    return {"id": "m", "role": "assistant", "content": "", "timestamp": 1, "tool_calls": [call], **unknown}
+
+
+def _document(arguments: str, unknown: str = "") -> str:
+    call = f'{{"id":"c","name":"f","arguments":{arguments}}}'
+    return f'[{{"id":"m","role":"assistant","content":"","timestamp":1,"tool_calls":[{call}]{unknown}}}]'
+
+
+def _problems(data: str) -> list[tuple[str, str]]:
+    with pytest.raises(FormatError) as caught:
+        loads(data)
+    return [(problem.location, problem.message) for problem in caught.value.problems]
+
+
+def _python_errors(data: dict[str, Any], **options: Any) -> list[tuple[str, tuple[int | str, ...]]]:
+    with pytest.raises(ValidationError) as caught:
+        Message.model_validate(data, **options)
+    return [(error["type"], error["loc"]) for error in caught.value.errors()]
+
+
+def _json_read_levels(value_schema: Any) -> tuple[int, int]:
+    """How many levels of a value schema read JSON input as it is, then how many check the
+    Python value it gives, following each level's objects and arrays down to level 0."""
+    definitions = {definition["ref"]: definition for definition in value_schema["definitions"]}
+    level = value_schema["schema"].get("json_schema", value_schema["schema"])
+    counts, reading = {"json": 0, "python": 0}, "json"
+    while True:
+        counts[reading] += 1
+        held = [choice.get("values_schema", choice.get("items_schema")) for choice in level["choices"]]
+        below = next((inner for inner in held if inner is not None), None)
+        if below is None:  # level 0: scalars only
+            return counts["json"], counts["python"]
+        if below["type"] == "chain":
+            assert below["steps"][0]["type"] == "any"
+            below, reading = below["steps"][1], "python"
+        level = definitions[below["schema_ref"]]
+
+
+# --- The cost: a container of JSON input is copied into an error object at few levels. ---------
+
+
+@pytest.mark.parametrize("kind", KINDS, ids=["known", "unknown"])
+def test_json_input_is_read_as_it_is_only_in_the_top_levels(kind: Any) -> None:
+    # Each level a container of JSON input fails a choice at copies all it holds (jiter's
+    # ``to_static``): with every level reading JSON, a 100-level chain of arrays cost 30 times
+    # its checking by ``Any``. A few levels bound that copying to a few times the value's size.
+    json_levels, python_levels = _json_read_levels(_json_rules._value_schema(kind))
+    assert 1 <= json_levels <= 4
+    assert json_levels + python_levels == VALUE_DEPTH_MAX + 1  # levels 120 (the top) to 0
+
+
+# --- The rules, near the top and deep inside. ----------------------------------------------------
+
+
+@pytest.mark.parametrize("container", ["array", "object"])
+def test_a_value_nested_to_the_limit_loads_and_one_level_deeper_is_refused(container: str) -> None:
+    for depth in (VALUE_DEPTH_MAX - 1, VALUE_DEPTH_MAX):
+        value = _chain(container, depth)
+        (message,) = loads(dumps([Message.model_validate(_message(value))]))
+        assert message.tool_calls[0].arguments == value
+    too_deep = _message(_chain(container, VALUE_DEPTH_MAX + 1))
+    assert _python_errors(too_deep) == [("json_value", ("tool_calls", 0, "arguments"))]
+    deeper = VALUE_DEPTH_MAX + 1
+    json_text = _json_arrays("1", deeper) if container == "array" else '{"k":' * deeper + "1" + "}" * deeper
+    ((where, what),) = _problems(_document(json_text))
+    assert where == "[0].tool_calls[0].arguments"
+    assert what == "expected a JSON value nested at most 120 levels deep, found a deeper one"
+
+
+@pytest.mark.parametrize("depth", DEPTHS)
+@pytest.mark.parametrize("strict", [None, False], ids=["strict", "lax-call"])
+def test_true_one_and_one_point_zero_keep_their_types_at_every_depth(depth: int, strict: bool | None) -> None:
+    # pydantic's per-call strict=False makes every choice lax (bool takes 1, int takes 1.0, int
+    # takes "1"); a free value still comes back as written.
+    values = [True, 1, 1.0, False, 0, 0.0, "1", "true", None, 2**70]
+    data = _message(_arrays(values, depth), x_u=_arrays(values, depth))
+    json_text = _document(
+        _json_arrays('[true,1,1.0,false,0,0.0,"1","true",null,1180591620717411303424]', depth)
+    )
+    from_json = Message.model_validate_json(json_text[1:-1], strict=strict)
+    from_python = Message.model_validate(data, strict=strict)
+    for message in (from_json, from_python):
+        kept = message.tool_calls[0].arguments
+        for _ in range(depth):
+            (kept,) = kept
+        assert [type(value) for value in kept] == [
+            bool,
+            int,
+            float,
+            bool,
+            int,
+            float,
+            str,
+            str,
+            type(None),
+            int,
+        ]
+        assert kept == values
+    unknown = from_python.model_extra["x_u"]  # type: ignore[index]
+    assert repr(unknown) == repr(_arrays(values, depth))
+
+
+@pytest.mark.parametrize("depth", DEPTHS)
+def test_minus_zero_deep_in_arguments_reads_as_minus_zero_point_zero(depth: int) -> None:
+    (message,) = loads(_document(_json_arrays("-0", depth)))
+    (value,) = _arrays_content(message.tool_calls[0].arguments, depth)
+    assert type(value) is float
+    assert math.copysign(1.0, value) == -1.0
+
+
+def _arrays_content(value: Any, depth: int) -> list[Any]:
+    for _ in range(depth - 1):
+        (value,) = value
+    return list(value)
+
+
+@pytest.mark.parametrize("depth", DEPTHS)
+def test_infinity_at_any_depth_is_refused_where_it_is(depth: int) -> None:
+    where = "[0]" * depth
+    assert _problems(_document(_json_arrays("1e400", depth))) == [
+        ("[0].tool_calls[0].arguments", f"{INFINITY} (at {where})")
+    ]
+    for number in (math.inf, -math.inf, math.nan):
+        assert _python_errors(_message(_arrays(number, depth))) == [
+            ("json_value", ("tool_calls", 0, "arguments"))
+        ]
+    event = f'{{"type":"tool_exec_start","tool_call_id":"c","tool_name":"n","args":{_json_arrays("-1e400", depth)}}}'
+    with pytest.raises(FormatError, match="found infinity"):
+        parse_event(event)
+
+
+@pytest.mark.parametrize("depth", DEPTHS)
+def test_infinity_deep_in_an_unknown_key_leaves_the_key_out_with_a_warning(depth: int) -> None:
+    with pytest.warns(UnknownKeyWarning) as caught:
+        (message,) = loads(_document("{}", f',"x_u":{_json_arrays("1e400", depth)},"x_kept":1'))
+    assert message.model_extra == {"x_kept": 1}
+    (warning,) = [w.message for w in caught if isinstance(w.message, UnknownKeyWarning)]
+    assert (warning.location, warning.key) == ("[0]", "x_u")
+    assert warning.reason == INFINITY
+
+
+@pytest.mark.parametrize("depth", DEPTHS)
+def test_integers_at_the_serde_limit_at_any_depth(depth: int) -> None:
+    for inside in (LIMIT - 1, -(LIMIT - 1)):
+        (message,) = loads(_document(_json_arrays(str(inside), depth)))
+        assert message.tool_calls[0].arguments == _arrays(inside, depth)
+        assert Message.model_validate(_message(_arrays(inside, depth))).tool_calls[0].arguments == _arrays(
+            inside, depth
+        )
+    # From the limit to the largest double and half a unit past it, an integer is read as that
+    # double, which serde_json reads (compatibility.md); twice the limit is refused.
+    for band, largest in ((LIMIT, 1.7976931348623157e308), (-LIMIT, -1.7976931348623157e308)):
+        (message,) = loads(_document(_json_arrays(str(band), depth)))
+        from_python = Message.model_validate(_message(_arrays(band, depth)))
+        for arguments in (message.tool_calls[0].arguments, from_python.tool_calls[0].arguments):
+            (value,) = _arrays_content(arguments, depth)
+            assert (type(value), value) == (float, largest)
+    for beyond in (2 * LIMIT, -2 * LIMIT):
+        assert _python_errors(_message(_arrays(beyond, depth))) == [
+            ("json_value", ("tool_calls", 0, "arguments"))
+        ]
+        assert _problems(_document(_json_arrays(str(beyond), depth))) == [
+            (
+                "[0].tool_calls[0].arguments",
+                f"expected an integer that serde_json reads (below about 1.8e308), found a larger one (at {'[0]' * depth})",
+            )
+        ]
+
+
+@pytest.mark.parametrize("depth", DEPTHS)
+def test_an_unknown_keys_integers_keep_up_to_4000_digits_at_any_depth(depth: int) -> None:
+    longest, too_long = 10**4000 - 1, 10**4000
+    data = _message({}, x_u=_arrays(longest, depth))
+    assert Message.model_validate(data).model_extra == {"x_u": _arrays(longest, depth)}
+    (message,) = loads(_document("{}", f',"x_u":{_json_arrays(str(longest), depth)}'))
+    assert message.model_extra == {"x_u": _arrays(longest, depth)}
+    assert _python_errors(_message({}, x_u=_arrays(too_long, depth))) == [("unknown_json_value", ("x_u",))]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        (message,) = loads(_document("{}", f',"x_u":{_json_arrays(str(too_long), depth)}'))
+    assert message.model_extra == {}
+    assert [type(w.message) for w in caught] == [UnknownKeyWarning]
+
+
+@pytest.mark.parametrize("depth", DEPTHS)
+def test_a_key_with_a_lone_surrogate_is_kept_but_not_written_at_any_depth(depth: int) -> None:
+    message = Message.model_validate(_message(_arrays({"\ud800": 1}, depth)))
+    with pytest.raises(FormatError) as caught:
+        dumps([message])
+    ((where, what),) = [(p.location, p.message) for p in caught.value.problems]
+    assert where == "[0].tool_calls[0].arguments" + "[0]" * depth
+    assert "unpaired surrogate" in what
+
+
+@pytest.mark.parametrize("depth", DEPTHS)
+def test_python_values_json_has_no_type_for_are_refused_at_any_depth(depth: int) -> None:
+    for value in ((1, 2), {1}, b"x", {1: "a"}, object()):
+        assert _python_errors(_message(_arrays(value, depth))) == [
+            ("json_value", ("tool_calls", 0, "arguments"))
+        ]
