@@ -32,3 +32,9 @@ def test_benchmarks_run_quick(tmp_path: Path) -> None:
         installed = importlib.util.find_spec(module) is not None
         assert (f"- Skipped {name}: {name} is not installed" in text) is not installed
     assert text.count("**MET**") + text.count("**MISSED**") >= 5
+
+
+def test_free_values_runs_quick() -> None:
+    result = run_bench_script("free_values.py", "--quick")
+    for row in ("| array chain, 119 levels |", "| object chain, 10 levels |", "| array of 100,000 ints |"):
+        assert row in result.stdout
