@@ -10,7 +10,7 @@ import asyncio
 import re
 import sqlite3
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -71,7 +71,10 @@ def raw_sql(url: str, sql: str, params: tuple[Any, ...] = ()) -> None:
     """Run one statement on the store's database behind its back (to corrupt or inspect it)."""
     parsed = parse_store_url(url)
     if parsed.backend == "sqlite":
-        with sqlite3.connect(parsed.database) as connection:
+        # Closed here: sqlite3 frees a connection only when the collector runs (it sits in a
+        # reference cycle), and one left open keeps its writes in the -wal file, which the next
+        # connection to close (the store's) moves into the database file, changing its bytes.
+        with closing(sqlite3.connect(parsed.database)) as connection, connection:
             connection.execute(sql, params)
         return
     import psycopg
@@ -84,7 +87,7 @@ def query_sql(url: str, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[An
     """The rows of one query on the store's database, read behind its back."""
     parsed = parse_store_url(url)
     if parsed.backend == "sqlite":
-        with sqlite3.connect(parsed.database) as connection:
+        with closing(sqlite3.connect(parsed.database)) as connection:
             return [tuple(row) for row in connection.execute(sql, params).fetchall()]
     import psycopg
 
