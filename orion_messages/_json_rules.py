@@ -49,6 +49,7 @@ __all__ = [
     "VALUE_DEPTH_MAX",
     "LoneSurrogate",
     "Unreadable",
+    "copied",
     "duplicate_key_paths",
     "first_deeper_than",
     "flatten_deeper_than",
@@ -319,6 +320,24 @@ def value_problem(
                 f"expected a JSON value (dict, list, str, int, float, bool or None), found {kind_of(item)}",
             )
     return None
+
+
+def copied(value: Any) -> Any:
+    """A copy of a JSON value that shares no dict or list with it (strings, numbers, ``True``,
+    ``None`` are immutable and shared): a converter's output is the caller's to change.
+
+    Recursive: the values copied are a message's, nested at most ``VALUE_DEPTH_MAX`` levels.
+    """
+    kind = type(value)
+    # A scalar is taken as it is, without a call: most arguments hold scalars mostly.
+    if kind is dict:
+        return {key: copied(item) if type(item) in _NESTED else item for key, item in value.items()}
+    if kind is list:
+        return [copied(item) if type(item) in _NESTED else item for item in value]
+    return value
+
+
+_NESTED = (dict, list)
 
 
 # --- Linear scanners over the raw document (rare paths only). ------------------------------------

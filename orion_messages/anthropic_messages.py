@@ -17,6 +17,7 @@ from typing_extensions import NotRequired, TypedDict
 
 from ._collector import collector_paused
 from ._conversion_input import _Builder, _Input, _kind, _unknown_keys
+from ._json_rules import copied
 from ._problems import describe
 from ._text import quoted
 from .conversions import (
@@ -386,7 +387,8 @@ def _use_block(report: _Report, source: int | None, number: int, call: ToolCall)
                 f'not a JSON object: sent wrapped as {{"{_WRAPPED}": ...}} (tool_use input must be an object)',
             )
         arguments = {_WRAPPED: arguments}
-    return {"type": "tool_use", "id": call.id, "name": call.name, "input": arguments}
+    # A copy: the request is the caller's to edit (trim, redact) without changing the message.
+    return {"type": "tool_use", "id": call.id, "name": call.name, "input": copied(arguments)}
 
 
 def _result_block(

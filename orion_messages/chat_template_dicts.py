@@ -23,6 +23,7 @@ from pydantic import ValidationError
 from ._arguments import decode_arguments, encode_arguments
 from ._collector import collector_paused
 from ._conversion_input import _Input, _stamp, _unknown_keys
+from ._json_rules import copied
 from ._problems import describe, problem_from
 from ._text import excerpt, location, quoted
 from .conversions import ConversionResult, OrphanPolicy, _fix_orphans, _input_list, _Report
@@ -133,7 +134,10 @@ def _entry(message: Message, mode: ArgumentsMode) -> dict[str, Any]:
                 "type": "function",
                 "function": {
                     "name": call.name,
-                    "arguments": encode_arguments(call.arguments) if mode == "string" else call.arguments,
+                    # A copy: the dicts are the caller's to edit without changing the message.
+                    "arguments": encode_arguments(call.arguments)
+                    if mode == "string"
+                    else copied(call.arguments),
                 },
             }
             for call in message.tool_calls
