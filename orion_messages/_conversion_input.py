@@ -1,6 +1,7 @@
 """Reading another format's messages strictly, every problem with its location (private).
 
-The ``from_*`` converters read plain dicts and lists (parsed JSON, or a provider SDK's params);
+The ``from_*`` converters read plain dicts and lists (parsed JSON, or a provider SDK's params,
+its pydantic response objects included: ``as_data``);
 ``_Input`` checks each value's type, collects every problem with its JSON path, and raises one
 ``ConversionError`` at the end, as ``loads`` does for our own format.
 """
@@ -10,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, TypeGuard
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from ._json_rules import lone_surrogates, surrogate_at
 from ._problems import describe, problems_from
@@ -18,7 +19,7 @@ from ._text import excerpt, location, quoted
 from .conversions import _Report
 from .errors import ConversionError, Problem
 from .ids import FreshIds
-from .models import I64_MAX, I64_MIN, Message, ToolCall, now_ms
+from .models import I64_MAX, I64_MIN, Message, ToolCall, _SerdeJsonModel, now_ms
 
 _MISSING = object()
 
@@ -42,7 +43,9 @@ class _Input:
         return []
 
     def mapping(self, value: Any, where: str) -> Mapping[str, Any] | None:
-        """``value`` if it is an object, else ``None`` after recording a problem."""
+        """``value`` if it is an object (a provider SDK's model read by ``as_data``), else
+        ``None`` after recording a problem."""
+        value = as_data(value)
         if isinstance(value, Mapping):
             return value
         self.fail(where, f"expected an object, found {describe(value)}")
@@ -116,6 +119,20 @@ class _Input:
         """Raise every problem found, if any."""
         if self.problems:
             raise ConversionError(self.problems)
+
+
+def as_data(value: Any) -> Any:
+    """``value``, or a provider SDK's pydantic model as the dict its SDK sends for it.
+
+    The SDKs' response objects (``anthropic.types.ToolUseBlock``, ``openai.types.chat.
+    ChatCompletionMessage``) go back into a history as they are, and the SDKs send them as
+    ``model_dump(mode="json", exclude_unset=True)``: the keys the API's JSON held (or the
+    caller set), by their JSON names. The library's own models are not another format's
+    objects: a ``Message`` where a dict belongs stays a mistake, reported as not an object.
+    """
+    if isinstance(value, BaseModel) and not isinstance(value, _SerdeJsonModel):
+        return value.model_dump(mode="json", by_alias=True, exclude_unset=True)
+    return value
 
 
 def _lone_surrogate(value: str, start: int) -> str:

@@ -439,7 +439,8 @@ def from_anthropic(
     result is reported at its block: the order is not kept). A user turn with neither text nor
     tool_result blocks (none at all, or only images) makes no message: reported at the turn,
     ``[i]``, as left out. Ids are ``msg-1``, ``msg-2``...; ``timestamp`` defaults to now.
-    Losses in ``system`` have ``index=None``.
+    Losses in ``system`` have ``index=None``. The SDK's objects (a response's ``content``
+    blocks, as its tool-use guide appends them) are read as the dicts the SDK sends for them.
 
     Raises:
         ConversionError: ``messages`` is not a list (a string or a single dict is refused at once),

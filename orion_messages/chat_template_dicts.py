@@ -18,11 +18,11 @@ from collections import deque
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal, get_args
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from ._arguments import decode_arguments, encode_arguments
 from ._collector import collector_paused
-from ._conversion_input import _Input, _stamp, _unknown_keys
+from ._conversion_input import _Input, _stamp, _unknown_keys, as_data
 from ._json_rules import copied
 from ._problems import describe, problem_from
 from ._text import excerpt, location, quoted
@@ -165,8 +165,9 @@ def _standard(entry: Mapping[str, Any], losses: list[tuple[str, str]]) -> dict[s
     return data
 
 
-def _standard_call(call: Mapping[str, Any], losses: list[tuple[str, str]], number: int) -> dict[str, Any]:
-    function = call.get("function") or {}
+def _standard_call(call: Any, losses: list[tuple[str, str]], number: int) -> dict[str, Any]:
+    call = as_data(call)  # checked to be an object (a model read as one) by ``_check_call``
+    function = as_data(call.get("function")) or {}
     arguments = function.get("arguments")
     if isinstance(arguments, str):
         arguments, why = decode_arguments(arguments)
@@ -287,13 +288,16 @@ _KNOWN_KEYS = frozenset({"role", "content", "tool_calls", "tool_call_id", "name"
 
 @collector_paused()  # the objects built hold no cycles to collect
 def from_chat_template(
-    messages: Iterable[Mapping[str, Any]],
+    messages: Iterable[Mapping[str, Any] | BaseModel],
     *,
     timestamp: int | None = None,
     strict: bool = False,
     accept: Iterable[str] = (),
 ) -> ConversionResult[list[Message]]:
     """Read chat-template dicts (Hugging Face, Ollama) back into a conversation.
+
+    A pydantic model (the ollama client's ``Message``, a tool call) is read as the dict it dumps
+    to (``model_dump(mode="json", by_alias=True, exclude_unset=True)``).
 
     Arguments may be a JSON value or JSON text (decoded with ``loads``' rules; text that is not
     valid JSON is kept as a string, reported unless the ``"orion"`` metadata is there, which
@@ -309,7 +313,7 @@ def from_chat_template(
             dicts (every problem with its location), or a refused loss in strict mode.
         ArgumentTypeError: ``strict`` is not a bool, or ``accept`` is a string or holds a non-string.
     """
-    items = _input_list(messages, "a list of chat-template message dicts")
+    items = [as_data(item) for item in _input_list(messages, "a list of chat-template message dicts")]
     stamp = _stamp(timestamp)
     reader = _Input()
     report = _Report(strict=strict, accept=accept)
@@ -408,7 +412,7 @@ def _call_ids(calls: object) -> list[object]:
     """The ``id`` of each call in a ``tool_calls`` value, whatever the value holds."""
     if not isinstance(calls, list):
         return []
-    return [call.get("id") for call in calls if isinstance(call, Mapping)]
+    return [call.get("id") for call in map(as_data, calls) if isinstance(call, Mapping)]
 
 
 class _Unanswered:

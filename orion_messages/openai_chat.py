@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal, TypeAlias
 
+from pydantic import BaseModel
 from typing_extensions import NotRequired, TypedDict
 
 from ._arguments import decode_arguments, encode_arguments
@@ -230,13 +231,17 @@ def _result_losses(report: _Report, index: int, message: Message, names: dict[st
 
 @collector_paused()  # the objects built hold no cycles to collect
 def from_openai(
-    messages: Iterable[Mapping[str, Any]],
+    messages: Iterable[Mapping[str, Any] | BaseModel],
     *,
     timestamp: int | None = None,
     strict: bool = False,
     accept: Iterable[str] = (),
 ) -> ConversionResult[list[Message]]:
     """Read OpenAI Chat Completions ``messages`` (dicts, as sent to the API) into a conversation.
+
+    The SDK's objects (``completion.choices[0].message``, its ``tool_calls``) are read as the
+    dicts the SDK sends for them (any pydantic model: ``model_dump(mode="json", by_alias=True,
+    exclude_unset=True)``).
 
     Messages get ids ``msg-1``, ``msg-2``... and ``timestamp`` (default: now). Arguments are
     decoded with ``loads``' rules; a string that is not valid JSON is kept as a string and

@@ -8,11 +8,17 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+from pydantic import BaseModel
+
 from orion_messages import (
+    ConversionError,
     Message,
     ToolCall,
     dumps,
+    from_anthropic,
     from_chat_template,
+    from_openai,
     to_anthropic,
     to_chat_template,
 )
@@ -66,3 +72,125 @@ def test_from_chat_template_output_does_not_share_the_input() -> None:
     messages = from_chat_template(given, timestamp=0).value
     given[0]["tool_calls"][0]["function"]["arguments"]["opts"]["depth"] = 2
     assert messages[0].tool_calls[0].arguments == {"opts": {"depth": 1}}
+
+
+# --- Provider SDK objects where the readers take an object (docs: "Reading other formats").
+
+
+def test_from_anthropic_reads_the_sdks_response_blocks() -> None:
+    # Anthropic's tool-use guide appends {"role": "assistant", "content": response.content}:
+    # the response's TextBlock and ToolUseBlock objects, which the SDK's MessageParam takes.
+    anthropic_types = pytest.importorskip("anthropic.types")
+    reply = anthropic_types.Message.model_validate(
+        {
+            "id": "msg_01",
+            "type": "message",
+            "role": "assistant",
+            "model": "claude-sonnet-4-5",
+            "content": [
+                {"type": "text", "text": "I'll check."},
+                {"type": "tool_use", "id": "toolu_01", "name": "get_weather", "input": {"city": "Paris"}},
+            ],
+            "stop_reason": "tool_use",
+            "stop_sequence": None,
+            "usage": {"input_tokens": 10, "output_tokens": 20},
+        }
+    )
+    history = [
+        {"role": "user", "content": "Weather in Paris?"},
+        {"role": "assistant", "content": reply.content},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_01", "content": "15 C"}]},
+    ]
+    result = from_anthropic(history, timestamp=0)
+    assert result.lossless
+    assert [m.role.value for m in result.value] == ["user", "assistant", "tool_result"]
+    assert result.value[1].content == "I'll check."
+    assert result.value[1].tool_calls == (
+        ToolCall(id="toolu_01", name="get_weather", arguments={"city": "Paris"}),
+    )
+    assert result.value[2].tool_result is not None
+    assert result.value[2].tool_result.tool_name == "get_weather"
+
+
+def test_from_openai_reads_the_sdks_message_objects() -> None:
+    # OpenAI's function-calling guide appends completion.choices[0].message itself.
+    chat = pytest.importorskip("openai.types.chat")
+    completion = chat.ChatCompletion.model_validate(
+        {
+            "id": "chatcmpl-1",
+            "object": "chat.completion",
+            "created": 1,
+            "model": "gpt-4o",
+            "choices": [
+                {
+                    "index": 0,
+                    "finish_reason": "tool_calls",
+                    "logprobs": None,
+                    "message": {
+                        "role": "assistant",
+                        "content": None,
+                        "refusal": None,
+                        "tool_calls": [
+                            {
+                                "id": "call_1",
+                                "type": "function",
+                                "function": {"name": "get_weather", "arguments": '{"city":"Paris"}'},
+                            }
+                        ],
+                    },
+                }
+            ],
+        }
+    )
+    message = completion.choices[0].message
+    history = [
+        {"role": "user", "content": "Weather?"},
+        message,
+        {"role": "tool", "tool_call_id": "call_1", "content": "15 C"},
+    ]
+    result = from_openai(history, timestamp=0)
+    assert result.lossless
+    assert result.value[1].tool_calls == (
+        ToolCall(id="call_1", name="get_weather", arguments={"city": "Paris"}),
+    )
+    # The calls alone, as in {"role": "assistant", "tool_calls": message.tool_calls}.
+    calls_only = from_openai([{"role": "assistant", "tool_calls": message.tool_calls}], timestamp=0)
+    assert calls_only.value[0].tool_calls == result.value[1].tool_calls
+
+
+class _OllamaFunction(BaseModel):
+    name: str
+    arguments: dict[str, Any]
+
+
+class _OllamaCall(BaseModel):
+    function: _OllamaFunction
+
+
+class _OllamaMessage(BaseModel):
+    # The shape of the ollama client's Message (a pydantic model), fields left unset left out.
+    role: str
+    content: str | None = None
+    images: list[str] | None = None
+    tool_calls: list[_OllamaCall] | None = None
+
+
+def test_from_chat_template_reads_pydantic_models() -> None:
+    call = _OllamaCall(function=_OllamaFunction(name="add", arguments={"a": 2}))
+    given: list[Any] = [
+        _OllamaMessage(role="user", content="Add 2."),
+        _OllamaMessage(role="assistant", content="", tool_calls=[call]),
+        {"role": "assistant", "content": "", "tool_calls": [call]},  # a plain dict holding a model
+    ]
+    result = from_chat_template(given, timestamp=0)
+    assert [m.content for m in result.value] == ["Add 2.", "", ""]
+    assert result.value[1].tool_calls[0].name == "add"
+    assert result.value[1].tool_calls[0].arguments == {"a": 2}
+    assert result.value[2].tool_calls[0].arguments == {"a": 2}
+    # Both calls came without an id: each gets a new one (reported), no other loss.
+    assert [loss.location for loss in result.losses] == ["[1].tool_calls[0].id", "[2].tool_calls[0].id"]
+
+
+def test_the_librarys_own_models_are_still_refused_where_a_dict_belongs() -> None:
+    with pytest.raises(ConversionError, match=r"^\[0\]: expected an object, found a Message$"):
+        from_openai([Message.user("msg-1", "hi", timestamp=0)], timestamp=0)
