@@ -22,6 +22,7 @@ from ._collector import collector_paused
 from ._problems import describe
 from ._text import excerpt, kind_of, quoted, shown_location
 from .errors import ArgumentTypeError, ConversionError, Problem, require_bool
+from .ids import FreshIds
 from .models import Message, Role, ToolCall, first_non_message, require_message_list
 
 __all__ = [
@@ -41,8 +42,9 @@ OrphanPolicy = Literal["error", "drop", "synthesize", "keep"]
 
 A result that does not follow its call is both (see ``Orphan``). ``"error"`` raises
 ``ConversionError``; ``"drop"`` removes the orphaned call or result, and an assistant message
-left with no content and no call; ``"synthesize"`` adds an error result (``MISSING_RESULT_TEXT``)
-after each unanswered call's results and drops results without a call; ``"keep"`` passes them
+left with no content and no call; ``"synthesize"`` adds an error result (``MISSING_RESULT_TEXT``; message id
+``{call id}-missing-result``, or a new ``msg-N`` when a message has that one) after each
+unanswered call's results and drops results without a call; ``"keep"`` passes them
 through unchanged. Every change is reported.
 Any other value raises ``ConversionError`` naming these four.
 """
@@ -417,9 +419,10 @@ def _apply_fix(
     losses: list[Loss] = []
     owed: list[ToolCall] = []  # unanswered calls waiting for their synthesized results
     owed_after = -1
+    ids = FreshIds(message.id for message in messages) if synthesize else FreshIds()
     for index, message in enumerate(messages):
         if owed and message.role is not Role.TOOL_RESULT:
-            _owe(fixed, sources, owed, messages[owed_after])
+            _owe(fixed, sources, owed, messages[owed_after], ids)
         if index in results:
             losses.append(Loss(index, "", _result_fix(results[index])))
             continue
@@ -440,7 +443,7 @@ def _apply_fix(
         fixed.append(message)
         sources.append(index)
     if owed:
-        _owe(fixed, sources, owed, messages[owed_after])
+        _owe(fixed, sources, owed, messages[owed_after], ids)
     return fixed, sources, losses
 
 
@@ -476,12 +479,22 @@ def _result_fix(orphan: Orphan) -> str:
     return f"a result that does not follow its call (at [{orphan.partner}]): dropped"
 
 
-def _owe(fixed: list[Message], sources: list[int | None], owed: list[ToolCall], caller: Message) -> None:
-    """Append an error result for each owed call (after the results that follow the caller)."""
+def _owe(
+    fixed: list[Message], sources: list[int | None], owed: list[ToolCall], caller: Message, ids: FreshIds
+) -> None:
+    """Append an error result for each owed call (after the results that follow the caller).
+
+    Its id is ``{call id}-missing-result`` unless a message has it already (a server reusing
+    ``call_0`` leaves two calls unanswered), then a new ``msg-N`` from ``ids``.
+    """
     for call in owed:
+        named = f"{call.id}-missing-result"
+        if named in ids.taken:
+            named = ids.next()
+        ids.taken.add(named)
         fixed.append(
             Message.tool_result_message(
-                f"{call.id}-missing-result",
+                named,
                 call.id,
                 call.name,
                 MISSING_RESULT_TEXT,

@@ -16,6 +16,7 @@ from orion_messages import (
     Message,
     ToolCall,
     dumps,
+    fix_orphans,
     from_anthropic,
     from_chat_template,
     from_openai,
@@ -194,3 +195,43 @@ def test_from_chat_template_reads_pydantic_models() -> None:
 def test_the_librarys_own_models_are_still_refused_where_a_dict_belongs() -> None:
     with pytest.raises(ConversionError, match=r"^\[0\]: expected an object, found a Message$"):
         from_openai([Message.user("msg-1", "hi", timestamp=0)], timestamp=0)
+
+
+# --- The ids of the results orphans="synthesize" adds.
+
+
+def test_synthesized_results_get_ids_no_other_message_has() -> None:
+    # A server reuses call_0 and two turns go unanswered: the first added result takes the
+    # documented name, call_0-missing-result; that name is then taken, so the second gets a new
+    # msg-N after the highest counter (msg-5), as every new message id is chosen.
+    call = ToolCall(id="call_0", name="search", arguments={})
+    history = [
+        Message.user("msg-1", "find a", timestamp=0),
+        Message.assistant("msg-2", "", [call], timestamp=0),
+        Message.user("msg-3", "find b", timestamp=0),
+        Message.assistant("msg-4", "", [call], timestamp=0),
+        Message.user("msg-5", "and?", timestamp=0),
+    ]
+    fixed = fix_orphans(history, "synthesize").value
+    assert [m.id for m in fixed] == [
+        "msg-1",
+        "msg-2",
+        "call_0-missing-result",
+        "msg-3",
+        "msg-4",
+        "msg-6",
+        "msg-5",
+    ]
+    dicts = to_chat_template(history, orphans="synthesize").value
+    assert [d["orion"]["id"] for d in dicts] == [m.id for m in fixed]
+
+
+def test_a_synthesized_result_does_not_take_an_id_already_in_use() -> None:
+    history = [
+        Message.user("c1-missing-result", "hi", timestamp=0),
+        Message.assistant("msg-7", "", [ToolCall(id="c1", name="f", arguments={})], timestamp=0),
+    ]
+    fixed = fix_orphans(history, "synthesize").value
+    assert [m.id for m in fixed] == ["c1-missing-result", "msg-7", "msg-8"]
+    assert fixed[2].tool_result is not None
+    assert fixed[2].tool_result.tool_call_id == "c1"
