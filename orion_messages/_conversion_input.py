@@ -8,9 +8,10 @@ its pydantic response objects included: ``as_data``);
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, TypeGuard
 
+import orjson
 from pydantic import BaseModel, ValidationError
 
 from ._json_rules import lone_surrogates, surrogate_at
@@ -22,6 +23,10 @@ from .ids import FreshIds
 from .models import I64_MAX, I64_MIN, Message, ToolCall, _SerdeJsonModel, now_ms
 
 _MISSING = object()
+
+# Who cannot hold a lone surrogate, for the message: what is read, or what is sent.
+_CORE_CANNOT = "orion-core's strings (UTF-8) cannot hold"
+_SENT_CANNOT = "UTF-8 (the encoding of what is sent) cannot encode"
 
 
 class _Input:
@@ -86,13 +91,12 @@ class _Input:
             self.fail(where, f"{what} {_lone_surrogate(value, at)}")
         return at is None
 
-    def utf8_value(self, value: Any, where: str) -> None:
-        """Record each string of a JSON value (object keys included) that holds a lone surrogate."""
+    def utf8_value(self, value: Any, where: str, cannot: str = _CORE_CANNOT) -> None:
+        """Record each string of a JSON value (object keys included) that holds a lone surrogate
+        (``cannot``: who cannot hold it, for the message)."""
         for found in lone_surrogates(value):
-            inside = location(found.path)
-            place = f"{where}{inside}" if inside.startswith("[") or not inside else f"{where}.{inside}"
             what = f"the key {quoted(found.text)}" if found.is_key else "the string"
-            self.fail(place, f"{what} {_lone_surrogate(found.text, found.at)}")
+            self.fail(joined(where, found.path), f"{what} {_lone_surrogate(found.text, found.at, cannot)}")
 
     def boolean(self, data: Mapping[str, Any], key: str, where: str) -> bool:
         """The optional boolean at ``data[key]`` (``False`` when absent or invalid)."""
@@ -135,12 +139,52 @@ def as_data(value: Any) -> Any:
     return value
 
 
-def _lone_surrogate(value: str, start: int) -> str:
+def _lone_surrogate(value: str, start: int, cannot: str = _CORE_CANNOT) -> str:
     """Why ``value`` is refused: the lone surrogate at ``start``, written as its escape."""
-    return (
-        f"holds an unpaired surrogate (\\u{ord(value[start]):04x} at character {start}), which "
-        "orion-core's strings (UTF-8) cannot hold"
-    )
+    return f"holds an unpaired surrogate (\\u{ord(value[start]):04x} at character {start}), which {cannot}"
+
+
+def joined(where: str, path: tuple[int | str, ...]) -> str:
+    """The location of ``path`` inside the value at ``where`` (``[1].content[0].input`` and
+    ``("a", 0)`` give ``[1].content[0].input.a[0]``)."""
+    inside = location(path)
+    return f"{where}{inside}" if inside.startswith("[") or not inside else f"{where}.{inside}"
+
+
+def unencodable_problems(messages: Iterable[Message], sources: Iterable[int | None]) -> list[Problem]:
+    """A problem at each string of ``messages`` holding a lone surrogate, which no target's JSON
+    (UTF-8) can carry, located at the input position in ``sources`` (an error path only: each
+    message is dumped and walked; an added message, ``None``, holds only strings of another)."""
+    reader = _Input()
+    for message, source in zip(messages, sources, strict=True):
+        if source is not None:
+            reader.utf8_value(message.model_dump(), f"[{source}]", _SENT_CANNOT)
+    return reader.problems
+
+
+def refuse_unencodable(value: Any, messages: Sequence[Message], sources: Sequence[int | None]) -> None:
+    """Raise ``ConversionError`` at each string of the input holding a lone surrogate when the
+    converted ``value`` holds one: it could not be sent.
+
+    One pass of orjson (in C) over the whole output rules it out; only when that fails (a lone
+    surrogate, or an integer past 64 bits, which orjson refuses and the targets take) is the
+    value walked, then the messages, to say where.
+    """
+    try:
+        orjson.dumps(value)
+    except orjson.JSONEncodeError:
+        if next(lone_surrogates(value), None) is not None:
+            problems = unencodable_problems(messages, sources)
+            if problems:
+                raise ConversionError(problems) from None
+
+
+def refuse_unencodable_text(text: str, where: str) -> None:
+    """Raise ``ConversionError`` at ``where`` when ``text``, a caller's argument sent as it is
+    (``to_orion_backend``'s ``system_prompt``), holds a lone surrogate."""
+    at = surrogate_at(text)
+    if at is not None:
+        raise ConversionError([Problem(where, f"the string {_lone_surrogate(text, at, _SENT_CANNOT)}")])
 
 
 def _kind(kind: Any, noun: str) -> str:

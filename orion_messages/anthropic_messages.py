@@ -16,7 +16,7 @@ from typing import Any, Literal
 from typing_extensions import NotRequired, TypedDict
 
 from ._collector import collector_paused
-from ._conversion_input import _Builder, _Input, _kind, _unknown_keys
+from ._conversion_input import _Builder, _Input, _kind, _unknown_keys, refuse_unencodable
 from ._json_rules import copied
 from ._problems import describe
 from ._text import quoted
@@ -133,7 +133,8 @@ def to_anthropic(
     message of only whitespace too (reported).
 
     Raises:
-        ConversionError: as ``to_openai``; also a user message, or an assistant message without
+        ConversionError: as ``to_openai`` (a lone surrogate in a string sent included); also a
+            user message, or an assistant message without
             tool calls, whose content is only whitespace (leaving the turn out would change
             what the model is asked).
         ArgumentTypeError: as ``to_openai``.
@@ -150,7 +151,9 @@ def to_anthropic(
         raise unique.explain(error) from None
     report.extend(unique.losses(fixed, sources))
     report.extend(changes)
-    return report.finish(_request(report, fixed, sources))
+    request = _request(report, fixed, sources)
+    refuse_unencodable(request, fixed, sources)
+    return report.finish(request)
 
 
 def _request(report: _Report, fixed: list[Message], sources: list[int | None]) -> AnthropicRequest:

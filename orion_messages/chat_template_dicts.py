@@ -22,12 +22,19 @@ from pydantic import BaseModel, ValidationError
 
 from ._arguments import decode_arguments, encode_arguments
 from ._collector import collector_paused
-from ._conversion_input import _Input, _stamp, _unknown_keys, as_data
+from ._conversion_input import (
+    _Input,
+    _stamp,
+    _unknown_keys,
+    as_data,
+    refuse_unencodable,
+    unencodable_problems,
+)
 from ._json_rules import copied
 from ._problems import describe, problem_from
 from ._text import excerpt, location, quoted
 from .conversions import ConversionResult, OrphanPolicy, _fix_orphans, _input_list, _Report
-from .errors import ConversionError, Problem, require_bool
+from .errors import ConversionError, FormatError, Problem, require_bool
 from .ids import FreshIds
 from .models import Message, Role, ToolCall
 
@@ -77,7 +84,8 @@ def to_chat_template(
     Raises:
         ConversionError: a tool_result message without a result, an orphan with
             ``orphans="error"``, an unknown ``orphans`` policy or ``arguments`` mode, a refused
-            loss in strict mode, or an item that is not a ``Message``.
+            loss in strict mode, an item that is not a ``Message``, or a string sent (the
+            ``"orion"`` metadata included) that holds a lone surrogate, at its place.
         ArgumentTypeError: ``strict`` or ``metadata`` is not a bool, or ``accept`` is a string
             or holds a non-string.
     """
@@ -86,6 +94,18 @@ def to_chat_template(
     _check_arguments_mode(arguments)
     fixed, sources, changes = _fix_orphans(messages, orphans)
     report.extend(changes)
+    try:
+        out = _template_dicts(report, fixed, sources, arguments, metadata=metadata)
+    except FormatError as error:  # string arguments the writer refuses: a lone surrogate is located
+        raise ConversionError(unencodable_problems(fixed, sources) or error.problems) from None
+    refuse_unencodable(out, fixed, sources)
+    return report.finish(out)
+
+
+def _template_dicts(
+    report: _Report, fixed: list[Message], sources: list[int | None], mode: ArgumentsMode, *, metadata: bool
+) -> list[dict[str, Any]]:
+    """The dicts for the fixed conversation (``sources``: their input positions)."""
     out: list[dict[str, Any]] = []
     problems: list[Problem] = []
     for message, source in zip(fixed, sources, strict=True):
@@ -94,7 +114,7 @@ def to_chat_template(
                 Problem(f"[{source}].tool_result", "a tool_result message must carry a tool result")
             )
             continue
-        entry = _entry(message, arguments)
+        entry = _entry(message, mode)
         standard = _standard(entry, [])
         overlay = _diff(message.model_dump(mode="json"), standard)
         if metadata:
@@ -105,7 +125,7 @@ def to_chat_template(
         out.append(entry)
     if problems:
         raise ConversionError(problems)
-    return report.finish(out)
+    return out
 
 
 def _check_arguments_mode(mode: object) -> None:

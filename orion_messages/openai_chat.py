@@ -17,7 +17,14 @@ from typing_extensions import NotRequired, TypedDict
 
 from ._arguments import decode_arguments, encode_arguments
 from ._collector import collector_paused
-from ._conversion_input import _Builder, _Input, _kind, _unknown_keys
+from ._conversion_input import (
+    _Builder,
+    _Input,
+    _kind,
+    _unknown_keys,
+    refuse_unencodable,
+    unencodable_problems,
+)
 from ._problems import describe
 from ._text import quoted
 from .conversions import (
@@ -29,7 +36,7 @@ from .conversions import (
     _remember_calls,
     _Report,
 )
-from .errors import ConversionError, Problem
+from .errors import ConversionError, FormatError, Problem
 from .models import Message, Role, ToolCall
 
 __all__ = [
@@ -141,7 +148,9 @@ def to_openai(
     Raises:
         ConversionError: an orphan with ``orphans="error"``, an unknown ``orphans`` policy, a
             tool_result message without a result, a refused loss in strict mode, ``messages``
-            not a list (a string or a single ``Message``), or an item that is not a ``Message``.
+            not a list (a string or a single ``Message``), an item that is not a ``Message``,
+            or a string sent that holds a lone surrogate, which UTF-8 cannot encode (a message
+            built in Python may hold one), at its place (``[3].tool_calls[0].arguments.p``).
         ArgumentTypeError: ``strict`` is not a bool, or ``accept`` is a string (it would be read
             one character at a time), a mapping or a single model (read as its keys or fields),
             or holds a non-string.
@@ -149,6 +158,16 @@ def to_openai(
     report = _Report(strict=strict, accept=accept)
     fixed, sources, changes = _fix_orphans(messages, orphans)
     report.extend(changes)
+    try:
+        out = _openai_messages(report, fixed, sources)
+    except FormatError as error:  # arguments the writer refuses: a lone surrogate is located
+        raise ConversionError(unencodable_problems(fixed, sources) or error.problems) from None
+    refuse_unencodable(out, fixed, sources)
+    return report.finish(out)
+
+
+def _openai_messages(report: _Report, fixed: list[Message], sources: list[int | None]) -> list[OpenAIMessage]:
+    """The messages for the fixed conversation (``sources``: their input positions)."""
     names: dict[str, str] = {}  # the calls sent so far
     out: list[OpenAIMessage] = []
     problems: list[Problem] = []
@@ -181,7 +200,7 @@ def to_openai(
             out.append({"role": "assistant", "content": message.content})
     if problems:
         raise ConversionError(problems)
-    return report.finish(out)
+    return out
 
 
 def _call(call: ToolCall) -> dict[str, Any]:

@@ -17,6 +17,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from ._collector import collector_paused
+from ._conversion_input import refuse_unencodable, refuse_unencodable_text
 from ._text import excerpt, quoted
 from .conversions import ConversionResult, _messages, _metadata_losses, _Report
 from .errors import ArgumentTypeError
@@ -52,7 +53,9 @@ def to_orion_backend(
     included), as orion-core does. ``strict`` and ``accept`` work as in ``to_openai``.
 
     Raises:
-        ConversionError: a refused loss in strict mode, or an item that is not a ``Message``.
+        ConversionError: a refused loss in strict mode, an item that is not a ``Message``, or
+            a string sent that holds a lone surrogate, which UTF-8 cannot encode, at its place
+            (``[0].content``, ``system_prompt``).
         ArgumentTypeError: ``system_prompt`` is not a str, ``strict`` not a bool, or ``accept``
             a string or holding a non-string (as ``to_openai``).
     """
@@ -61,14 +64,17 @@ def to_orion_backend(
         raise ArgumentTypeError(
             f"system_prompt must be a str, got {type(system_prompt).__name__} {excerpt(repr(system_prompt))}"
         )
+    refuse_unencodable_text(system_prompt, "system_prompt")
     out: list[dict[str, str]] = [{"role": "system", "content": system_prompt}] if system_prompt else []
-    for index, message in enumerate(_messages(messages)):
+    given = _messages(messages)
+    for index, message in enumerate(given):
         _metadata_losses(report, index, message, kept=("role",), why=_TARGET)
         _structure_losses(report, index, message)
         content = message.content
         if message.role is Role.TOOL_RESULT:
             content = TOOL_RESULT_PREFIX + content
         out.append({"role": _ROLES[message.role], "content": content})
+    refuse_unencodable(out, given, range(len(given)))
     return report.finish(out)
 
 

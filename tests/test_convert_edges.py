@@ -22,6 +22,8 @@ from orion_messages import (
     from_openai,
     to_anthropic,
     to_chat_template,
+    to_openai,
+    to_orion_backend,
 )
 
 
@@ -235,3 +237,60 @@ def test_a_synthesized_result_does_not_take_an_id_already_in_use() -> None:
     assert [m.id for m in fixed] == ["c1-missing-result", "msg-7", "msg-8"]
     assert fixed[2].tool_result is not None
     assert fixed[2].tool_result.tool_call_id == "c1"
+
+
+# --- A string no target can encode: a lone surrogate in a message built in Python.
+
+_SURROGATE_IN_ARGUMENTS = [
+    Message.user("msg-1", "read it", timestamp=0),
+    Message.assistant(
+        "msg-2", "", [ToolCall(id="c1", name="read", arguments={"p": "caf\udce9"})], timestamp=0
+    ),
+    Message.tool_result_message("msg-3", "c1", "read", "ok", timestamp=0),
+]
+_SURROGATE_IN_CONTENT = [Message.user("msg-1", "caf\udce9", timestamp=0)]
+
+_TO_CONVERTERS: list[Any] = [to_openai, to_anthropic, to_chat_template, to_orion_backend]
+
+
+def _problems(error: pytest.ExceptionInfo[ConversionError]) -> list[tuple[str, str]]:
+    return [(problem.location, problem.message) for problem in error.value.problems]
+
+
+_UNENCODABLE = (
+    "the string holds an unpaired surrogate (\\udce9 at character 3), which UTF-8 (the encoding "
+    "of what is sent) cannot encode"
+)
+
+
+@pytest.mark.parametrize("convert", _TO_CONVERTERS, ids=lambda f: f.__name__)
+def test_to_converters_refuse_a_lone_surrogate_in_the_content_at_its_place(convert: Any) -> None:
+    with pytest.raises(ConversionError) as error:
+        convert(_SURROGATE_IN_CONTENT)
+    assert _problems(error) == [("[0].content", _UNENCODABLE)]
+
+
+@pytest.mark.parametrize("convert", [to_openai, to_anthropic, to_chat_template], ids=lambda f: f.__name__)
+def test_to_converters_refuse_a_lone_surrogate_in_the_arguments_at_its_path(convert: Any) -> None:
+    with pytest.raises(ConversionError) as error:
+        convert(_SURROGATE_IN_ARGUMENTS)
+    assert _problems(error) == [("[1].tool_calls[0].arguments.p", _UNENCODABLE)]
+
+
+def test_chat_template_string_arguments_refuse_a_lone_surrogate_at_its_path() -> None:
+    with pytest.raises(ConversionError) as error:
+        to_chat_template(_SURROGATE_IN_ARGUMENTS, arguments="string")
+    assert _problems(error) == [("[1].tool_calls[0].arguments.p", _UNENCODABLE)]
+
+
+def test_a_lone_surrogate_in_a_field_the_target_does_not_send_is_only_that_fields_loss() -> None:
+    # OpenAI has no place for message ids: the id is reported lost, and nothing sent holds it.
+    result = to_openai([Message.user("msg-\udce9", "hi", timestamp=0)])
+    assert result.value == [{"role": "user", "content": "hi"}]
+    assert [loss.location for loss in result.losses] == ["[0].id", "[0].timestamp"]
+
+
+def test_to_orion_backend_refuses_a_lone_surrogate_in_the_system_prompt() -> None:
+    with pytest.raises(ConversionError) as error:
+        to_orion_backend([], system_prompt="caf\udce9")
+    assert _problems(error) == [("system_prompt", _UNENCODABLE)]
