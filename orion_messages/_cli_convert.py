@@ -21,7 +21,7 @@ from ._cli_convert_options import FOREIGN, ORION
 from ._cli_exit import EXIT_INVALID, EXIT_OK, EXIT_USAGE
 from ._cli_exit import err as _err
 from ._cli_text import printable, problem_lines, write_stdout
-from ._conversion_input import TIMESTAMP_EXPECTED, is_timestamp
+from ._conversion_input import TIMESTAMP_EXPECTED, carries_nothing, is_timestamp
 from ._json_rules import ANY_JSON, minus_zero_as_float
 from ._problems import problem_from
 from ._store_url import is_store_url, masked_url
@@ -151,7 +151,7 @@ def _import(args: argparse.Namespace, data: Any) -> ConversionResult[list[Messag
     known = _REQUEST_KEYS.get(args.from_format, _REQUEST_KEYS["openai"])
     if isinstance(data, dict):
         for key, value in data.items():
-            if key not in known and value is not None:
+            if key not in known and not carries_nothing(value):
                 report.lose(None, key, _NOT_CONVERTED)
         messages = _list(data.get("messages"))
     else:

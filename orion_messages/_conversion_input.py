@@ -199,6 +199,12 @@ def _kind(kind: Any, noun: str) -> str:
 _NO_PLACE = "orion-core has no place for this key"
 
 
+def carries_nothing(value: Any) -> bool:
+    """Whether the value of a key orion-core has no place for carries nothing to lose: ``null``,
+    an empty array or an empty object (OpenAI's ``"annotations": []`` on every reply)."""
+    return value is None or (isinstance(value, (list, tuple, Mapping)) and not value)
+
+
 def _unknown_keys(
     report: _Report,
     index: int | None,
@@ -210,11 +216,11 @@ def _unknown_keys(
     """Report each key of ``data`` (at ``prefix`` inside message ``index``) not in ``known``.
 
     The reason is ``reasons[key]`` when given, else "orion-core has no place for this key". A key
-    whose value is ``null`` carries nothing and is not reported. The loss's field shows the key
-    as a location does (``x_extra``; ``["a.b"]`` for one that is not a plain name).
+    whose value carries nothing (``carries_nothing``) is not reported. The loss's field shows the
+    key as a location does (``x_extra``; ``["a.b"]`` for one that is not a plain name).
     """
     for key in data:
-        if key in known or data[key] is None:
+        if key in known or carries_nothing(data[key]):
             continue
         reason = reasons.get(key, _NO_PLACE) if reasons is not None else _NO_PLACE
         shown = location((key,))  # escaped and cut; ``["a.b"]`` for a key that is not a plain name

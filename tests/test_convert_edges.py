@@ -6,6 +6,8 @@ Every expectation is written by hand from docs/conversions.md and the providers'
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -25,6 +27,7 @@ from orion_messages import (
     to_openai,
     to_orion_backend,
 )
+from orion_messages.cli import main
 
 
 def _nested_call_history() -> list[Message]:
@@ -294,3 +297,46 @@ def test_to_orion_backend_refuses_a_lone_surrogate_in_the_system_prompt() -> Non
     with pytest.raises(ConversionError) as error:
         to_orion_backend([], system_prompt="caf\udce9")
     assert _problems(error) == [("system_prompt", _UNENCODABLE)]
+
+
+# --- An empty value under a key orion-core has no place for carries nothing, like null.
+
+
+def test_from_openai_skips_empty_unknown_values_and_reports_the_others() -> None:
+    # Chat Completions replies carry "annotations": [] on every assistant message.
+    reply: dict[str, Any] = {
+        "role": "assistant",
+        "content": "Hi.",
+        "refusal": None,
+        "annotations": [],
+        "x_meta": {},
+    }
+    cited = {
+        "role": "assistant",
+        "content": "See.",
+        "annotations": [{"type": "url_citation", "url_citation": {"url": "https://example.com"}}],
+    }
+    result = from_openai([{"role": "user", "content": "Hi", "x_tags": []}, reply, cited], timestamp=0)
+    assert [str(loss) for loss in result.losses] == ["[2].annotations: orion-core has no place for this key"]
+
+
+def test_from_anthropic_and_from_chat_template_skip_empty_unknown_values() -> None:
+    block = {"type": "text", "text": "Hi.", "citations": []}
+    assert from_anthropic([{"role": "assistant", "content": [block]}], timestamp=0).lossless
+    assert from_chat_template([{"role": "user", "content": "Hi", "images": []}], timestamp=0).lossless
+
+
+def test_convert_from_skips_an_empty_request_parameter(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    request = tmp_path / "request.json"
+    request.write_text(
+        json.dumps({"messages": [{"role": "user", "content": "Hi"}], "tools": [], "model": "m"})
+    )
+    assert (
+        main(["convert", str(request), str(tmp_path / "out.json"), "--from", "openai", "--timestamp", "0"])
+        == 0
+    )
+    printed = capsys.readouterr().out
+    assert "by field: model 1\n" in printed
+    assert "tools" not in printed
