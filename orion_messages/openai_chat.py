@@ -389,8 +389,11 @@ def _read_call(reader: _Input, report: _Report, index: int, number: int, item: A
         return None
     call_id = reader.string(data, "id", where)
     kind = reader.string(data, "type", where)
-    if kind is not None and kind != "function":
+    if (
+        kind is not None and kind != "function"
+    ):  # a custom tool call: its missing "function" follows from that
         reader.fail(f"{where}.type", f'expected "function", found {describe(kind)}')
+        return None
     if not reader.present(data, "function", where):
         return None
     function = reader.mapping(data["function"], f"{where}.function")

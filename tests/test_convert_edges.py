@@ -340,3 +340,14 @@ def test_convert_from_skips_an_empty_request_parameter(
     printed = capsys.readouterr().out
     assert "by field: model 1\n" in printed
     assert "tools" not in printed
+
+
+# --- What from_openai refuses: one problem each, no follow-on.
+
+
+def test_from_openai_refuses_a_custom_tool_call_with_one_problem() -> None:
+    # The SDK's ChatCompletionMessageCustomToolCallParam: {"id", "type": "custom", "custom": {...}}.
+    custom = {"id": "call_1", "type": "custom", "custom": {"name": "grep", "input": "TODO"}}
+    with pytest.raises(ConversionError) as error:
+        from_openai([{"role": "user", "content": "go"}, {"role": "assistant", "tool_calls": [custom]}])
+    assert _problems(error) == [("[1].tool_calls[0].type", 'expected "function", found the string "custom"')]
