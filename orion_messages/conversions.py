@@ -209,13 +209,30 @@ _WHOLE_MESSAGE = "message"
 its ``Loss.field`` is empty."""
 
 
+_ALSO_ACCEPTED = {"tool_result.tool_call_id": "id"}
+"""Fields ``accept`` also takes under another name: the call id a result carries is an id (a
+call's id renamed by ``to_anthropic`` renames its result's too, one change at two places)."""
+
+
 def _accepted(field: str, accept: Collection[str]) -> bool:
+    """Whether ``accept`` names ``field``: whole or its last part, as given or with its list
+    indexes folded (``content[]``, ``tool_calls[].index``, as ``losses_by_field`` counts it)."""
     if not field:
         return _WHOLE_MESSAGE in accept or field in accept
-    # The last part: a key quoted in brackets (``["a.b"]``, see ``location``) holds no ``["`` of
-    # its own (its quotes are escaped), so it starts at the last one.
-    last = field[field.rindex('["') :] if field.endswith('"]') else field.rsplit(".", 1)[-1]
-    return field in accept or last in accept
+    folded = _INDEX.sub("[]", field)
+    return (
+        field in accept
+        or _last_part(field) in accept
+        or folded in accept
+        or _last_part(folded) in accept
+        or (field in _ALSO_ACCEPTED and _ALSO_ACCEPTED[field] in accept)
+    )
+
+
+def _last_part(field: str) -> str:
+    # A key quoted in brackets (``["a.b"]``, see ``location``) holds no ``["`` of its own (its
+    # quotes are escaped), so it starts at the last one.
+    return field[field.rindex('["') :] if field.endswith('"]') else field.rsplit(".", 1)[-1]
 
 
 class _Report:

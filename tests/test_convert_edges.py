@@ -351,3 +351,50 @@ def test_from_openai_refuses_a_custom_tool_call_with_one_problem() -> None:
     with pytest.raises(ConversionError) as error:
         from_openai([{"role": "user", "content": "go"}, {"role": "assistant", "tool_calls": [custom]}])
     assert _problems(error) == [("[1].tool_calls[0].type", 'expected "function", found the string "custom"')]
+
+
+# --- accept= takes the names losses_by_field() and the command line print.
+
+_IMAGE = {"type": "image", "source": {"type": "url", "url": "https://example.com/a.png"}}
+
+
+def test_accept_takes_a_folded_field_for_every_index() -> None:
+    turn = [{"role": "user", "content": [{"type": "text", "text": "Look:"}, _IMAGE, _IMAGE]}]
+    assert from_anthropic(turn, timestamp=0, strict=True, accept={"content[]"}).value[0].content == "Look:"
+    with pytest.raises(ConversionError):  # the bare name is no folded field: still refused
+        from_anthropic(turn, timestamp=0, strict=True, accept={"content"})
+    calls = [ToolCall(id="a", name="f", arguments={}), ToolCall(id="b", name="f", arguments={})]
+    history = [Message.user("msg-1", "q", timestamp=0), Message.assistant("msg-2", "", calls, timestamp=0)]
+    dropped = to_openai(
+        history, orphans="drop", strict=True, accept={"id", "timestamp", "message", "tool_calls[]"}
+    )
+    assert dropped.value == [{"role": "user", "content": "q"}]
+
+
+def test_accept_takes_a_folded_nested_field() -> None:
+    # tool_calls[0].index and tool_calls[1].index (the stream accumulator's bookkeeping) are
+    # counted as tool_calls[].index: that name accepts both.
+    call = {"index": 0, "id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+    given = [{"role": "assistant", "content": None, "tool_calls": [call, {**call, "id": "c2", "index": 1}]}]
+    result = from_openai(given, timestamp=0, strict=True, accept={"tool_calls[].index"})
+    assert [c.id for c in result.value[0].tool_calls] == ["c1", "c2"]
+
+
+def test_accept_id_takes_the_renamed_result_id_too() -> None:
+    # docs/conversions.md: "id" accepts a tool call's id renamed by to_anthropic; its result is
+    # sent with the same new id, one rename reported at both places.
+    call = ToolCall(id="call_0", name="f", arguments={})
+    history = [
+        Message.user("msg-1", "go", timestamp=0),
+        Message.assistant("msg-2", "", [call], timestamp=0),
+        Message.tool_result_message("msg-3", "call_0", "f", "one", timestamp=0),
+        Message.assistant("msg-4", "", [call], timestamp=0),
+        Message.tool_result_message("msg-5", "call_0", "f", "two", timestamp=0),
+    ]
+    request = to_anthropic(history, strict=True, accept={"id", "timestamp"}).value
+    assert request["messages"][4]["content"][0]["tool_use_id"] == "call_0-2"
+
+
+def test_accept_with_an_empty_name_accepts_only_a_field_named_so() -> None:
+    with pytest.raises(ConversionError, match=r"\[0\]\.id: strict conversion refused"):
+        to_openai([Message.user("msg-1", "hi", timestamp=0)], strict=True, accept={"", "timestamp"})
