@@ -25,6 +25,7 @@ from ._conversion_input import TIMESTAMP_EXPECTED, carries_nothing, is_timestamp
 from ._json_rules import ANY_JSON, minus_zero_as_float
 from ._problems import problem_from
 from ._store_url import is_store_url, masked_url
+from ._text import location, shown_location
 from ._unknown_values import is_too_deep
 from .anthropic_messages import from_anthropic, to_anthropic
 from .chat_template_dicts import from_chat_template, to_chat_template
@@ -152,7 +153,7 @@ def _import(args: argparse.Namespace, data: Any) -> ConversionResult[list[Messag
     if isinstance(data, dict):
         for key, value in data.items():
             if key not in known and not carries_nothing(value):
-                report.lose(None, key, _NOT_CONVERTED)
+                report.lose(None, location((key,)), _NOT_CONVERTED)  # as a message's key: ``["a.b"]``
         messages = _list(data.get("messages"))
     else:
         messages = _list(data)
@@ -231,7 +232,9 @@ def _print_report(args: argparse.Namespace, result: ConversionResult[Any]) -> No
         print("nothing lost", file=out)
         return
     print(f"lost or changed ({len(result.losses):,}):", file=out)
-    fields = ", ".join(f"{printable(field)} {number:,}" for field, number in result.losses_by_field())
+    fields = ", ".join(
+        f"{printable(shown_location(field))} {number:,}" for field, number in result.losses_by_field()
+    )
     print(f"  by field: {fields}", file=out)
     for loss in result.losses[:_SHOWN]:
         print(f"  {printable(str(loss))}", file=out)

@@ -116,7 +116,7 @@ class ConversionResult(Generic[T]):
             value = f"<dict of {', '.join(map(str, self.value))}>"
         if not self.losses:
             return f"ConversionResult(value={value}, lossless)"
-        fields = ", ".join(f"{field} x{count}" for field, count in self.losses_by_field())
+        fields = ", ".join(f"{shown_location(field)} x{count}" for field, count in self.losses_by_field())
         return f"ConversionResult(value={value}, {len(self.losses)} losses: {fields})"
 
 

@@ -398,3 +398,42 @@ def test_accept_id_takes_the_renamed_result_id_too() -> None:
 def test_accept_with_an_empty_name_accepts_only_a_field_named_so() -> None:
     with pytest.raises(ConversionError, match=r"\[0\]\.id: strict conversion refused"):
         to_openai([Message.user("msg-1", "hi", timestamp=0)], strict=True, accept={"", "timestamp"})
+
+
+# --- A long unknown key is cut where it is shown, by the one rule for locations (200 characters).
+
+_LONG_KEY = "k" * 100_000
+_LONG_SHOWN = "k" * 197 + "..."
+
+
+def test_repr_cuts_a_long_field() -> None:
+    result = from_openai([{"role": "user", "content": "hi", _LONG_KEY: 3}], timestamp=0)
+    assert repr(result) == f"ConversionResult(value=<list of 1>, 1 losses: {_LONG_SHOWN} x1)"
+    assert result.losses[0].field == _LONG_KEY  # the loss keeps it whole
+
+
+def test_convert_report_cuts_a_long_field(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    source = tmp_path / "long.json"
+    source.write_text(
+        json.dumps({"messages": [{"role": "user", "content": "hi", _LONG_KEY: 3}], _LONG_KEY: 1})
+    )
+    assert (
+        main(["convert", str(source), str(tmp_path / "o.json"), "--from", "openai", "--timestamp", "0"]) == 0
+    )
+    lines = capsys.readouterr().out.splitlines()
+    # The message's key and the request's are one field name: counted together.
+    assert lines[2] == f"  by field: {_LONG_SHOWN} 2"
+    assert max(map(len, lines)) < 300
+
+
+def test_a_request_key_is_located_as_a_message_key_is(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A key that is not a plain name is quoted in brackets (docs: accept names it that way), so
+    # "b", the last part of a dotted path, does not name the request key "a.b".
+    source = tmp_path / "request.json"
+    source.write_text(json.dumps({"messages": [{"role": "user", "content": "hi"}], "a.b": 1}))
+    args = ["convert", str(source), str(tmp_path / "o.json"), "--from", "openai", "--timestamp", "0"]
+    assert main([*args, "--strict", "--accept", "b"]) == 1
+    assert '["a.b"]: strict conversion refused' in capsys.readouterr().err
+    assert main([*args, "--strict", "--accept", '["a.b"]']) == 0
