@@ -35,7 +35,7 @@ from .models import Message
 from .openai_chat import from_openai, to_openai
 from .orion_backend import to_orion_backend
 from .storage import _replace_atomically
-from .wire import refuse_non_finite_literal, validate_json
+from .wire import duplicate_key_problems, refuse_non_finite_literal, validate_json
 
 __all__ = ["run"]
 
@@ -192,7 +192,8 @@ def _parse_document(data: bytes) -> Any:
     Every value of such a document is read: none is an unknown key that orion-core skips
     unread, so the library's reading past values it cannot keep (stand-ins for them, with a
     warning) is not for it; only nesting deeper than the parser reads is read past, as for
-    every input.
+    every input. For the same reason a key repeated in any object is refused (the parser keeps
+    the last value: the others would be lost silently), with the check every command makes.
     """
     try:
         value = ANY_JSON.validator.validate_json(minus_zero_as_float(data))
@@ -203,6 +204,8 @@ def _parse_document(data: bytes) -> Any:
     # jiter reads NaN and Infinity as floats; JSON has neither, and the library refuses them
     # only once a read has failed.
     refuse_non_finite_literal(data, None)
+    if repeated := duplicate_key_problems(data, None):
+        raise FormatError(repeated)
     return value
 
 

@@ -201,17 +201,21 @@ def is_one_json_object(data: bytes | str) -> bool:
         return False
 
 
-def duplicate_key_problems(data: bytes | str, fields: StructFields = _document_fields) -> list[Problem]:
+def duplicate_key_problems(
+    data: bytes | str, fields: StructFields | None = _document_fields
+) -> list[Problem]:
     """A problem for every known key repeated in one object of ``data`` (serde's "duplicate field").
 
     The check ``strict=True`` adds; one pass of a C parser, only walked when a key repeats.
     ``fields`` says which keys an object knows: serde reads a map (``arguments``) with the last
     value winning and skips an unknown key's value, so a key repeated there is no error.
+    ``None``: every key counts (another format's document, whose every value is read: a
+    repeated key would lose one silently).
     """
     return [
         Problem(location(path), f"duplicate key {quoted(key)} in one object")
         for path, key in duplicate_key_paths(data)
-        if key in (fields(path) or ())
+        if fields is None or key in (fields(path) or ())
     ]
 
 

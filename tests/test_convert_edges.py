@@ -437,3 +437,34 @@ def test_a_request_key_is_located_as_a_message_key_is(
     assert main([*args, "--strict", "--accept", "b"]) == 1
     assert '["a.b"]: strict conversion refused' in capsys.readouterr().err
     assert main([*args, "--strict", "--accept", '["a.b"]']) == 0
+
+
+# --- convert --from: a repeated key in a foreign document is refused, as in an orion document.
+
+
+@pytest.mark.parametrize(
+    ("fmt", "text", "shown"),
+    [
+        ("openai", '[{"role":"user","content":"first","content":"second"}]', '[0]: duplicate key "content"'),
+        (
+            "anthropic",
+            '{"messages":[{"role":"user","content":"hi"}],"system":"A","system":"B"}',
+            'duplicate key "system"',
+        ),
+        (
+            "anthropic",
+            '[{"role":"assistant","content":[{"type":"tool_use","id":"t","name":"f","input":{"a":1,"a":2}}]}]',
+            '[0].content[0].input: duplicate key "a"',
+        ),
+        ("chat-template", '[{"role":"user","role":"assistant","content":"x"}]', '[0]: duplicate key "role"'),
+    ],
+)
+def test_convert_from_refuses_a_repeated_key(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], fmt: str, text: str, shown: str
+) -> None:
+    source = tmp_path / "in.json"
+    source.write_text(text)
+    out = tmp_path / "out.json"
+    assert main(["convert", str(source), str(out), "--from", fmt, "--timestamp", "0"]) == 1
+    assert not out.exists()
+    assert capsys.readouterr().err == f"orion-messages: error: {source}: {shown} in one object\n"
