@@ -14,7 +14,7 @@ from typing import Any, TypeGuard
 import orjson
 from pydantic import BaseModel, ValidationError
 
-from ._json_rules import lone_surrogates, surrogate_at
+from ._json_rules import lone_surrogates, surrogate_at, value_problems
 from ._problems import describe, problems_from
 from ._text import excerpt, location, quoted
 from .conversions import _Report
@@ -107,13 +107,17 @@ class _Input:
         return False
 
     def call(self, where: str, call_id: str, name: str, arguments: Any) -> ToolCall | None:
-        """A ``ToolCall``, or ``None`` after recording why the arguments are not a JSON value
-        (a string in them holding a lone surrogate included, at its path)."""
+        """A ``ToolCall``, or ``None`` after recording why the arguments are not a JSON value:
+        each value that breaks the rules (or string holding a lone surrogate) at its path."""
         try:
             call = ToolCall(id=call_id, name=name, arguments=arguments)
         except ValidationError as error:
-            for problem in problems_from(error):
-                self.fail(where, problem.message)
+            broken = list(value_problems(arguments))
+            for path, why in broken:
+                self.fail(joined(where, path), why)
+            if not broken:  # said by validation alone
+                for problem in problems_from(error):
+                    self.fail(where, problem.message)
             return None
         found = len(self.problems)
         self.utf8_value(call.arguments, where)

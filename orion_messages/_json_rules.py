@@ -68,6 +68,7 @@ __all__ = [
     "minus_zero_as_float",
     "without_exponent_signs",
     "value_problem",
+    "value_problems",
 ]
 
 SERDE_DEPTH_LIMIT = 128
@@ -283,11 +284,20 @@ of an unknown key, which serde skips unread: integers of up to ``INT_DIGITS_MAX`
 def value_problem(
     value: Any, *, unknown: bool = False, depth: bool = True
 ) -> tuple[tuple[int | str, ...], str] | None:
-    """Where in ``value`` and what breaks the rules, or None; for error messages only.
+    """Where in ``value`` and what breaks the rules, or None; for error messages only: the first
+    of ``value_problems``."""
+    return next(value_problems(value, unknown=unknown, depth=depth), None)
+
+
+def value_problems(
+    value: Any, *, unknown: bool = False, depth: bool = True
+) -> Iterator[tuple[tuple[int | str, ...], str]]:
+    """Where in ``value`` and what breaks the rules, each one, in document order.
 
     ``unknown``: the rules of an unknown key's value (longer integers), not of a known value.
     ``depth=False`` leaves the depth rule out, for a whole parsed document (which holds no
-    list that contains itself).
+    list that contains itself). Nesting too deep is said once, of the whole value (path
+    ``()``), and ends the walk.
 
     Iterative, and it ends on a list that contains itself (the depth limit stops it).
     """
@@ -297,28 +307,33 @@ def value_problem(
         item, path = stack.pop()
         kind = type(item)
         if depth and kind in (dict, list) and len(path) >= VALUE_DEPTH_MAX:
-            return (
+            yield (
                 (),
                 f"expected a JSON value nested at most {VALUE_DEPTH_MAX} levels deep, found a deeper one",
             )
+            return
         if kind is dict:
-            for key, child in item.items():
+            for key, child in reversed(item.items()):
                 if type(key) is not str:
-                    return path, f"expected an object key (a string), found {key!r}"
-                stack.append((child, (*path, key)))
+                    yield path, f"expected an object key (a string), found {key!r}"
+                else:
+                    stack.append((child, (*path, key)))
         elif kind is list:
-            stack.extend((child, (*path, index)) for index, child in enumerate(item))
-        elif kind is float and item != item:
-            return path, "expected a finite number, found NaN"
-        elif kind is float and item - item != 0.0:
-            return path, "expected a finite number, found infinity (such as a number too large for a double)"
-        elif kind is int and not -rules.int_limit < item < rules.int_limit:
-            return path, f"expected an integer {rules.integers}, found a larger one"
-        elif kind not in (str, int, float, bool, type(None)):
-            return (
-                path,
-                f"expected a JSON value (dict, list, str, int, float, bool or None), found {kind_of(item)}",
-            )
+            stack.extend((child, (*path, index)) for index, child in reversed(list(enumerate(item))))
+        elif problem := _scalar_problem(item, kind, rules):
+            yield path, problem
+
+
+def _scalar_problem(item: Any, kind: type, rules: _ValueKind) -> str | None:
+    """What breaks the rules in a value that is not a container, or None."""
+    if kind is float and item != item:
+        return "expected a finite number, found NaN"
+    if kind is float and item - item != 0.0:
+        return "expected a finite number, found infinity (such as a number too large for a double)"
+    if kind is int and not -rules.int_limit < item < rules.int_limit:
+        return f"expected an integer {rules.integers}, found a larger one"
+    if kind not in (str, int, float, bool, type(None)):
+        return f"expected a JSON value (dict, list, str, int, float, bool or None), found {kind_of(item)}"
     return None
 
 

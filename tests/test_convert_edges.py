@@ -468,3 +468,38 @@ def test_convert_from_refuses_a_repeated_key(
     assert main(["convert", str(source), str(out), "--from", fmt, "--timestamp", "0"]) == 1
     assert not out.exists()
     assert capsys.readouterr().err == f"orion-messages: error: {source}: {shown} in one object\n"
+
+
+# --- from_anthropic: each bad value in a tool_use input at its own path, as loads places them.
+
+
+def test_from_anthropic_reports_each_bad_number_in_an_input_at_its_path() -> None:
+    # What json.loads gives for 1e400 (too large for a double) and NaN, neither JSON that
+    # orion-core holds; docs/reliability.md places such a value at its path inside the arguments.
+    block = {
+        "type": "tool_use",
+        "id": "t",
+        "name": "f",
+        "input": {"path": "a", "opts": {"limit": 1e400, "ratio": float("nan")}},
+    }
+    with pytest.raises(ConversionError) as error:
+        from_anthropic([{"role": "assistant", "content": [block]}], timestamp=0)
+    assert _problems(error) == [
+        (
+            "[0].content[0].input.opts.limit",
+            "expected a finite number, found infinity (such as a number too large for a double)",
+        ),
+        ("[0].content[0].input.opts.ratio", "expected a finite number, found NaN"),
+    ]
+
+
+def test_from_anthropic_reports_an_input_nested_too_deeply_at_the_input() -> None:
+    deep: dict[str, Any] = {"a": 1}
+    for _ in range(200):
+        deep = {"k": deep}
+    block = {"type": "tool_use", "id": "t", "name": "f", "input": deep}
+    with pytest.raises(ConversionError) as error:
+        from_anthropic([{"role": "assistant", "content": [block]}], timestamp=0)
+    assert _problems(error) == [
+        ("[0].content[0].input", "expected a JSON value nested at most 120 levels deep, found a deeper one")
+    ]
