@@ -240,7 +240,7 @@ class _UniqueIds:
     OpenAI-compatible servers reuse ids (``call_0`` in every turn); Anthropic refuses a request
     in which two ``tool_use`` blocks share one. In message order, a sent call whose id an earlier
     call already had gets a new one, ``{id}-2`` (``-3``... when taken: unique against every call
-    and result id of the conversation). A result takes the new id of the call it answers: the
+    id of the conversation, sent or not, and every result's ``tool_call_id``). A result takes the new id of the call it answers: the
     first call with its id not yet answered in the calls right before it (only results and
     system messages between, as ``_find_orphans`` reads them for Anthropic), else the latest
     call with its id (the result is misplaced, an orphan either way).
@@ -256,7 +256,10 @@ class _UniqueIds:
         ]
         if len(set(sent)) == len(sent):
             return  # the common case: nothing to rename
-        self._taken = set(sent) | {m.tool_result.tool_call_id for m in messages if m.tool_result is not None}
+        # Unique against every call id, sent or not (a user message's calls are reported, not
+        # sent), and every result's: the docs promise no id used anywhere in the conversation.
+        self._taken = {call.id for message in messages for call in message.tool_calls}
+        self._taken.update(m.tool_result.tool_call_id for m in messages if m.tool_result is not None)
         self._latest: dict[str, str] = {}  # old id -> the id its latest call is sent with
         self._open: dict[str, deque[str]] = {}  # old id -> the calls right before that results may answer
         self._numbers: dict[str, int] = {}  # old id -> the next number to try for its new ids

@@ -503,3 +503,28 @@ def test_from_anthropic_reports_an_input_nested_too_deeply_at_the_input() -> Non
     assert _problems(error) == [
         ("[0].content[0].input", "expected a JSON value nested at most 120 levels deep, found a deeper one")
     ]
+
+
+def test_to_anthropic_new_ids_avoid_the_ids_of_calls_not_sent_too() -> None:
+    # docs/conversions.md: the new id is never an id used anywhere in the conversation; a user
+    # message's calls are not sent (reported) but their ids are still used there.
+    call = ToolCall(id="call_0", name="f", arguments={})
+    unsent = Message.model_validate(
+        {
+            "id": "msg-1",
+            "role": "user",
+            "content": "q",
+            "timestamp": 0,
+            "tool_calls": [{"id": "call_0-2", "name": "g", "arguments": {}}],
+        }
+    )
+    history = [
+        unsent,
+        Message.assistant("msg-2", "", [call], timestamp=0),
+        Message.tool_result_message("msg-3", "call_0", "f", "a", timestamp=0),
+        Message.assistant("msg-4", "", [call], timestamp=0),
+        Message.tool_result_message("msg-5", "call_0", "f", "b", timestamp=0),
+    ]
+    request = to_anthropic(history).value
+    assert request["messages"][3]["content"][0]["id"] == "call_0-3"
+    assert request["messages"][4]["content"][0]["tool_use_id"] == "call_0-3"
