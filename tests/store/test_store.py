@@ -74,8 +74,8 @@ def raw_sql(url: str, sql: str, params: tuple[Any, ...] = ()) -> None:
         # Closed here: sqlite3 frees a connection only when the collector runs (it sits in a
         # reference cycle), and one left open keeps its writes in the -wal file, which the next
         # connection to close (the store's) moves into the database file, changing its bytes.
-        with closing(sqlite3.connect(parsed.database)) as connection, connection:
-            connection.execute(sql, params)
+        with closing(sqlite3.connect(parsed.database)) as database, database:
+            database.execute(sql, params)
         return
     import psycopg
 
@@ -87,8 +87,8 @@ def query_sql(url: str, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[An
     """The rows of one query on the store's database, read behind its back."""
     parsed = parse_store_url(url)
     if parsed.backend == "sqlite":
-        with closing(sqlite3.connect(parsed.database)) as connection:
-            return [tuple(row) for row in connection.execute(sql, params).fetchall()]
+        with closing(sqlite3.connect(parsed.database)) as database:
+            return [tuple(row) for row in database.execute(sql, params).fetchall()]
     import psycopg
 
     with psycopg.connect(parsed.database, autocommit=True) as connection:
