@@ -122,20 +122,6 @@ def _rules(integers: str) -> str:
 _KEY = core_schema.str_schema(strict=True, serialization=core_schema.simple_ser_schema("any"))
 
 
-# Written by type inference: what validation let in is plain JSON data, and inference is several
-# times faster than trying each choice of a union.
-_BY_INFERENCE = core_schema.simple_ser_schema("any")
-
-_JSON_LEVELS = 4
-"""How many levels, from the top, check JSON input as it is (``_value_schema`` says why): enough
-for the ``arguments`` objects of tool calls."""
-
-
-# One schema of each kind, for every model: built anew for each model that holds a free value
-# (17 in the events alone), its 120 levels made importing the events a fifth slower. Shared as
-# pydantic shares a model's own schema with the models that hold it, since it copies a schema
-# before changing it (tests/test_json_rules.py checks that building every model leaves it as built).
-@cache
 def _value_schema(kind: _ValueKind) -> core_schema.CoreSchema:
     """A JSON value nested at most ``VALUE_DEPTH_MAX`` levels deep, checked entirely in pydantic-core.
 
@@ -148,15 +134,34 @@ def _value_schema(kind: _ValueKind) -> core_schema.CoreSchema:
     (pydantic's per-call override) makes every choice lax, where bool takes ``1`` and int takes
     ``1.0``: the numbers are one smart union, in which the exact type still wins.
 
-    An error object made from JSON input holds a deep copy of it (jiter's ``to_static``), one
-    made from a Python object a reference. A container that fails a choice (an array the object
-    choice, any container the string choice) is copied whole, so with every level reading JSON
-    each level paid for all it held: a cost of size times depth. JSON input is therefore read
-    as it is only in the top ``_JSON_LEVELS`` levels, where that is fastest for the small values
-    of the common case; below, it is taken as it is (``any_schema``) and the same levels check
-    the Python value that gives. A value is then copied at most twice per top level: a cost
-    linear in its size.
+    The levels below the top are built once per kind (``_levels``) and shared by every model;
+    the outermost level and the schema holding them are new for each call, since pydantic
+    writes a host's own annotations (``PlainSerializer``, ``WithJsonSchema``) into the schema
+    a type gives it.
     """
+    # The outermost level is the type itself, not a definition: its JSON Schema is any JSON
+    # value, and the levels below, which nothing then refers to, are left out of a host's
+    # schema (a model's ``model_json_schema``, FastAPI's OpenAPI document).
+    top = _union([*_containers(kind, VALUE_DEPTH_MAX), *_scalars(kind)], kind, None)
+    return core_schema.definitions_schema(top, list(_levels(kind)))
+
+
+# Built once per kind: anew for each model that holds a free value (17 in the events alone), the
+# 120 levels made importing the events a fifth slower. Only the outermost level is reachable by
+# a host's annotations; pydantic copies a definition before changing it (tests/test_json_rules.py
+# checks that building models, JSON Schemas and annotated host models leaves the levels as built).
+@cache
+def _levels(kind: _ValueKind) -> tuple[core_schema.CoreSchema, ...]:
+    """The definitions of the levels below the top, 0 (scalars only) to ``VALUE_DEPTH_MAX - 1``."""
+    scalars = _scalars(kind)
+    definitions: list[core_schema.CoreSchema] = [_union(scalars, kind, 0)]
+    for level in range(1, VALUE_DEPTH_MAX):
+        definitions.append(_union([scalars[0], *_containers(kind, level), *scalars[1:]], kind, level))
+    return tuple(definitions)
+
+
+def _scalars(kind: _ValueKind) -> list[core_schema.CoreSchema]:
+    """A string, a number (bool, int within ``kind``'s limit, finite float) or null."""
     numbers = core_schema.union_schema(
         [
             core_schema.bool_schema(strict=True),  # before int: the writer takes True for an int
@@ -165,49 +170,12 @@ def _value_schema(kind: _ValueKind) -> core_schema.CoreSchema:
         ],
         mode="smart",
     )
-    scalars: list[core_schema.CoreSchema] = [
-        core_schema.str_schema(strict=True),
-        numbers,
-        core_schema.none_schema(),
-    ]
-    definitions: list[core_schema.CoreSchema] = [_union(scalars, kind, f"{kind.ref}-0")]
-    for level in range(1, VALUE_DEPTH_MAX):
-        definitions.append(_level(scalars, _reference(kind, level - 1), kind, f"{kind.ref}-{level}"))
-    # JSON input: the levels below the top ``_JSON_LEVELS`` take the value as it is, and check
-    # the Python value that gives.
-    inner: core_schema.CoreSchema = core_schema.chain_schema(
-        [core_schema.any_schema(), _reference(kind, VALUE_DEPTH_MAX - _JSON_LEVELS)]
-    )
-    for level in range(VALUE_DEPTH_MAX - _JSON_LEVELS + 1, VALUE_DEPTH_MAX):
-        definitions.append(_level(scalars, inner, kind, f"{kind.ref}-json-{level}"))
-        inner = core_schema.definition_reference_schema(f"{kind.ref}-json-{level}")
-    # The outermost level is the type itself, not a definition: its JSON Schema is any JSON
-    # value, and the levels below, which nothing then refers to, are left out of a host's
-    # schema (a model's ``model_json_schema``, FastAPI's OpenAPI document).
-    outer = core_schema.json_or_python_schema(
-        json_schema=_union([*_containers(inner), *scalars], kind, None),
-        python_schema=_union([*_containers(_reference(kind, VALUE_DEPTH_MAX - 1)), *scalars], kind, None),
-        metadata={"pydantic_js_functions": [_any_json_schema]},
-        serialization=_BY_INFERENCE,
-    )
-    return core_schema.definitions_schema(outer, definitions)
+    return [core_schema.str_schema(strict=True), numbers, core_schema.none_schema()]
 
 
-def _reference(kind: _ValueKind, level: int) -> core_schema.CoreSchema:
-    """The level ``level`` of Python input (and of JSON input below the top levels)."""
-    return core_schema.definition_reference_schema(f"{kind.ref}-{level}")
-
-
-def _level(
-    scalars: list[core_schema.CoreSchema], inner: core_schema.CoreSchema, kind: _ValueKind, ref: str
-) -> core_schema.CoreSchema:
-    """A level below the top, defined as ``ref``: a string first, then an object or an array of
-    ``inner`` values, then the other scalars."""
-    return _union([scalars[0], *_containers(inner), *scalars[1:]], kind, ref)
-
-
-def _containers(inner: core_schema.CoreSchema) -> list[core_schema.CoreSchema]:
-    """An object and an array holding ``inner`` values (those of the level below)."""
+def _containers(kind: _ValueKind, level: int) -> list[core_schema.CoreSchema]:
+    """An object and an array at ``level``, holding values of the level below."""
+    inner = core_schema.definition_reference_schema(f"{kind.ref}-{level - 1}")
     return [core_schema.dict_schema(_KEY, inner, strict=True), core_schema.list_schema(inner, strict=True)]
 
 
@@ -219,15 +187,18 @@ def _any_json_schema(schema: Any, handler: Any) -> dict[str, Any]:
     return {"type": list(JSON_TYPES)}
 
 
-def _union(choices: list[Any], kind: _ValueKind, ref: str | None) -> core_schema.CoreSchema:
-    """One level's choices, defined as ``ref``, or the outermost level's (None: no definition of its own)."""
+def _union(choices: list[Any], kind: _ValueKind, level: int | None) -> core_schema.CoreSchema:
+    """One level's choices (``level``), or the outermost level's (None: no definition of its own)."""
     return core_schema.union_schema(
         choices,
-        ref=ref,
+        ref=None if level is None else f"{kind.ref}-{level}",
+        metadata={"pydantic_js_functions": [_any_json_schema]} if level is None else None,
         mode="left_to_right",
         custom_error_type=kind.error,
         custom_error_message=_rules(kind.integers),
-        serialization=_BY_INFERENCE,
+        # Written by type inference: what validation let in is plain JSON data, and inference
+        # is several times faster than trying each choice of the union.
+        serialization=core_schema.simple_ser_schema("any"),
     )
 
 

@@ -1,14 +1,11 @@
 """The schema of free JSON values (``_json_rules``), and its rules at every depth.
 
-The schema is built once per kind and shared by every model that holds a free value (an
-``arguments``, ``args`` or ``parameters`` value, unknown keys); it is shared, not built again for
-each, so nothing pydantic does while it builds a model, a JSON Schema or a subclass may change it.
-
-JSON input is checked as it is near the top of a value and, below, as the Python value it gives
-(``_json_rules._value_schema`` says why: an error object made from JSON input copies all of it,
-which made checking cost the size times the depth). So every rule is tried both near the top and
-deep inside, where the other way checks it. Expectations are the rules as docs/reliability.md and
-docs/compatibility.md state them.
+The levels below a value's top are built once per kind and shared by every model that holds a
+free value (an ``arguments``, ``args`` or ``parameters`` value, unknown keys), so nothing
+pydantic does while it builds a model, a JSON Schema, a subclass or a host's annotated field may
+change them. Every rule is tried near the top of a value and deep inside it, and in the values of
+a repeated key, which serde_json reads whole before it keeps the last. Expectations are the rules
+as docs/reliability.md and docs/compatibility.md state them.
 """
 
 from __future__ import annotations
@@ -16,10 +13,10 @@ from __future__ import annotations
 import math
 import warnings
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import pytest
-from pydantic import TypeAdapter, ValidationError
+from pydantic import BaseModel, Field, PlainSerializer, TypeAdapter, ValidationError, WithJsonSchema
 
 from orion_messages import (
     FormatError,
@@ -42,25 +39,23 @@ KINDS = [_json_rules._KNOWN, _json_rules._UNKNOWN]
 
 
 def _built_anew(kind: _json_rules._ValueKind) -> Any:
-    return _json_rules._value_schema.__wrapped__(kind)
+    return _json_rules._levels.__wrapped__(kind)
 
 
-def test_each_kind_of_value_has_one_schema() -> None:
+def test_the_levels_below_the_top_are_built_once_and_the_top_for_each_model() -> None:
     for kind in KINDS:
-        assert _json_rules._value_schema(kind) is _json_rules._value_schema(kind)
-    assert _json_rules._value_schema(KINDS[0]) is not _json_rules._value_schema(KINDS[1])
+        first, second = _json_rules._value_schema(kind), _json_rules._value_schema(kind)
+        assert first is not second
+        assert first["schema"] is not second["schema"]
+        assert all(a is b for a, b in zip(first["definitions"], second["definitions"], strict=True))
+    assert _json_rules._levels(KINDS[0]) is not _json_rules._levels(KINDS[1])
 
 
 def test_the_schema_holds_a_definition_for_each_level_below_the_top() -> None:
-    # Levels 0 to 119, then the three below the top that read JSON input as it is.
     for kind, prefix in zip(KINDS, ["orion-json-value", "orion-json-value-unknown"], strict=True):
         shared = _json_rules._value_schema(kind)
         assert shared["type"] == "definitions"
-        assert [level["ref"] for level in shared["definitions"]] == [f"{prefix}-{n}" for n in range(120)] + [
-            f"{prefix}-json-117",
-            f"{prefix}-json-118",
-            f"{prefix}-json-119",
-        ]
+        assert [level["ref"] for level in shared["definitions"]] == [f"{prefix}-{n}" for n in range(120)]
 
 
 class _Subclass(ToolCall, frozen=True):
@@ -70,20 +65,53 @@ class _Subclass(ToolCall, frozen=True):
     message: Message | None = None
 
 
+FreeValue: Any = ToolCall.model_fields["arguments"].annotation  # the type, as a host reaches it
+
+
+class _Annotated(BaseModel):
+    """A host's model that writes and describes a free value its own way."""
+
+    logged: Annotated[FreeValue, PlainSerializer(lambda value: "<redacted>", return_type=str)] = None
+    shown: Annotated[FreeValue, WithJsonSchema({"type": "object", "title": "host's own"})] = None
+    described: Annotated[FreeValue, Field(description="the host's words")] = None
+
+
+class _Later(ToolCall, frozen=True):
+    """A tool call built after the host's annotated model, with nothing of its own."""
+
+
 def test_building_models_and_their_json_schemas_leaves_the_shared_schemas_unchanged(tmp_path: Path) -> None:
     # Every module that builds models is loaded (the imports above); then more is built here.
     schema.write_schemas(tmp_path)
-    for model in (Message, ToolCall, templates.ToolSchema, events.ToolExecStartEvent, _Subclass):
+    for model in (Message, ToolCall, templates.ToolSchema, events.ToolExecStartEvent, _Subclass, _Annotated):
         model.model_json_schema(mode="validation")
         model.model_json_schema(mode="serialization")
     TypeAdapter(list[_Subclass]).json_schema()
     TypeAdapter(openai_chat.OpenAIMessage).json_schema()
     TypeAdapter(anthropic_messages.AnthropicRequest).json_schema()
     for kind in KINDS:
-        assert _json_rules._value_schema(kind) == _built_anew(kind)
+        assert _json_rules._levels(kind) == _built_anew(kind)
 
 
-# 1: inside the levels that read JSON input as it is; 10 and 119: below them.
+def test_a_hosts_annotations_stay_in_its_own_model() -> None:
+    assert (
+        _Annotated(logged={"a": 1}).model_dump_json()
+        == '{"logged":"<redacted>","shown":null,"described":null}'
+    )
+    shown = _Annotated.model_json_schema()["properties"]["shown"]
+    assert shown == {"type": "object", "title": "host's own", "default": None}
+    # Models built afterwards write and describe their free values as the library does.
+    assert _Later(id="c", name="f", arguments={"a": 1}).model_dump_json() == (
+        '{"id":"c","name":"f","arguments":{"a":1}}'
+    )
+    assert _Later.model_json_schema()["properties"]["arguments"]["type"] == list(_json_rules.JSON_TYPES)
+    event = parse_event('{"type":"tool_exec_start","tool_call_id":"c","tool_name":"f","args":{"a":1}}')
+    assert event.model_dump_json() == (
+        '{"type":"tool_exec_start","tool_call_id":"c","tool_name":"f","args":{"a":1}}'
+    )
+
+
+# Near the top, in the middle, and at the deepest level a value may reach.
 DEPTHS = [1, 10, 119]
 LIMIT = 17_976_931_348_623_156_225 * 10**289  # serde_json's first refused integer (compatibility.md)
 INFINITY = "expected a finite number, found infinity (such as a number too large for a double)"
@@ -126,37 +154,6 @@ def _python_errors(data: dict[str, Any], **options: Any) -> list[tuple[str, tupl
     with pytest.raises(ValidationError) as caught:
         Message.model_validate(data, **options)
     return [(error["type"], error["loc"]) for error in caught.value.errors()]
-
-
-def _json_read_levels(value_schema: Any) -> tuple[int, int]:
-    """How many levels of a value schema read JSON input as it is, then how many check the
-    Python value it gives, following each level's objects and arrays down to level 0."""
-    definitions = {definition["ref"]: definition for definition in value_schema["definitions"]}
-    level = value_schema["schema"].get("json_schema", value_schema["schema"])
-    counts, reading = {"json": 0, "python": 0}, "json"
-    while True:
-        counts[reading] += 1
-        held = [choice.get("values_schema", choice.get("items_schema")) for choice in level["choices"]]
-        below = next((inner for inner in held if inner is not None), None)
-        if below is None:  # level 0: scalars only
-            return counts["json"], counts["python"]
-        if below["type"] == "chain":
-            assert below["steps"][0]["type"] == "any"
-            below, reading = below["steps"][1], "python"
-        level = definitions[below["schema_ref"]]
-
-
-# --- The cost: a container of JSON input is copied into an error object at few levels. ---------
-
-
-@pytest.mark.parametrize("kind", KINDS, ids=["known", "unknown"])
-def test_json_input_is_read_as_it_is_only_in_the_top_levels(kind: Any) -> None:
-    # Each level a container of JSON input fails a choice at copies all it holds (jiter's
-    # ``to_static``): with every level reading JSON, a 100-level chain of arrays cost 30 times
-    # its checking by ``Any``. A few levels bound that copying to a few times the value's size.
-    json_levels, python_levels = _json_read_levels(_json_rules._value_schema(kind))
-    assert 1 <= json_levels <= 4
-    assert json_levels + python_levels == VALUE_DEPTH_MAX + 1  # levels 120 (the top) to 0
 
 
 # --- The rules, near the top and deep inside. ----------------------------------------------------
@@ -308,3 +305,32 @@ def test_python_values_json_has_no_type_for_are_refused_at_any_depth(depth: int)
         assert _python_errors(_message(_arrays(value, depth))) == [
             ("json_value", ("tool_calls", 0, "arguments"))
         ]
+
+
+# --- A repeated key: serde_json reads each of its values before it keeps the last (a map insert),
+# so a value it cannot read makes the document unreadable at any depth (compatibility.md: NaN and
+# Infinity are refused even in an unknown key; a number past a double's range in a known value).
+
+
+def _repeated(bad: str, depth: int) -> str:
+    value = f'{{"a":{bad},"a":2}}'
+    for _ in range(depth):
+        value = f'{{"k":{value}}}'
+    return value
+
+
+@pytest.mark.parametrize("depth", [0, 1, 3, 4, 5, 10, 100])
+@pytest.mark.parametrize("bad", ["NaN", "Infinity", "1e400", _json_arrays("1", VALUE_DEPTH_MAX)])
+def test_the_first_value_of_a_repeated_key_in_arguments_is_checked_too(bad: str, depth: int) -> None:
+    with pytest.raises(FormatError):
+        loads(_document(_repeated(bad, depth)))
+    event = '{"type":"tool_exec_start","tool_call_id":"c","tool_name":"f","args":%s}'
+    with pytest.raises(FormatError):
+        parse_event(event % _repeated(bad, depth))
+
+
+@pytest.mark.parametrize("depth", [0, 1, 3, 4, 5, 10, 100])
+@pytest.mark.parametrize("bad", ["NaN", "-Infinity"])
+def test_the_first_value_of_a_repeated_key_in_an_unknown_key_is_checked_too(bad: str, depth: int) -> None:
+    with pytest.raises(FormatError):
+        loads(_document("{}", unknown=f',"x":{_repeated(bad, depth)}'))
