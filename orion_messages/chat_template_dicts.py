@@ -317,7 +317,7 @@ def from_chat_template(
     """Read chat-template dicts (Hugging Face, Ollama) back into a conversation.
 
     A pydantic model (the ollama client's ``Message``, a tool call) is read as the dict it dumps
-    to (``model_dump(mode="json", by_alias=True, exclude_unset=True)``).
+    to (``model_dump(by_alias=True, exclude_unset=True)``, its values as they are).
 
     Arguments may be a JSON value or JSON text (decoded with ``loads``' rules; text that is not
     valid JSON is kept as a string, reported unless the ``"orion"`` metadata is there, which

@@ -7,6 +7,7 @@ Every expectation is written by hand from docs/conversions.md and the providers'
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -116,6 +117,22 @@ def test_from_anthropic_reads_the_sdks_response_blocks() -> None:
     )
     assert result.value[2].tool_result is not None
     assert result.value[2].tool_result.tool_name == "get_weather"
+
+
+def test_an_sdk_objects_values_are_checked_as_a_dicts_are() -> None:
+    # docs/conversions.md: the conversions never lose anything silently; NaN and infinity are not
+    # JSON, refused at their place in an Anthropic input, in a dict or in the SDK's block alike.
+    anthropic_types = pytest.importorskip("anthropic.types")
+    block = {"type": "tool_use", "id": "toolu_01", "name": "f", "input": {"x": math.nan, "y": math.inf}}
+    expected = [
+        "[1].content[0].input.x: expected a finite number, found NaN",
+        "[1].content[0].input.y: expected a finite number, found infinity (such as a number too large for a double)",
+    ]
+    for content in ([block], [anthropic_types.ToolUseBlock.model_validate(block)]):
+        history = [{"role": "user", "content": "go"}, {"role": "assistant", "content": content}]
+        with pytest.raises(ConversionError) as caught:
+            from_anthropic(history, timestamp=0)
+        assert [str(problem) for problem in caught.value.problems] == expected
 
 
 def test_from_openai_reads_the_sdks_message_objects() -> None:
