@@ -129,7 +129,10 @@ def test_an_sdk_objects_values_are_checked_as_a_dicts_are() -> None:
         "[1].content[0].input.y: expected a finite number, found infinity (such as a number too large for a double)",
     ]
     for content in ([block], [anthropic_types.ToolUseBlock.model_validate(block)]):
-        history = [{"role": "user", "content": "go"}, {"role": "assistant", "content": content}]
+        history: list[dict[str, Any]] = [
+            {"role": "user", "content": "go"},
+            {"role": "assistant", "content": content},
+        ]
         with pytest.raises(ConversionError) as caught:
             from_anthropic(history, timestamp=0)
         assert [str(problem) for problem in caught.value.problems] == expected
