@@ -40,13 +40,25 @@ _PIPELINE_OFF = psycopg.pq.PipelineStatus.OFF
 
 
 def connect(url: str, where: str) -> SyncBackend:
-    """A sync backend on a new connection to ``url`` (a libpq URL or conninfo string)."""
-    return _ReconnectingBackend(url, where)
+    """A sync backend on a new connection to ``url`` (a libpq URL or conninfo string).
+
+    A connection that fails raises psycopg's error, with a note naming the store (``where``).
+    """
+    try:
+        return _ReconnectingBackend(url, where)
+    except psycopg.Error as error:  # a reconnect later fails inside a call, which names the store
+        name_store(error, where)
+        raise
 
 
 async def connect_async(url: str, where: str) -> AsyncBackend:
-    """An async backend on a new ``psycopg.AsyncConnection`` to ``url``."""
-    return AsyncBackend(await psycopg.AsyncConnection.connect(url, autocommit=True), url, where)
+    """An async backend on a new ``psycopg.AsyncConnection`` to ``url`` (failing as ``connect``)."""
+    try:
+        connection = await psycopg.AsyncConnection.connect(url, autocommit=True)
+    except psycopg.Error as error:
+        name_store(error, where)
+        raise
+    return AsyncBackend(connection, url, where)
 
 
 class _ReconnectingBackend(SyncBackend):

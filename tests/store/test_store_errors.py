@@ -361,3 +361,16 @@ def test_a_damaged_sqlite_file_names_itself_in_the_drivers_error(
     ):
         store.load("c")
     _driver_error(caught.value, f"sqlite:///{path}")
+
+
+def test_a_postgresql_server_that_cannot_be_reached_is_named_in_the_drivers_error() -> None:
+    psycopg = pytest.importorskip("psycopg")
+    # Port 1 on this machine: no server listens there, so libpq is refused at once.
+    url = "postgresql://app:secret@127.0.0.1:1/chats?connect_timeout=5"
+    with pytest.raises(psycopg.OperationalError) as caught:
+        open_store(url)
+    _driver_error(caught.value, url)
+    assert "secret" not in "".join(getattr(caught.value, "__notes__", []))
+    with pytest.raises(psycopg.OperationalError) as caught:
+        asyncio.run(open_async_store(url))
+    _driver_error(caught.value, url)
