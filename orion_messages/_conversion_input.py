@@ -157,18 +157,31 @@ def joined(where: str, path: tuple[int | str, ...]) -> str:
     return f"{where}{inside}" if inside.startswith("[") or not inside else f"{where}.{inside}"
 
 
-def unencodable_problems(messages: Iterable[Message], sources: Iterable[int | None]) -> list[Problem]:
+SENT_FIELDS = frozenset({"role", "content", "tool_calls", "tool_result"})
+"""The message fields a provider's request carries; the rest (``id``, ``timestamp``,
+``token_count``, ``pinned``, unknown keys) only travel in the chat template's ``"orion"`` metadata."""
+
+
+def unencodable_problems(
+    messages: Iterable[Message], sources: Iterable[int | None], sent: frozenset[str] | None = SENT_FIELDS
+) -> list[Problem]:
     """A problem at each string of ``messages`` holding a lone surrogate, which no target's JSON
     (UTF-8) can carry, located at the input position in ``sources`` (an error path only: each
-    message is dumped and walked; an added message, ``None``, holds only strings of another)."""
-    reader = _Input()
+    message is dumped and walked; an added message, ``None``, holds only strings of another).
+    ``sent``: the fields the target writes (None: all); a field it leaves out is only a loss."""
+    reader, fields = _Input(), None if sent is None else set(sent)  # pydantic takes a set
     for message, source in zip(messages, sources, strict=True):
         if source is not None:
-            reader.utf8_value(message.model_dump(), f"[{source}]", _SENT_CANNOT)
+            reader.utf8_value(message.model_dump(include=fields), f"[{source}]", _SENT_CANNOT)
     return reader.problems
 
 
-def refuse_unencodable(value: Any, messages: Sequence[Message], sources: Sequence[int | None]) -> None:
+def refuse_unencodable(
+    value: Any,
+    messages: Sequence[Message],
+    sources: Sequence[int | None],
+    sent: frozenset[str] | None = SENT_FIELDS,
+) -> None:
     """Raise ``ConversionError`` at each string of the input holding a lone surrogate when the
     converted ``value`` holds one: it could not be sent.
 
@@ -180,7 +193,7 @@ def refuse_unencodable(value: Any, messages: Sequence[Message], sources: Sequenc
         orjson.dumps(value)
     except orjson.JSONEncodeError:
         if next(lone_surrogates(value), None) is not None:
-            problems = unencodable_problems(messages, sources)
+            problems = unencodable_problems(messages, sources, sent)
             if problems:
                 raise ConversionError(problems) from None
 

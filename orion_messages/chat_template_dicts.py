@@ -23,6 +23,7 @@ from pydantic import BaseModel, ValidationError
 from ._arguments import decode_arguments, encode_arguments
 from ._collector import collector_paused
 from ._conversion_input import (
+    SENT_FIELDS,
     _Input,
     _stamp,
     _unknown_keys,
@@ -94,11 +95,12 @@ def to_chat_template(
     _check_arguments_mode(arguments)
     fixed, sources, changes = _fix_orphans(messages, orphans)
     report.extend(changes)
+    sent = None if metadata else SENT_FIELDS  # the "orion" metadata carries every field
     try:
         out = _template_dicts(report, fixed, sources, arguments, metadata=metadata)
     except FormatError as error:  # string arguments the writer refuses: a lone surrogate is located
-        raise ConversionError(unencodable_problems(fixed, sources) or error.problems) from None
-    refuse_unencodable(out, fixed, sources)
+        raise ConversionError(unencodable_problems(fixed, sources, sent) or error.problems) from None
+    refuse_unencodable(out, fixed, sources, sent)
     return report.finish(out)
 
 

@@ -74,7 +74,7 @@ def to_orion_backend(
         if message.role is Role.TOOL_RESULT:
             content = TOOL_RESULT_PREFIX + content
         out.append({"role": _ROLES[message.role], "content": content})
-    refuse_unencodable(out, given, range(len(given)))
+    refuse_unencodable(out, given, range(len(given)), frozenset({"role", "content"}))  # all it sends
     return report.finish(out)
 
 

@@ -548,3 +548,19 @@ def test_to_anthropic_new_ids_avoid_the_ids_of_calls_not_sent_too() -> None:
     request = to_anthropic(history).value
     assert request["messages"][3]["content"][0]["id"] == "call_0-3"
     assert request["messages"][4]["content"][0]["tool_use_id"] == "call_0-3"
+
+
+def test_a_message_id_no_target_sends_is_not_reported_as_unsendable() -> None:
+    # docs/conversions.md: "A string the target has no place for (a message id) is only that
+    # field's loss"; only the chat template's "orion" metadata carries the id.
+    messages = [Message.user("m\ud800", "hi \ud800", timestamp=0)]
+    for convert in (to_openai, to_anthropic, to_orion_backend):
+        with pytest.raises(ConversionError) as caught:
+            convert(messages)
+        assert [problem.location for problem in caught.value.problems] == ["[0].content"], convert
+    with pytest.raises(ConversionError) as caught:
+        to_chat_template(messages)
+    assert [problem.location for problem in caught.value.problems] == ["[0].id", "[0].content"]
+    with pytest.raises(ConversionError) as caught:
+        to_chat_template(messages, metadata=False)
+    assert [problem.location for problem in caught.value.problems] == ["[0].content"]
