@@ -295,13 +295,23 @@ def value_problems(
             yield path, problem
 
 
+def _fits_a_double(integer: int) -> bool:
+    """Whether ``integer`` rounds to a finite double: past the integer rule, the value's float
+    choice takes it (the narrow band docs/compatibility.md describes, read as the largest double)."""
+    try:
+        float(integer)
+    except OverflowError:
+        return False
+    return True
+
+
 def _scalar_problem(item: Any, kind: type, rules: _ValueKind) -> str | None:
     """What breaks the rules in a value that is not a container, or None."""
     if kind is float and item != item:
         return "expected a finite number, found NaN"
     if kind is float and item - item != 0.0:
         return "expected a finite number, found infinity (such as a number too large for a double)"
-    if kind is int and not -rules.int_limit < item < rules.int_limit:
+    if kind is int and not -rules.int_limit < item < rules.int_limit and not _fits_a_double(item):
         return f"expected an integer {rules.integers}, found a larger one"
     if kind not in (str, int, float, bool, type(None)):
         return f"expected a JSON value (dict, list, str, int, float, bool or None), found {kind_of(item)}"

@@ -19,6 +19,7 @@ import pytest
 from pydantic import BaseModel, Field, PlainSerializer, TypeAdapter, ValidationError, WithJsonSchema
 
 from orion_messages import (
+    ConversionError,
     FormatError,
     Message,
     UnknownKeyWarning,
@@ -334,3 +335,27 @@ def test_the_first_value_of_a_repeated_key_in_arguments_is_checked_too(bad: str,
 def test_the_first_value_of_a_repeated_key_in_an_unknown_key_is_checked_too(bad: str, depth: int) -> None:
     with pytest.raises(FormatError):
         loads(_document("{}", unknown=f',"x":{_repeated(bad, depth)}'))
+
+
+# docs/compatibility.md: from serde_json's limit "up to the largest double and half a unit past
+# it, an integer ... is read here as the largest double"; past that, it is refused.
+_BAND = [LIMIT, 2**1024 - 2**970 - 1]
+_PAST_THE_BAND = 2**1024 - 2**970  # rounds to infinity
+
+
+@pytest.mark.parametrize("band", _BAND)
+def test_an_integer_of_the_narrow_band_is_not_blamed_for_another_value(band: int) -> None:
+    ((message,),) = [loads(_document(f'{{"a":{band}}}'))]
+    assert message.tool_calls[0].arguments == {"a": 1.7976931348623157e308}
+    ((where, what),) = _problems(_document(f'{{"a":{band},"b":1e999}}'))
+    assert (where, what) == ("[0].tool_calls[0].arguments", f"{INFINITY} (at .b)")
+    block = {"type": "tool_use", "id": "t", "name": "f", "input": {"a": band, "b": math.nan}}
+    with pytest.raises(ConversionError) as caught:
+        anthropic_messages.from_anthropic([{"role": "assistant", "content": [block]}], timestamp=0)
+    assert [problem.location for problem in caught.value.problems] == ["[0].content[0].input.b"]
+
+
+def test_an_integer_past_the_band_is_refused_where_it_is() -> None:
+    ((where, what),) = _problems(_document(f'{{"a":1,"b":{_PAST_THE_BAND}}}'))
+    assert where == "[0].tool_calls[0].arguments"
+    assert what.endswith("found a larger one (at .b)")
