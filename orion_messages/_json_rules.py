@@ -253,22 +253,24 @@ of an unknown key, which serde skips unread: integers of up to ``INT_DIGITS_MAX`
 
 
 def value_problem(
-    value: Any, *, unknown: bool = False, depth: bool = True
+    value: Any, *, unknown: bool = False, depth: bool = True, serde: bool = False
 ) -> tuple[tuple[int | str, ...], str] | None:
     """Where in ``value`` and what breaks the rules, or None; for error messages only: the first
     of ``value_problems``."""
-    return next(value_problems(value, unknown=unknown, depth=depth), None)
+    return next(value_problems(value, unknown=unknown, depth=depth, serde=serde), None)
 
 
 def value_problems(
-    value: Any, *, unknown: bool = False, depth: bool = True
+    value: Any, *, unknown: bool = False, depth: bool = True, serde: bool = False
 ) -> Iterator[tuple[tuple[int | str, ...], str]]:
     """Where in ``value`` and what breaks the rules, each one, in document order.
 
     ``unknown``: the rules of an unknown key's value (longer integers), not of a known value.
     ``depth=False`` leaves the depth rule out, for a whole parsed document (which holds no
     list that contains itself). Nesting too deep is said once, of the whole value (path
-    ``()``), and ends the walk.
+    ``()``), and ends the walk. ``serde``: what serde_json refuses, rather than what validation
+    does: an integer of the narrow band past ``SERDE_INT_LIMIT`` too, which validation reads as
+    the largest double (``_fits_a_double``).
 
     Iterative, and it ends on a list that contains itself (the depth limit stops it).
     """
@@ -291,7 +293,7 @@ def value_problems(
                     stack.append((child, (*path, key)))
         elif kind is list:
             stack.extend((child, (*path, index)) for index, child in reversed(list(enumerate(item))))
-        elif problem := _scalar_problem(item, kind, rules):
+        elif problem := _scalar_problem(item, kind, rules, band=not serde):
             yield path, problem
 
 
@@ -305,13 +307,14 @@ def _fits_a_double(integer: int) -> bool:
     return True
 
 
-def _scalar_problem(item: Any, kind: type, rules: _ValueKind) -> str | None:
-    """What breaks the rules in a value that is not a container, or None."""
+def _scalar_problem(item: Any, kind: type, rules: _ValueKind, *, band: bool) -> str | None:
+    """What breaks the rules in a value that is not a container, or None (``band``: an integer
+    that rounds to a finite double is taken, as the value's float choice takes it)."""
     if kind is float and item != item:
         return "expected a finite number, found NaN"
     if kind is float and item - item != 0.0:
         return "expected a finite number, found infinity (such as a number too large for a double)"
-    if kind is int and not -rules.int_limit < item < rules.int_limit and not _fits_a_double(item):
+    if kind is int and not -rules.int_limit < item < rules.int_limit and not (band and _fits_a_double(item)):
         return f"expected an integer {rules.integers}, found a larger one"
     if kind not in (str, int, float, bool, type(None)):
         return f"expected a JSON value (dict, list, str, int, float, bool or None), found {kind_of(item)}"

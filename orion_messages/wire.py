@@ -318,7 +318,7 @@ def _unreadable_by_serde(data: bytes | str) -> Problem | None:
         document = from_json(data, allow_inf_nan=True)
     except ValueError:  # malformed: the parser's own error is reported
         return None
-    found = value_problem(document, depth=False)
+    found = value_problem(document, depth=False, serde=True)
     if found is None:
         return None
     return Problem(location(found[0]), f"{found[1]}: serde_json reads an event whole, unknown keys included")

@@ -359,3 +359,14 @@ def test_an_integer_past_the_band_is_refused_where_it_is() -> None:
     ((where, what),) = _problems(_document(f'{{"a":1,"b":{_PAST_THE_BAND}}}'))
     assert where == "[0].tool_calls[0].arguments"
     assert what.endswith("found a larger one (at .b)")
+
+
+@pytest.mark.parametrize("band", _BAND)
+@pytest.mark.parametrize("where", ["args", "unknown"])
+def test_an_event_holding_an_integer_of_the_band_is_refused_as_serde_refuses_it(band: int, where: str) -> None:
+    # docs/compatibility.md, "Events are read whole": serde_json reads an event whole, unknown
+    # keys included, and refuses every integer from its limit on ("number out of range").
+    args, unknown = (f'{{"a":{band}}}', "") if where == "args" else ("{}", f',"x":{band}')
+    event = f'{{"type":"tool_exec_start","tool_call_id":"c","tool_name":"f","args":{args}{unknown}}}'
+    with pytest.raises(FormatError, match="serde_json reads an event whole"):
+        parse_event(event)
