@@ -363,7 +363,9 @@ def test_an_integer_past_the_band_is_refused_where_it_is() -> None:
 
 @pytest.mark.parametrize("band", _BAND)
 @pytest.mark.parametrize("where", ["args", "unknown"])
-def test_an_event_holding_an_integer_of_the_band_is_refused_as_serde_refuses_it(band: int, where: str) -> None:
+def test_an_event_holding_an_integer_of_the_band_is_refused_as_serde_refuses_it(
+    band: int, where: str
+) -> None:
     # docs/compatibility.md, "Events are read whole": serde_json reads an event whole, unknown
     # keys included, and refuses every integer from its limit on ("number out of range").
     args, unknown = (f'{{"a":{band}}}', "") if where == "args" else ("{}", f',"x":{band}')
