@@ -98,8 +98,11 @@ def to_chat_template(
     sent = None if metadata else SENT_FIELDS  # the "orion" metadata carries every field
     try:
         out = _template_dicts(report, fixed, sources, arguments, metadata=metadata)
-    except FormatError as error:  # string arguments the writer refuses: a lone surrogate is located
-        raise ConversionError(unencodable_problems(fixed, sources, sent) or error.problems) from None
+    except (FormatError, UnicodeEncodeError) as error:
+        # A lone surrogate the writer refuses (string arguments; a key, which the overlay's JSON
+        # dump encodes): located where it is, in a field sent or, failing that, in any field.
+        found = unencodable_problems(fixed, sources, sent) or unencodable_problems(fixed, sources, None)
+        raise ConversionError(found or _unlocated(error)) from None
     refuse_unencodable(out, fixed, sources, sent)
     return report.finish(out)
 
@@ -128,6 +131,11 @@ def _template_dicts(
     if problems:
         raise ConversionError(problems)
     return out
+
+
+def _unlocated(error: FormatError | UnicodeEncodeError) -> list[Problem]:
+    """The writer's own problems, when no string of the messages is found to hold the surrogate."""
+    return error.problems if isinstance(error, FormatError) else [Problem("", f"cannot be written: {error}")]
 
 
 def _check_arguments_mode(mode: object) -> None:

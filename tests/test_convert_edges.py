@@ -564,3 +564,20 @@ def test_a_message_id_no_target_sends_is_not_reported_as_unsendable() -> None:
     with pytest.raises(ConversionError) as caught:
         to_chat_template(messages, metadata=False)
     assert [problem.location for problem in caught.value.problems] == ["[0].content"]
+
+
+@pytest.mark.parametrize("options", [{}, {"metadata": False}, {"arguments": "string"}])
+def test_a_lone_surrogate_in_an_arguments_key_is_a_conversion_error_for_the_chat_template(
+    options: dict[str, Any],
+) -> None:
+    # docs/conversions.md: every to_* raises ConversionError at each string it would send that
+    # holds a lone surrogate, at its place in the conversation.
+    messages = [
+        Message.user("msg-1", "go", timestamp=0),
+        Message.assistant(
+            "msg-2", "", timestamp=0, tool_calls=[ToolCall(id="c", name="f", arguments={"k\ud800": 1})]
+        ),
+    ]
+    with pytest.raises(ConversionError) as caught:
+        to_chat_template(messages, **options)
+    assert [problem.location for problem in caught.value.problems] == ["[1].tool_calls[0].arguments"]
