@@ -794,6 +794,39 @@ def test_a_real_ctrl_c_while_loading_waits_for_the_import_and_is_one_line(module
     assert (result.returncode, result.stdout, result.stderr) == (130, "", "orion-messages: interrupted\n")
 
 
+_REAL_CTRL_C_WHILE_THE_TOOLS_READER_IS_BUILT = """
+import os, signal, sys, time
+import orion_messages.cli as cli
+build = cli.TypeAdapter
+def building(*args, **kwargs):  # the same Ctrl-C, where prune --tools builds its tools reader
+    try:
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(0.05)
+    except KeyboardInterrupt as interrupt:
+        raise RuntimeError("Error building validator") from interrupt
+    return build(*args, **kwargs)
+cli.TypeAdapter = building
+sys.exit(cli.main(sys.argv[1:]))
+"""
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="signals are held back on POSIX only")
+def test_a_real_ctrl_c_while_the_tools_reader_is_built_is_one_line(tmp_path: Path) -> None:
+    conversation, tools = tmp_path / "hi.json", tmp_path / "tools.json"
+    conversation.write_text('[{"id": "msg-1", "role": "user", "content": "hi", "timestamp": 1}]')
+    tools.write_text('[{"name": "a", "description": "b", "parameters": {}}]')
+    args = ["prune", str(conversation), "--max-context-tokens", "100", "--max-response-tokens", "0"]
+    args += ["--template", "chatml", "--tools", str(tools)]
+    result = subprocess.run(
+        [sys.executable, "-c", _REAL_CTRL_C_WHILE_THE_TOOLS_READER_IS_BUILT, *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert (result.returncode, result.stdout, result.stderr) == (130, "", "orion-messages: interrupted\n")
+
+
 @pytest.mark.skipif(sys.platform == "win32", reason="closing a child's descriptor 2 is POSIX")
 def test_with_stderr_closed_nothing_but_the_data_reaches_stdout(tmp_path: Path) -> None:
     # print(file=None) writes to stdout: the error went into the data stream of `convert -`.

@@ -745,6 +745,12 @@ def test_next_id_past_orion_cores_counter_never_repeats_an_id_after_a_reload() -
     conversation.append(Message.user(given, "y", timestamp=2))
     reloaded = Conversation(list(conversation))
     assert reloaded.next_id() == "msg-18446744073709551617"
+    # README: next_id() is "past every msg-N id", however many follow one another there.
+    taken = [f"msg-{2**64 + n}" for n in range(4)]
+    assert (
+        Conversation([Message.user(i, "x", timestamp=1) for i in [top.id, *taken]]).next_id()
+        == f"msg-{2**64 + 4}"
+    )
 
 
 def test_a_conversation_is_a_read_only_sequence_of_its_messages() -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from orion_messages import (
     ConversionError,
@@ -184,12 +184,32 @@ def test_from_openai_reads_the_sdks_message_objects() -> None:
     assert calls_only.value[0].tool_calls == result.value[1].tool_calls
 
 
+class _AliasedReply(BaseModel):
+    # JSON names unlike the fields' names, and a default the API's JSON never held.
+    speaker: str = Field(alias="role")
+    text: str = Field(alias="content")
+    x_source: str = "cache"
+
+
+def test_a_model_is_read_by_its_json_names_and_only_the_keys_set() -> None:
+    # docs/conversions.md: a model is read as model_dump(by_alias=True, exclude_unset=True), "so a
+    # field the model only defaults is not reported as an unknown key".
+    result = from_openai([_AliasedReply(role="user", content="Hi")], timestamp=0)
+    assert result.lossless
+    assert [(m.role.value, m.content) for m in result.value] == [("user", "Hi")]
+    set_in_python = from_openai([_AliasedReply(role="user", content="Hi", x_source="live")], timestamp=0)
+    assert [str(loss) for loss in set_in_python.losses] == [
+        "[0].x_source: orion-core has no place for this key"
+    ]
+
+
 class _OllamaFunction(BaseModel):
     name: str
     arguments: dict[str, Any]
 
 
 class _OllamaCall(BaseModel):
+    id: str | None = None  # as OpenAI-style templates write it (Ollama's own calls have none)
     function: _OllamaFunction
 
 
@@ -207,14 +227,29 @@ def test_from_chat_template_reads_pydantic_models() -> None:
         _OllamaMessage(role="user", content="Add 2."),
         _OllamaMessage(role="assistant", content="", tool_calls=[call]),
         {"role": "assistant", "content": "", "tool_calls": [call]},  # a plain dict holding a model
+        {"role": "assistant", "content": "", "tool_calls": [{"function": call.function}]},  # deeper
     ]
     result = from_chat_template(given, timestamp=0)
-    assert [m.content for m in result.value] == ["Add 2.", "", ""]
+    assert [m.content for m in result.value] == ["Add 2.", "", "", ""]
     assert result.value[1].tool_calls[0].name == "add"
-    assert result.value[1].tool_calls[0].arguments == {"a": 2}
-    assert result.value[2].tool_calls[0].arguments == {"a": 2}
-    # Both calls came without an id: each gets a new one (reported), no other loss.
-    assert [loss.location for loss in result.losses] == ["[1].tool_calls[0].id", "[2].tool_calls[0].id"]
+    assert [m.tool_calls[0].arguments for m in result.value[1:]] == [{"a": 2}] * 3
+    # The calls came without an id: each gets a new one (reported), no other loss.
+    assert [loss.location for loss in result.losses] == [f"[{i}].tool_calls[0].id" for i in (1, 2, 3)]
+
+
+def test_a_new_call_id_avoids_the_ids_models_hold() -> None:
+    # docs/conversions.md: a call without an id gets call-N "unlike every call id and
+    # tool_call_id of the input": a model message's, and a model call's in a dict message.
+    function = _OllamaFunction(name="f", arguments={})
+    given: list[Any] = [
+        _OllamaMessage(
+            role="assistant", content="", tool_calls=[_OllamaCall(id="call-1", function=function)]
+        ),
+        {"role": "assistant", "content": "", "tool_calls": [_OllamaCall(id="call-2", function=function)]},
+        {"role": "assistant", "content": "", "tool_calls": [{"function": {"name": "f", "arguments": {}}}]},
+    ]
+    result = from_chat_template(given, timestamp=0)
+    assert [m.tool_calls[0].id for m in result.value] == ["call-1", "call-2", "call-3"]
 
 
 def test_the_librarys_own_models_are_still_refused_where_a_dict_belongs() -> None:
@@ -313,6 +348,25 @@ def test_a_lone_surrogate_in_a_field_the_target_does_not_send_is_only_that_field
     assert [loss.location for loss in result.losses] == ["[0].id", "[0].timestamp"]
 
 
+def test_an_unsent_string_beside_an_integer_past_64_bits_is_only_that_fields_loss() -> None:
+    # Anthropic takes the integer in an input (orjson, which rules lone surrogates out, refuses
+    # it) and the tool name from the call: the result's tool name is only a loss.
+    call = ToolCall(id="c1", name="f", arguments={"n": 2**70})
+    history = [
+        Message.assistant("msg-1", "", [call], timestamp=0),
+        Message.tool_result_message("msg-2", "c1", "f\udce9", "ok", timestamp=0),
+    ]
+    assert "[1].tool_result.tool_name" in [loss.location for loss in to_anthropic(history).losses]
+
+
+def test_a_lone_surrogate_a_synthesized_result_repeats_is_refused_at_its_place_only() -> None:
+    # The added result answers the call with its id: the string is the call's, at [0].
+    history = [Message.assistant("msg-1", "", [ToolCall(id="c\udce9", name="f", arguments={})], timestamp=0)]
+    with pytest.raises(ConversionError) as error:
+        to_openai(history, orphans="synthesize")
+    assert [where for where, _ in _problems(error)] == ["[0].tool_calls[0].id"]
+
+
 def test_to_orion_backend_refuses_a_lone_surrogate_in_the_system_prompt() -> None:
     with pytest.raises(ConversionError) as error:
         to_orion_backend([], system_prompt="caf\udce9")
@@ -336,8 +390,12 @@ def test_from_openai_skips_empty_unknown_values_and_reports_the_others() -> None
         "content": "See.",
         "annotations": [{"type": "url_citation", "url_citation": {"url": "https://example.com"}}],
     }
-    result = from_openai([{"role": "user", "content": "Hi", "x_tags": []}, reply, cited], timestamp=0)
-    assert [str(loss) for loss in result.losses] == ["[2].annotations: orion-core has no place for this key"]
+    given = [{"role": "user", "content": "Hi", "x_tags": [], "x_note": ""}, reply, cited]
+    result = from_openai(given, timestamp=0)
+    assert [str(loss) for loss in result.losses] == [  # an empty string is a value: reported
+        "[0].x_note: orion-core has no place for this key",
+        "[2].annotations: orion-core has no place for this key",
+    ]
 
 
 def test_from_anthropic_and_from_chat_template_skip_empty_unknown_values() -> None:
@@ -398,6 +456,16 @@ def test_accept_takes_a_folded_nested_field() -> None:
     given = [{"role": "assistant", "content": None, "tool_calls": [call, {**call, "id": "c2", "index": 1}]}]
     result = from_openai(given, timestamp=0, strict=True, accept={"tool_calls[].index"})
     assert [c.id for c in result.value[0].tool_calls] == ["c1", "c2"]
+    # The last part, folded: "content[]" names an image inside a tool result, content[0].content[1].
+    use = {"type": "tool_use", "id": "t", "name": "f", "input": {}}
+    result_block = {
+        "type": "tool_result",
+        "tool_use_id": "t",
+        "content": [{"type": "text", "text": "a"}, _IMAGE],
+    }
+    turns = [{"role": "assistant", "content": [use]}, {"role": "user", "content": [result_block]}]
+    assert [loss.field for loss in from_anthropic(turns, timestamp=0).losses] == ["content[0].content[1]"]
+    assert len(from_anthropic(turns, timestamp=0, strict=True, accept={"content[]"}).losses) == 1
 
 
 def test_accept_id_takes_the_renamed_result_id_too() -> None:
@@ -493,23 +561,47 @@ def test_convert_from_refuses_a_repeated_key(
 # --- from_anthropic: each bad value in a tool_use input at its own path, as loads places them.
 
 
-def test_from_anthropic_reports_each_bad_number_in_an_input_at_its_path() -> None:
-    # What json.loads gives for 1e400 (too large for a double) and NaN, neither JSON that
-    # orion-core holds; docs/reliability.md places such a value at its path inside the arguments.
-    block = {
-        "type": "tool_use",
-        "id": "t",
-        "name": "f",
-        "input": {"path": "a", "opts": {"limit": 1e400, "ratio": float("nan")}},
-    }
-    with pytest.raises(ConversionError) as error:
-        from_anthropic([{"role": "assistant", "content": [block]}], timestamp=0)
-    assert _problems(error) == [
+_NAN = "expected a finite number, found NaN"
+_INFINITY = "expected a finite number, found infinity (such as a number too large for a double)"
+
+
+def _tool_use(input_value: Any) -> list[dict[str, Any]]:
+    return [
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "f", "input": input_value}]}
+    ]
+
+
+@pytest.mark.parametrize(
+    ("input_value", "expected"),
+    [
+        # What json.loads gives for 1e400 (too large for a double) and NaN, neither JSON that
+        # orion-core holds; docs/reliability.md places such a value at its path inside the arguments.
         (
-            "[0].content[0].input.opts.limit",
-            "expected a finite number, found infinity (such as a number too large for a double)",
+            {"path": "a", "opts": {"limit": 1e400, "ratio": math.nan}},
+            [(".opts.limit", _INFINITY), (".opts.ratio", _NAN)],
         ),
-        ("[0].content[0].input.opts.ratio", "expected a finite number, found NaN"),
+        # CHANGELOG: the first bad value named is the first in the document.
+        ({"xs": [math.nan, math.inf]}, [(".xs[0]", _NAN), (".xs[1]", _INFINITY)]),
+        ({"a.b": math.nan}, [('["a.b"]', _NAN)]),  # CHANGELOG: [0]["a.b"] told apart from [0].a.b
+    ],
+)
+def test_from_anthropic_reports_each_bad_number_in_an_input_at_its_path(
+    input_value: Any, expected: list[tuple[str, str]]
+) -> None:
+    with pytest.raises(ConversionError) as error:
+        from_anthropic(_tool_use(input_value), timestamp=0)
+    assert _problems(error) == [(f"[0].content[0].input{at}", why) for at, why in expected]
+
+
+def test_from_anthropic_reports_each_key_that_is_not_a_string_and_the_values_beside_it() -> None:
+    # docs/conversions.md: "a key that is not a string" is refused as NaN is; one does not end the
+    # search. (Their order is not pinned: such keys now come out last-first, before the values.)
+    with pytest.raises(ConversionError) as error:
+        from_anthropic(_tool_use({1: "x", "ratio": math.nan, 2: "y"}), timestamp=0)
+    assert sorted(_problems(error)) == [
+        ("[0].content[0].input", "expected an object key (a string), found 1"),
+        ("[0].content[0].input", "expected an object key (a string), found 2"),
+        ("[0].content[0].input.ratio", _NAN),
     ]
 
 
@@ -517,35 +609,41 @@ def test_from_anthropic_reports_an_input_nested_too_deeply_at_the_input() -> Non
     deep: dict[str, Any] = {"a": 1}
     for _ in range(200):
         deep = {"k": deep}
-    block = {"type": "tool_use", "id": "t", "name": "f", "input": deep}
     with pytest.raises(ConversionError) as error:
-        from_anthropic([{"role": "assistant", "content": [block]}], timestamp=0)
+        from_anthropic(_tool_use(deep), timestamp=0)
     assert _problems(error) == [
         ("[0].content[0].input", "expected a JSON value nested at most 120 levels deep, found a deeper one")
     ]
 
 
-def test_to_anthropic_new_ids_avoid_the_ids_of_calls_not_sent_too() -> None:
-    # docs/conversions.md: the new id is never an id used anywhere in the conversation; a user
-    # message's calls are not sent (reported) but their ids are still used there.
+_UNSENT_CALL = Message.model_validate(
+    {
+        "id": "msg-1",
+        "role": "user",
+        "content": "q",
+        "timestamp": 0,
+        "tool_calls": [{"id": "call_0-2", "name": "g", "arguments": {}}],
+    }
+)
+
+
+@pytest.mark.parametrize(
+    "first",
+    [_UNSENT_CALL, Message.tool_result_message("msg-1", "call_0-2", "g", "x", timestamp=0)],
+    ids=["a call not sent", "a result of no call"],
+)
+def test_to_anthropic_new_ids_avoid_the_ids_of_calls_not_sent_and_of_results_too(first: Message) -> None:
+    # docs/conversions.md: the new id is never the id of another call anywhere in the
+    # conversation, sent or not (a user message's calls are not sent), "nor one a result answers".
     call = ToolCall(id="call_0", name="f", arguments={})
-    unsent = Message.model_validate(
-        {
-            "id": "msg-1",
-            "role": "user",
-            "content": "q",
-            "timestamp": 0,
-            "tool_calls": [{"id": "call_0-2", "name": "g", "arguments": {}}],
-        }
-    )
     history = [
-        unsent,
+        first,
         Message.assistant("msg-2", "", [call], timestamp=0),
         Message.tool_result_message("msg-3", "call_0", "f", "a", timestamp=0),
         Message.assistant("msg-4", "", [call], timestamp=0),
         Message.tool_result_message("msg-5", "call_0", "f", "b", timestamp=0),
     ]
-    request = to_anthropic(history).value
+    request = to_anthropic(history, orphans="keep").value
     assert request["messages"][3]["content"][0]["id"] == "call_0-3"
     assert request["messages"][4]["content"][0]["tool_use_id"] == "call_0-3"
 

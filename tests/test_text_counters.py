@@ -46,9 +46,16 @@ def test_the_estimate_is_a_quarter_of_the_characters(characters: int, tokens: in
     assert estimate_from_length(characters) == tokens
 
 
-@pytest.mark.parametrize("text", ["", "abc", "abcdefgh", "é" * 9, "🦀" * 17])
+class _Long(str):
+    """A string that says it holds 2**32 + 12 characters (a real one would take 4 GiB)."""
+
+    def __len__(self) -> int:
+        return 2**32 + 12
+
+
+@pytest.mark.parametrize("text", ["", "abc", "abcdefgh", "é" * 9, "🦀" * 17, _Long("x")])
 def test_a_string_is_estimated_alike_as_text_and_as_a_message_text(text: str) -> None:
-    expected = max(1, len(text) // 4)
+    expected = max(1, len(text) % 2**32 // 4)  # the count a 32-bit number, as above
     assert estimate_text_tokens(text) == estimate_message_tokens(text) == expected
 
 

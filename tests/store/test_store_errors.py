@@ -325,6 +325,28 @@ def test_a_driver_error_keeps_its_class_and_names_the_store_in_a_note(store_url:
     _driver_error(caught.value, store_url)
 
 
+def _interrupted(*args: object) -> None:
+    raise KeyboardInterrupt
+
+
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="add_note is Python 3.11+")
+def test_only_the_drivers_errors_get_the_note(sqlite_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # docs/store.md: the note is for the driver's errors (sqlite3.Error, psycopg.Error); a stored
+    # message the library refuses (FormatError) and an interrupt (Ctrl-C) are not.
+    from orion_messages import FormatError, _store_ops
+
+    with open_store(sqlite_url) as store:
+        store.create("c")
+        store.append("c", Message.user("msg-1", "hi", timestamp=1))
+        raw_sql(sqlite_url, """UPDATE orion_messages SET data = '{"id": 5}'""")
+        with pytest.raises(FormatError) as damaged:
+            store.load("c")
+        monkeypatch.setattr(_store_ops, "run_sync", _interrupted)
+        with pytest.raises(KeyboardInterrupt) as interrupted:
+            store.load("c")
+    assert [getattr(caught.value, "__notes__", None) for caught in (damaged, interrupted)] == [None, None]
+
+
 # Damage that SQLite finds as the store opens (a page size that is no power of two, in the header
 # it checks) and damage it finds only as a call reads (every page after the second overwritten).
 _PAGE = 4096  # SQLite's default page size
