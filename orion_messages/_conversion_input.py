@@ -9,7 +9,7 @@ its pydantic response objects included: ``as_data``);
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, TypeGuard
+from typing import Any, NamedTuple, TypeGuard
 
 import orjson
 from pydantic import BaseModel, ValidationError
@@ -157,21 +157,36 @@ def joined(where: str, path: tuple[int | str, ...]) -> str:
     return f"{where}{inside}" if inside.startswith("[") or not inside else f"{where}.{inside}"
 
 
-SENT_FIELDS = frozenset({"role", "content", "tool_calls", "tool_result"})
-"""The message fields a provider's request carries; the rest (``id``, ``timestamp``,
-``token_count``, ``pinned``, unknown keys) only travel in the chat template's ``"orion"`` metadata."""
+class Sent(NamedTuple):
+    """The fields of a message a target writes (pydantic ``include`` specs): for a tool_result
+    message, and for any other. A field it leaves out is only a loss, never a string it sends."""
+
+    result: dict[str, Any]
+    """A tool_result message's fields sent."""
+    other: dict[str, Any]
+    """Any other message's fields sent."""
+
+
+PROVIDER_SENT = Sent(
+    {"role": True, "tool_result": {"tool_call_id": True, "content": True}},
+    {"role": True, "content": True, "tool_calls": True},
+)
+"""What OpenAI's and Anthropic's requests carry: a result's id and text (not its tool name, nor
+the message's own ``content``), any other message's text and calls; ``id``, ``timestamp``,
+``token_count``, ``pinned`` and unknown keys only travel in the chat template's metadata."""
 
 
 def unencodable_problems(
-    messages: Iterable[Message], sources: Iterable[int | None], sent: frozenset[str] | None = SENT_FIELDS
+    messages: Iterable[Message], sources: Iterable[int | None], sent: Sent | None = PROVIDER_SENT
 ) -> list[Problem]:
     """A problem at each string of ``messages`` holding a lone surrogate, which no target's JSON
     (UTF-8) can carry, located at the input position in ``sources`` (an error path only: each
     message is dumped and walked; an added message, ``None``, holds only strings of another).
-    ``sent``: the fields the target writes (None: all); a field it leaves out is only a loss."""
-    reader, fields = _Input(), None if sent is None else set(sent)  # pydantic takes a set
+    ``sent``: the fields the target writes (None: all)."""
+    reader = _Input()
     for message, source in zip(messages, sources, strict=True):
         if source is not None:
+            fields = None if sent is None else sent.result if message.tool_result is not None else sent.other
             reader.utf8_value(message.model_dump(include=fields), f"[{source}]", _SENT_CANNOT)
     return reader.problems
 
@@ -180,7 +195,7 @@ def refuse_unencodable(
     value: Any,
     messages: Sequence[Message],
     sources: Sequence[int | None],
-    sent: frozenset[str] | None = SENT_FIELDS,
+    sent: Sent | None = PROVIDER_SENT,
 ) -> None:
     """Raise ``ConversionError`` at each string of the input holding a lone surrogate when the
     converted ``value`` holds one: it could not be sent.

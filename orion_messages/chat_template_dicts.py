@@ -23,7 +23,7 @@ from pydantic import BaseModel, ValidationError
 from ._arguments import decode_arguments, encode_arguments
 from ._collector import collector_paused
 from ._conversion_input import (
-    SENT_FIELDS,
+    Sent,
     _Input,
     _stamp,
     _unknown_keys,
@@ -95,7 +95,7 @@ def to_chat_template(
     _check_arguments_mode(arguments)
     fixed, sources, changes = _fix_orphans(messages, orphans)
     report.extend(changes)
-    sent = None if metadata else SENT_FIELDS  # the "orion" metadata carries every field
+    sent = None if metadata else _SENT  # the "orion" metadata carries every field
     try:
         out = _template_dicts(report, fixed, sources, arguments, metadata=metadata)
     except (FormatError, UnicodeEncodeError) as error:
@@ -131,6 +131,13 @@ def _template_dicts(
     if problems:
         raise ConversionError(problems)
     return out
+
+
+_SENT = Sent(
+    {"role": True, "tool_result": {"tool_call_id": True, "tool_name": True, "content": True}},
+    {"role": True, "content": True, "tool_calls": True},
+)
+"""What a chat-template dict carries without the metadata: a result's id, tool name and text."""
 
 
 def _unlocated(error: FormatError | UnicodeEncodeError) -> list[Problem]:

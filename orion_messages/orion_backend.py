@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from ._collector import collector_paused
-from ._conversion_input import refuse_unencodable, refuse_unencodable_text
+from ._conversion_input import Sent, refuse_unencodable, refuse_unencodable_text
 from ._text import excerpt, quoted
 from .conversions import ConversionResult, _messages, _metadata_losses, _Report
 from .errors import ArgumentTypeError
@@ -29,6 +29,8 @@ TOOL_RESULT_PREFIX = "[Tool result]\n"
 """What orion-core puts before a tool result's text when it sends it as a user message."""
 
 _TARGET = "orion-core's chat backend"
+_SENT = Sent({"role": True, "content": True}, {"role": True, "content": True})
+"""All it sends of any message: its role and its text."""
 _ROLES = {
     Role.SYSTEM: "system",
     Role.USER: "user",
@@ -74,7 +76,7 @@ def to_orion_backend(
         if message.role is Role.TOOL_RESULT:
             content = TOOL_RESULT_PREFIX + content
         out.append({"role": _ROLES[message.role], "content": content})
-    refuse_unencodable(out, given, range(len(given)), frozenset({"role", "content"}))  # all it sends
+    refuse_unencodable(out, given, range(len(given)), _SENT)
     return report.finish(out)
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -679,3 +680,31 @@ def test_a_lone_surrogate_in_an_arguments_key_is_a_conversion_error_for_the_chat
     with pytest.raises(ConversionError) as caught:
         to_chat_template(messages, **options)
     assert [problem.location for problem in caught.value.problems] == ["[1].tool_calls[0].arguments"]
+
+
+def test_a_tool_results_strings_are_located_where_the_target_sends_them() -> None:
+    # docs/conversions.md: each string a target would send that holds a lone surrogate is refused at
+    # its place; a string the target has no place for is only a loss. OpenAI and Anthropic send a
+    # result's text from tool_result.content (not its tool name, nor the message's own copy);
+    # orion-core's chat backend sends the message's content; a chat-template dict the result's
+    # name and text.
+    messages = [
+        Message.user("msg-1", "go", timestamp=0),
+        Message.assistant("msg-2", "", timestamp=0, tool_calls=[ToolCall(id="c", name="f", arguments={})]),
+        Message.tool_result_message("msg-3", "c", "f\ud800", "out \ud800", timestamp=0),
+    ]
+    expected: dict[Callable[[list[Message]], object], list[str]] = {
+        to_openai: ["[2].tool_result.content"],
+        to_anthropic: ["[2].tool_result.content"],
+        to_orion_backend: ["[2].content"],
+    }
+    for convert, locations in expected.items():
+        with pytest.raises(ConversionError) as caught:
+            convert(messages)
+        assert [problem.location for problem in caught.value.problems] == locations, convert
+    with pytest.raises(ConversionError) as caught:
+        to_chat_template(messages, metadata=False)
+    assert [problem.location for problem in caught.value.problems] == [
+        "[2].tool_result.tool_name",
+        "[2].tool_result.content",
+    ]
