@@ -285,16 +285,22 @@ def value_problems(
                 f"expected a JSON value nested at most {VALUE_DEPTH_MAX} levels deep, found a deeper one",
             )
             return
-        if kind is dict:
+        if kind is _BadKey:
+            yield path, f"expected an object key (a string), found {item.key!r}"
+        elif kind is dict:
+            # A key that is no string is said in its place among the values, not first.
             for key, child in reversed(item.items()):
-                if type(key) is not str:
-                    yield path, f"expected an object key (a string), found {key!r}"
-                else:
-                    stack.append((child, (*path, key)))
+                stack.append((child, (*path, key)) if type(key) is str else (_BadKey(key), path))
         elif kind is list:
             stack.extend((child, (*path, index)) for index, child in reversed(list(enumerate(item))))
         elif problem := _scalar_problem(item, kind, rules, band=not serde):
             yield path, problem
+
+
+class _BadKey(NamedTuple):
+    """An object key that is no string, waiting its turn in ``value_problems``' walk."""
+
+    key: Any
 
 
 def _fits_a_double(integer: int) -> bool:

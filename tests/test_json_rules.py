@@ -372,3 +372,17 @@ def test_an_event_holding_an_integer_of_the_band_is_refused_as_serde_refuses_it(
     event = f'{{"type":"tool_exec_start","tool_call_id":"c","tool_name":"f","args":{args}{unknown}}}'
     with pytest.raises(FormatError, match="serde_json reads an event whole"):
         parse_event(event)
+
+
+def test_the_problem_finder_says_each_problem_in_document_order() -> None:
+    # CHANGELOG: an error names the first bad value in the document; from_anthropic lists each.
+    value = {1: "x", "ratio": math.nan, 2: ["y", math.inf]}
+    assert list(_json_rules.value_problems(value)) == [
+        ((), "expected an object key (a string), found 1"),
+        (("ratio",), "expected a finite number, found NaN"),
+        ((), "expected an object key (a string), found 2"),
+    ]
+    assert list(_json_rules.value_problems({"a": [1, math.inf], "b": math.nan})) == [
+        (("a", 1), INFINITY),
+        (("b",), "expected a finite number, found NaN"),
+    ]
