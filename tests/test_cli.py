@@ -743,16 +743,26 @@ sys.exit(main())
 """
 
 
-def test_ctrl_c_while_the_command_line_loads_is_one_line_and_130() -> None:
-    # Loading takes a few tenths of a second (the models are built); Ctrl-C then printed a traceback.
+def _run_script(script: str, *args: str, stdin: str = "") -> tuple[int, str, str]:
+    """Run ``script`` in a new interpreter with ``args``: its exit status, stdout and stderr."""
     result = subprocess.run(
-        [sys.executable, "-c", _INTERRUPT_WHILE_LOADING],
+        [sys.executable, "-c", script, *args],
+        input=stdin,
         capture_output=True,
         text=True,
         timeout=120,
         check=False,
     )
-    assert (result.returncode, result.stdout, result.stderr) == (130, "", "orion-messages: interrupted\n")
+    return result.returncode, result.stdout, result.stderr
+
+
+INTERRUPTED = (130, "", "orion-messages: interrupted\n")
+"""Ctrl-C's end of a run: status 130, one line on stderr, no traceback."""
+
+
+def test_ctrl_c_while_the_command_line_loads_is_one_line_and_130() -> None:
+    # Loading takes a few tenths of a second (the models are built); Ctrl-C then printed a traceback.
+    assert _run_script(_INTERRUPT_WHILE_LOADING) == INTERRUPTED
 
 
 _REAL_CTRL_C_WHILE_LOADING = """
@@ -783,15 +793,7 @@ sys.exit(main())
 )
 def test_a_real_ctrl_c_while_loading_waits_for_the_import_and_is_one_line(module: str, stdin: str) -> None:
     script = _REAL_CTRL_C_WHILE_LOADING.replace("MODULE", repr(module))
-    result = subprocess.run(
-        [sys.executable, "-c", script, "validate", "-"],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert (result.returncode, result.stdout, result.stderr) == (130, "", "orion-messages: interrupted\n")
+    assert _run_script(script, "validate", "-", stdin=stdin) == INTERRUPTED
 
 
 _REAL_CTRL_C_WHILE_THE_TOOLS_READER_IS_BUILT = """
@@ -817,14 +819,7 @@ def test_a_real_ctrl_c_while_the_tools_reader_is_built_is_one_line(tmp_path: Pat
     tools.write_text('[{"name": "a", "description": "b", "parameters": {}}]')
     args = ["prune", str(conversation), "--max-context-tokens", "100", "--max-response-tokens", "0"]
     args += ["--template", "chatml", "--tools", str(tools)]
-    result = subprocess.run(
-        [sys.executable, "-c", _REAL_CTRL_C_WHILE_THE_TOOLS_READER_IS_BUILT, *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert (result.returncode, result.stdout, result.stderr) == (130, "", "orion-messages: interrupted\n")
+    assert _run_script(_REAL_CTRL_C_WHILE_THE_TOOLS_READER_IS_BUILT, *args) == INTERRUPTED
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="closing a child's descriptor 2 is POSIX")
@@ -891,7 +886,7 @@ def test_ctrl_c_while_reading_stdin_is_one_line_and_130() -> None:
     _wait_until_reading_stdin(process.pid)
     process.send_signal(signal.SIGINT)
     out, error = process.communicate(timeout=120)
-    assert (process.returncode, out, error) == (130, "", "orion-messages: interrupted\n")
+    assert (process.returncode, out, error) == INTERRUPTED
 
 
 def _pipe(*args: str, stdin: bytes, cwd: Path | None = None) -> subprocess.CompletedProcess[bytes]:
