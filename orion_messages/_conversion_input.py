@@ -133,12 +133,12 @@ def as_data(value: Any) -> Any:
     """``value``, or a provider SDK's pydantic model as the dict of its own fields.
 
     The SDKs' response objects (``anthropic.types.ToolUseBlock``, ``openai.types.chat.
-    ChatCompletionMessage``) go back into a history as they are; read as
+    ChatCompletionMessage``) go back into a history as they are; each is read as
     ``model_dump(by_alias=True, exclude_unset=True)``: the keys the API's JSON held (or the
-    caller set), by their JSON names, values as they are (the Anthropic SDK sends them so). Python's mode, not JSON's, which would write NaN and
-    infinity as ``null``: the readers' checks see each value and refuse one JSON cannot hold, at
-    its place. The library's own models are not another format's objects: a ``Message`` where a
-    dict belongs stays a mistake, reported as not an object.
+    caller set), by their JSON names, and the values as they are. Python's mode, not JSON's,
+    which would write NaN and infinity as ``null``: the readers' checks see each value and refuse
+    one JSON cannot hold, at its place. The library's own models are not another format's
+    objects: a ``Message`` where a dict belongs stays a mistake, reported as not an object.
     """
     if isinstance(value, BaseModel) and not isinstance(value, _SerdeJsonModel):
         return value.model_dump(by_alias=True, exclude_unset=True)

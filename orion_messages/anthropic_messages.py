@@ -240,10 +240,11 @@ class _UniqueIds:
     OpenAI-compatible servers reuse ids (``call_0`` in every turn); Anthropic refuses a request
     in which two ``tool_use`` blocks share one. In message order, a sent call whose id an earlier
     call already had gets a new one, ``{id}-2`` (``-3``... when taken: unique against every call
-    id of the conversation, sent or not, and every result's ``tool_call_id``). A result takes the new id of the call it answers: the
-    first call with its id not yet answered in the calls right before it (only results and
-    system messages between, as ``_find_orphans`` reads them for Anthropic), else the latest
-    call with its id (the result is misplaced, an orphan either way).
+    id of the conversation, sent or not, and every result's ``tool_call_id``). A result takes
+    the new id of the call it answers: the first call with its id not yet answered in the calls
+    right before it (only results and system messages between, as ``_find_orphans`` reads them
+    for Anthropic), else the latest call with its id (the result is misplaced, an orphan either
+    way).
     """
 
     def __init__(self, messages: list[Message]) -> None:
@@ -446,7 +447,7 @@ def from_anthropic(
     tool_result blocks (none at all, or only images) makes no message: reported at the turn,
     ``[i]``, as left out. Ids are ``msg-1``, ``msg-2``...; ``timestamp`` defaults to now.
     Losses in ``system`` have ``index=None``. The SDK's objects (a response's ``content``
-    blocks, as its tool-use guide appends them) are read as the dicts the SDK sends for them.
+    blocks, as its tool-use guide appends them) are read as the dicts of their fields.
 
     Raises:
         ConversionError: ``messages`` is not a list (a string or a single dict is refused at once),

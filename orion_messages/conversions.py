@@ -42,9 +42,9 @@ OrphanPolicy = Literal["error", "drop", "synthesize", "keep"]
 
 A result that does not follow its call is both (see ``Orphan``). ``"error"`` raises
 ``ConversionError``; ``"drop"`` removes the orphaned call or result, and an assistant message
-left with no content and no call; ``"synthesize"`` adds an error result (``MISSING_RESULT_TEXT``; message id
-``{call id}-missing-result``, or a new ``msg-N`` when a message has that one) after each
-unanswered call's results and drops results without a call; ``"keep"`` passes them
+left with no content and no call; ``"synthesize"`` adds an error result (``MISSING_RESULT_TEXT``;
+message id ``{call id}-missing-result``, or a new ``msg-N`` when a message has that one) after
+each unanswered call's results and drops results without a call; ``"keep"`` passes them
 through unchanged. Every change is reported.
 Any other value raises ``ConversionError`` naming these four.
 """
@@ -507,8 +507,9 @@ def _owe(
     for call in owed:
         named = f"{call.id}-missing-result"
         if named in ids.taken:
-            named = ids.next()
-        ids.taken.add(named)
+            named = ids.next()  # taken as it is given
+        else:
+            ids.taken.add(named)
         fixed.append(
             Message.tool_result_message(
                 named,

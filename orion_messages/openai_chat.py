@@ -259,8 +259,7 @@ def from_openai(
     """Read OpenAI Chat Completions ``messages`` (dicts, as sent to the API) into a conversation.
 
     The SDK's objects (``completion.choices[0].message``, its ``tool_calls``) are read as the
-    dicts the SDK sends for them (any pydantic model: ``model_dump(mode="json", by_alias=True,
-    exclude_unset=True)``).
+    dicts of their fields (any pydantic model: ``model_dump(by_alias=True, exclude_unset=True)``).
 
     Messages get ids ``msg-1``, ``msg-2``... and ``timestamp`` (default: now). Arguments are
     decoded with ``loads``' rules; a string that is not valid JSON is kept as a string and
@@ -389,9 +388,7 @@ def _read_call(reader: _Input, report: _Report, index: int, number: int, item: A
         return None
     call_id = reader.string(data, "id", where)
     kind = reader.string(data, "type", where)
-    if (
-        kind is not None and kind != "function"
-    ):  # a custom tool call: its missing "function" follows from that
+    if kind is not None and kind != "function":  # a custom tool call: no "function" to report too
         reader.fail(f"{where}.type", f'expected "function", found {describe(kind)}')
         return None
     if not reader.present(data, "function", where):
