@@ -135,14 +135,38 @@ def as_data(value: Any) -> Any:
     The SDKs' response objects (``anthropic.types.ToolUseBlock``, ``openai.types.chat.
     ChatCompletionMessage``) go back into a history as they are; each is read as
     ``model_dump(by_alias=True, exclude_unset=True)``: the keys the API's JSON held (or the
-    caller set), by their JSON names, and the values as they are. Python's mode, not JSON's,
+    caller set), by their JSON names, and the values as they are; what the SDK derived on the
+    client (``parsed``) is left out. Python's mode, not JSON's,
     which would write NaN and infinity as ``null``: the readers' checks see each value and refuse
     one JSON cannot hold, at its place. The library's own models are not another format's
     objects: a ``Message`` where a dict belongs stays a mistake, reported as not an object.
     """
     if isinstance(value, BaseModel) and not isinstance(value, _SerdeJsonModel):
-        return value.model_dump(by_alias=True, exclude_unset=True)
+        return value.model_dump(by_alias=True, exclude_unset=True, exclude=_derived_by_sdk(type(value)))
     return value
+
+
+# What a provider SDK works out on the client from what the API sent, by the SDK's class name:
+# the OpenAI SDK's ``chat.completions.parse`` fills ``parsed`` from ``content`` and
+# ``parsed_arguments`` from ``arguments``. No data of the message (the text and the arguments
+# carry it), so neither is read as an unknown key nor reported as a loss.
+_DERIVED_BY_SDK: dict[str, dict[str, Any]] = {
+    "openai.ParsedChatCompletionMessage": {
+        "parsed": True,
+        "tool_calls": {"__all__": {"function": {"parsed_arguments"}}},
+    },
+    "openai.ParsedFunctionToolCall": {"function": {"parsed_arguments"}},
+    "openai.ParsedFunction": {"parsed_arguments": True},
+}
+
+
+def _derived_by_sdk(model: type[BaseModel]) -> dict[str, Any] | None:
+    """The fields of an SDK ``model`` (or of the SDK class it derives from) in ``_DERIVED_BY_SDK``."""
+    for kind in model.__mro__:
+        found = _DERIVED_BY_SDK.get(f"{kind.__module__.partition('.')[0]}.{kind.__qualname__}")
+        if found is not None:
+            return found
+    return None
 
 
 def _lone_surrogate(value: str, start: int, cannot: str = _CORE_CANNOT) -> str:

@@ -185,6 +185,36 @@ def test_from_openai_reads_the_sdks_message_objects() -> None:
     assert calls_only.value[0].tool_calls == result.value[1].tool_calls
 
 
+class _Forecast(BaseModel):
+    city: str
+
+
+def test_from_openai_leaves_out_what_the_sdks_parse_derived() -> None:
+    # docs/conversions.md: `parsed` and `parsed_arguments`, which the SDK's chat.completions.parse
+    # works out from `content` and `arguments`, are no loss; anything else set on the object is.
+    chat = pytest.importorskip("openai.types.chat")
+    calls = pytest.importorskip("openai.types.chat.parsed_function_tool_call")
+    function = calls.ParsedFunction(
+        name="f", arguments='{"city":"Paris"}', parsed_arguments={"city": "Paris"}
+    )
+    call = calls.ParsedFunctionToolCall(id="call_1", type="function", function=function)
+    # The SDK's parse() returns the message class parametrized by the caller's own model.
+    message = chat.ParsedChatCompletionMessage[_Forecast](
+        role="assistant", content='{"city":"Paris"}', parsed=_Forecast(city="Paris"), tool_calls=[call]
+    )
+    result = from_openai([{"role": "user", "content": "Weather?"}, message], timestamp=0)
+    assert result.lossless
+    assert result.value[1].content == '{"city":"Paris"}'
+    assert result.value[1].tool_calls == (ToolCall(id="call_1", name="f", arguments={"city": "Paris"}),)
+    # The calls on their own, and a key the SDK does not derive, set on the same object.
+    calls_only = from_openai([{"role": "assistant", "tool_calls": [call]}], timestamp=0)
+    assert calls_only.lossless
+    message.refusal = "no"
+    assert [str(loss) for loss in from_openai([message], timestamp=0).losses] == [
+        "[0].refusal: orion-core has no place for this key"
+    ]
+
+
 class _AliasedReply(BaseModel):
     # JSON names unlike the fields' names, and a default the API's JSON never held.
     speaker: str = Field(alias="role")
