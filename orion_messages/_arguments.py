@@ -12,7 +12,8 @@ from typing import Any
 from pydantic import ValidationError
 
 from ._json_rules import ANY_JSON, minus_zero_as_float
-from ._problems import problems_from
+from ._problems import blamed_path, problem_from
+from ._text import location
 from .models import ToolCall
 from .wire import dump_json
 
@@ -36,6 +37,8 @@ def decode_arguments(text: str) -> tuple[Any, str | None]:
         value = ANY_JSON.validate_json(minus_zero_as_float(text))
         ToolCall(id="", name="", arguments=value)
     except ValidationError as error:
-        problem = next(problems_from(error))
-        return text, f"not valid JSON ({problem.message}); kept as a string"
+        detail = error.errors(include_url=False)[0]
+        inside = location(blamed_path(detail)[len(detail["loc"]) :])  # the bad value's path in the text
+        at = f" at {inside}" if inside else ""
+        return text, f"not valid JSON{at} ({problem_from(detail).message}); kept as a string"
     return value, None

@@ -120,12 +120,10 @@ def problem_from(detail: ErrorDetails) -> Problem:
     if kind == "missing":
         return Problem(where, "required key is missing")
     if kind in ("json_value", UNKNOWN_VALUE_ERROR):
-        found = value_problem(detail.get("input"), unknown=kind == UNKNOWN_VALUE_ERROR)
+        found = _value_fault(detail)
         if found is None:
             return Problem(where, detail["msg"])
-        inside = location(found[0])
-        at = f" (at {inside if inside.startswith('[') else '.' + inside})" if inside else ""
-        return Problem(where, f"{found[1]}{at}")
+        return Problem(location((*detail["loc"], *found[0])), found[1])
     expected = _expected(detail)
     found_text = describe(detail.get("input"))
     if expected:
@@ -133,6 +131,23 @@ def problem_from(detail: ErrorDetails) -> Problem:
             where, f"expected {expected}{_serde_form(kind, detail.get('input'))}, found {found_text}"
         )
     return Problem(where, f"{detail['msg']}, found {found_text}")
+
+
+def blamed_path(detail: ErrorDetails) -> tuple[int | str, ...]:
+    """Where the value ``detail`` refuses is: its ``loc``, down to the first bad value inside
+    when it refuses a free JSON value (``arguments``, an unknown key's value) as a whole, as
+    ``problem_from`` places it."""
+    found = _value_fault(detail)
+    return (*detail["loc"], *found[0]) if found else tuple(detail["loc"])
+
+
+def _value_fault(detail: ErrorDetails) -> tuple[tuple[int | str, ...], str] | None:
+    """The path (inside the value) and the why of the first bad value of a free JSON value that
+    ``detail`` refuses; None for any other error."""
+    kind = detail["type"]
+    if kind not in ("json_value", UNKNOWN_VALUE_ERROR):
+        return None
+    return value_problem(detail.get("input"), unknown=kind == UNKNOWN_VALUE_ERROR)
 
 
 def _json_problem(message: str) -> Problem:

@@ -32,7 +32,7 @@ from ._conversion_input import (
     unencodable_problems,
 )
 from ._json_rules import copied
-from ._problems import describe, problem_from
+from ._problems import blamed_path, describe, problem_from
 from ._text import excerpt, location, quoted
 from .conversions import ConversionResult, OrphanPolicy, _fix_orphans, _input_list, _Report
 from .errors import ConversionError, FormatError, Problem, require_bool
@@ -375,7 +375,7 @@ def from_chat_template(
             message = Message.model_validate(data)
         except ValidationError as error:
             for detail in error.errors(include_url=False):
-                where = _input_location(tuple(detail["loc"]), entry, standard, overlay)
+                where = _input_location(blamed_path(detail), entry, standard, overlay)
                 reader.fail(location((index, *where)), problem_from(detail).message)
             continue
         unanswered.add(message.tool_calls)

@@ -25,7 +25,7 @@ from pydantic_core import ErrorDetails
 from typing_extensions import deprecated
 
 from ._json_rules import JSON_VALUE
-from ._problems import describe, integer_ranges, problem_from
+from ._problems import blamed_path, describe, integer_ranges, problem_from
 from ._text import kind_of, location
 from .checks import find_problems
 from .errors import ArgumentTypeError, FormatError, Problem, require_bool
@@ -487,6 +487,7 @@ def _event_problem(detail: ErrorDetails) -> Problem:
             "",
             f"expected an event (a JSON object), found {describe(found)}{form if isinstance(found, list) else ''}",
         )
+    loc = blamed_path(detail)
     if loc and loc[0] in EVENT_TYPES:
         loc = loc[1:]  # the union's tag; the event's own keys follow
     where = location(loc)

@@ -1064,7 +1064,7 @@ def test_a_311_digit_integer_in_event_args_is_invalid_as_serde_json_refuses_it(
         encoding="utf-8",
     )
     assert main(["validate", str(path)]) == 1
-    assert f"{path}:1: args: expected an integer that serde_json reads" in capsys.readouterr().out
+    assert f"{path}:1: args.n: expected an integer that serde_json reads" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize(

@@ -750,7 +750,7 @@ _A_ROLE = 'a role, one of "system", "user", "assistant", "tool_call" or "tool_re
         ),
         (
             [{"role": "assistant", "content": "", "tool_calls": [_template_call({"a": float("nan")})]}],
-            ["[0].tool_calls[0].function.arguments: expected a finite number, found NaN (at .a)"],
+            ["[0].tool_calls[0].function.arguments.a: expected a finite number, found NaN"],
         ),
         (
             [
@@ -761,7 +761,7 @@ _A_ROLE = 'a role, one of "system", "user", "assistant", "tool_call" or "tool_re
                     "orion": {"tool_calls": [{"note": 1}]},
                 }
             ],
-            ["[0].tool_calls[0].function.arguments: expected a finite number, found NaN (at .a)"],
+            ["[0].tool_calls[0].function.arguments.a: expected a finite number, found NaN"],
         ),
     ],
 )

@@ -738,3 +738,21 @@ def test_a_tool_results_strings_are_located_where_the_target_sends_them() -> Non
         "[2].tool_result.tool_name",
         "[2].tool_result.content",
     ]
+
+
+@pytest.mark.parametrize(
+    ("text", "at"),
+    [('{"a":{"b":[1,1e400]}}', " at a.b[1]"), ("[0,-1e400]", " at [1]"), ("1e400", "")],
+)
+def test_arguments_text_with_a_bad_number_is_kept_and_the_number_placed(text: str, at: str) -> None:
+    # docs/conversions.md: arguments text is decoded with loads' rules (no infinity); text that is
+    # not valid JSON is kept as a string and reported, here with the path of the bad number in it.
+    call = {"id": "c", "type": "function", "function": {"name": "f", "arguments": text}}
+    result = from_openai([{"role": "assistant", "content": "", "tool_calls": [call]}], timestamp=0)
+    assert result.value[0].tool_calls[0].arguments == text
+    (loss,) = result.losses
+    assert loss.field == "tool_calls[0].function.arguments"
+    assert loss.reason == (
+        f"not valid JSON{at} (expected a finite number, found infinity (such as a number too large"
+        " for a double)); kept as a string"
+    )

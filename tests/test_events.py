@@ -275,7 +275,7 @@ INVALID_EXPECTED: list[tuple[str, str]] = [
     ("reason", "required key is missing"),
     ("message", "expected a string, found an array"),
     ("message", "expected a string, found an object"),
-    ("args", "finite"),
+    ("args.a", "finite"),
     ("used_tokens", "expected an integer, found the number 1.0"),
 ]
 

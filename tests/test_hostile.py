@@ -241,7 +241,7 @@ def test_an_integer_with_very_many_digits_is_a_format_error(digits: int) -> None
     document = _in_conversation(ASSISTANT).replace(b'"a":2', b'"a":' + b"9" * digits)
     if digits < 4300:  # serde_json refuses an integer whose double is infinite (from 309 digits)
         problem = _problem(lambda: loads(document))
-        assert problem.location == "[1].tool_calls[0].arguments"
+        assert problem.location == "[1].tool_calls[0].arguments.a"
         assert "an integer that serde_json reads" in problem.message
     else:
         problem = _problem(lambda: loads(document))
@@ -419,7 +419,7 @@ def test_nan_and_infinity_inside_strings_are_plain_text() -> None:
 def test_a_number_too_large_for_a_double_is_refused(number: str) -> None:
     document = _in_conversation(ASSISTANT).replace(b'"a":2', b'"a":' + number.encode())
     problem = _problem(lambda: loads(document))
-    assert problem.location == "[1].tool_calls[0].arguments"
+    assert problem.location == "[1].tool_calls[0].arguments.a"
     assert "finite" in problem.message
 
 

@@ -90,7 +90,8 @@ REJECTIONS: dict[str, Rejection] = {
     "infinity.json": Rejection("", "found Infinity (JSON has no NaN or infinity)", 1, b"Infinity"),
     "negative-infinity.json": Rejection("", "found -Infinity (JSON has no NaN or infinity)", 1, b"-Infinity"),
     "number-out-of-range.json": Rejection(
-        "[0].tool_calls[0].arguments", "expected a finite number, found infinity (such as a number too large"
+        "[0].tool_calls[0].arguments.x",
+        "expected a finite number, found infinity (such as a number too large",
     ),
     "top-level-object.json": Rejection("", "expected a JSON array of messages, found an object"),
     "top-level-string.json": Rejection("", 'expected a JSON array of messages, found the string "[]"'),
