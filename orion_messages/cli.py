@@ -57,6 +57,7 @@ from ._problems import describe, problem_from
 from ._store_url import is_store_url, is_url, masked_url, url_passwords
 from ._text import quoted
 from ._version import __version__
+from ._whitespace import UNICODE_WHITESPACE
 from .checks import find_problems, problems_on_lines
 from .errors import (
     MAX_REPORTED_PROBLEMS,
@@ -69,7 +70,7 @@ from .errors import (
     UnknownKeyWarning,
 )
 from .models import Message, utc_datetime
-from .pruning import ContextConfig, PrunePlan, prune
+from .pruning import ContextConfig, PruneResult, prune
 from .stats import conversation_stats
 from .storage import (
     _is_blank,
@@ -380,6 +381,7 @@ def _add_prune(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     prune.add_argument(
         "--template",
         metavar="NAME",
+        type=_template_option,
         help="plan exactly as orion-core with this chat template (chatml, llama3, mistral, ...; "
         "auto: detect it from --template-file)",
     )
@@ -1547,12 +1549,13 @@ def _prune(args: argparse.Namespace) -> int:
             _print_stdout(_json_report(_refusal_json(name, error)))
             return EXIT_INVALID
         raise _Fatal(f"error: cannot prune {name}: {error}", *_no_room_hint(config)) from None
+    # The conversation once pruned, not what is sent: with a template the preamble stays.
     if to_store:
-        _store_messages(args.output, result.messages)
+        _store_messages(args.output, result.history)
     elif args.output and target_kind is not None:
-        _write(args.output, result.messages, target_kind, pretty=False)
+        _write(args.output, result.history, target_kind, pretty=False)
     shown = masked_url(args.output) if to_store else args.output  # a password is never printed
-    report = _plan_json(name, shown, len(messages), result.plan)
+    report = _plan_json(name, shown, len(messages), result)
     to_stdout = args.output == STDIO
     if args.format == "json":
         print(_json_report(report), file=sys.stderr if to_stdout else sys.stdout)
@@ -1562,8 +1565,9 @@ def _prune(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _plan_json(name: str, output: str | None, messages: int, plan: PrunePlan) -> dict[str, Any]:
+def _plan_json(name: str, output: str | None, messages: int, result: PruneResult) -> dict[str, Any]:
     """``prune``'s report of a plan: ``output`` is where the pruned conversation went, as shown."""
+    plan = result.plan
     return {
         "path": name,
         "refused": False,
@@ -1581,6 +1585,7 @@ def _plan_json(name: str, output: str | None, messages: int, plan: PrunePlan) ->
         "dropped_messages": plan.dropped_count,
         "kept_tokens": plan.kept_tokens,
         "dropped_tokens": plan.dropped_tokens,
+        "written_messages": len(result.history) if output else 0,
     }
 
 
@@ -1647,13 +1652,20 @@ def _print_plan(report: dict[str, Any], *, verbose: bool, reserved: int, emit: C
         for label, turns in (("kept", kept), ("dropped", dropped)):
             emit(f"  {label} turns: " + (", ".join(_span(turn) for turn in turns) or "none"))
     if report["output"] == STDIO:
-        emit(f"wrote {_plural(report['kept_messages'], 'message')} to standard output")
+        emit(f"wrote {_plural(report['written_messages'], 'message')} to standard output")
     elif report["output"]:
-        emit(f"wrote {_plural(report['kept_messages'], 'message')} to {report['output']}")
+        emit(f"wrote {_plural(report['written_messages'], 'message')} to {report['output']}")
     elif verbose:
         emit("(a plan only: pass -o OUT to write the pruned conversation)")
     else:
         emit("(a plan only: pass -o OUT to write the pruned conversation, --verbose for every turn)")
+
+
+def _template_option(value: str) -> str:
+    """``--template``'s value, ``auto`` spelled as template names may be (trimmed, ASCII letters
+    in any case: ``Auto``), so that it is told from a name as ``get_template`` would read it."""
+    trimmed = value.strip(UNICODE_WHITESPACE)
+    return "auto" if trimmed.isascii() and trimmed.lower() == "auto" else value
 
 
 def _template_usage(args: argparse.Namespace) -> None:

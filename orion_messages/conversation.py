@@ -34,7 +34,7 @@ from .errors import (
 from .ids import COUNTER_MAX, message_number, next_free_counter
 from .models import Message, ToolResult, not_a_collection, require_token_count
 from .planning import ContextConfig, PrunePlan, _context_config, _Counting, _counting, _plan, _PlanCache
-from .pruning import PruneResult, Summarizer, _prior_summary, _prune
+from .pruning import PruneResult, Summarizer, _prune
 from .templates import ChatTemplate, ToolSchema
 from .text_counters import TextCounter
 from .turns import TurnLayout, split_turns
@@ -492,18 +492,14 @@ class Conversation(Sequence[Message]):
     ) -> PruneResult:
         """Prune to ``config``'s context window (see ``orion_messages.prune``).
 
-        The sliding window leaves the conversation as it is (the result holds what to send). A
-        summary that succeeds replaces the folded messages here too, as orion-core does, with a
-        fresh id from ``next_id``.
+        The sliding window leaves the conversation as it is: ``result.messages`` is what to
+        send, and ``replace_messages(result.history)`` drops the dropped turns for good. A
+        summary that succeeds replaces the folded messages here too (the conversation becomes
+        ``result.history``), as orion-core does, with a fresh id from ``next_id``.
         """
         counting = _by_identity(_counting(count, template, system_prompt, tools, counter))
         config = _context_config(config)
         result = _prune(self._plans, self._messages, config, counting, summarize, self.next_id)
         if result.summary is not None:
-            # With a template the preamble is not sent (as orion-core) but stays in the history, up
-            # to an earlier summary folded from it: from there on, ``result.messages`` holds it.
-            preamble = [] if result.plan.preamble_kept else self._messages[: result.plan.preamble.stop]
-            prior = _prior_summary(self._messages)
-            cut = prior if prior is not None and prior < len(preamble) else len(preamble)
-            self.replace_messages([*preamble[:cut], *result.messages])
+            self.replace_messages(result.history)
         return result

@@ -8,7 +8,7 @@ names and the counting names are re-exported here, where they have always been i
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from itertools import compress
 from operator import itemgetter
 
@@ -79,6 +79,12 @@ class PruneResult:
     summary_error: Exception | None = None
     """Why summarizing failed (the exception raised, or a ``ValueError`` for an empty or oversized
     summary); the sliding window applied."""
+    history: list[Message] = field(kw_only=True)
+    """The conversation once pruned, to keep: the input without the dropped turns (the summary
+    in place of the folded messages when one was made). With a template it also holds the
+    preamble, which is not sent (orion-core leaves it out of the prompt) but stays in the
+    history. ``replace_messages(result.history)`` makes the pruning last, as the store's
+    ``prune`` does."""
 
     @property
     def summarized(self) -> bool:
@@ -91,7 +97,7 @@ class PruneResult:
         error = "" if self.summary_error is None else f", summary_error={self.summary_error!r}"
         return (
             f"PruneResult(messages=<list of {len(self.messages)}>, dropped=<list of {len(self.dropped)}>, "
-            f"tokens={self.tokens}{summary}{error}, plan={self.plan!r})"
+            f"history=<list of {len(self.history)}>, tokens={self.tokens}{summary}{error}, plan={self.plan!r})"
         )
 
 
@@ -159,6 +165,52 @@ def _prune(
     new_id: Callable[[], str],
 ) -> PruneResult:
     """``prune`` with a plan cache and the counting already resolved (``Conversation.prune``)."""
+    _check_summarizing(config, summarize, new_id)
+    plan = _plan(cache, messages, config, counting)
+    kept = plan.kept_messages(messages)
+    dropped = plan.dropped_messages(messages)
+    # With a template the preamble is not sent but stays in the history (it precedes every turn).
+    unsent = [] if plan.preamble_kept else list(messages[: plan.preamble.stop])
+    sliding = PruneResult(kept, dropped, plan, plan.kept_tokens, history=[*unsent, *kept])
+    if summarize is None or config.strategy is not PruneStrategy.SUMMARIZE or not plan.dropped:
+        return sliding
+    prior = _prior_summary(messages)
+    removed = sorted({*(index for turn in plan.dropped for index in turn), *_maybe(prior)})
+    folded = [messages[index] for index in removed]
+    prior_text = None if prior is None else _rust_trim(messages[prior].content[len(_SUMMARY_MARKER) :])
+    try:
+        text = _summary_text(summarize(folded, prior_text or None))
+    except Exception as error:  # best effort, as orion-core: any failure leaves the sliding window
+        return replace(sliding, summary_error=error)
+    draft = Message.user("", f"{_SUMMARY_MARKER}\n{text}").pin()  # counted before an id is spent on it
+    summary_tokens = counting.count([draft], _read_columns([draft]), len(messages))[0]
+    sent = _sent_indices(plan, prior)
+    fresh = [] if plan.preamble_kept else [i for i in sent if i in plan.preamble]  # sent, not yet counted
+    tokens = plan.kept_tokens + summary_tokens + _cost(counting, messages, [i for i in fresh if i != prior])
+    tokens -= _cost(counting, messages, [i for i in _maybe(prior) if i not in fresh])
+    if tokens > plan.budget:
+        room = plan.budget - tokens + summary_tokens
+        too_big = ValueError(
+            f"the summary ({summary_tokens} tokens) does not fit the room left ({room} tokens)"
+        )
+        return replace(sliding, summary_error=too_big)
+    summary_id = new_id()
+    if not isinstance(summary_id, str):  # model_copy would raise pydantic's error, naming no new_id
+        raise ArgumentTypeError(f"prune: new_id() must return a str, returned {kind_of(summary_id)}")
+    summary = draft.model_copy(update={"id": summary_id})
+    new_messages = _with_summary(messages, sent, summary, removed)
+    # The preamble not sent stays in the history, up to an earlier summary folded from it: from
+    # there on, the new messages hold it.
+    cut = prior if prior is not None and prior < len(unsent) else len(unsent)
+    return PruneResult(
+        new_messages, folded, plan, tokens, summary, None, history=[*unsent[:cut], *new_messages]
+    )
+
+
+def _check_summarizing(
+    config: ContextConfig, summarize: Summarizer | None, new_id: Callable[[], str]
+) -> None:
+    """Refuse a summarizing strategy without a summarizer, and callables that are none."""
     if config.strategy is PruneStrategy.SUMMARIZE and summarize is None:
         raise ArgumentValueError(
             "the Summarize strategy needs a summarize(messages_to_fold, prior_summary) callable"
@@ -172,37 +224,6 @@ def _prune(
         )
     if not callable(new_id):
         raise ArgumentTypeError(f"prune: new_id must be a callable () -> str, got {kind_of(new_id)}")
-    plan = _plan(cache, messages, config, counting)
-    kept = plan.kept_messages(messages)
-    dropped = plan.dropped_messages(messages)
-    if summarize is None or config.strategy is not PruneStrategy.SUMMARIZE or not plan.dropped:
-        return PruneResult(kept, dropped, plan, plan.kept_tokens)
-    prior = _prior_summary(messages)
-    removed = sorted({*(index for turn in plan.dropped for index in turn), *_maybe(prior)})
-    folded = [messages[index] for index in removed]
-    prior_text = None if prior is None else _rust_trim(messages[prior].content[len(_SUMMARY_MARKER) :])
-    try:
-        text = _summary_text(summarize(folded, prior_text or None))
-    except Exception as error:  # best effort, as orion-core: any failure leaves the sliding window
-        return PruneResult(kept, dropped, plan, plan.kept_tokens, None, error)
-    draft = Message.user("", f"{_SUMMARY_MARKER}\n{text}").pin()  # counted before an id is spent on it
-    summary_tokens = counting.count([draft], _read_columns([draft]), len(messages))[0]
-    sent = _sent_indices(plan, prior)
-    fresh = [] if plan.preamble_kept else [i for i in sent if i in plan.preamble]  # sent, not yet counted
-    tokens = plan.kept_tokens + summary_tokens + _cost(counting, messages, [i for i in fresh if i != prior])
-    tokens -= _cost(counting, messages, [i for i in _maybe(prior) if i not in fresh])
-    if tokens > plan.budget:
-        room = plan.budget - tokens + summary_tokens
-        too_big = ValueError(
-            f"the summary ({summary_tokens} tokens) does not fit the room left ({room} tokens)"
-        )
-        return PruneResult(kept, dropped, plan, plan.kept_tokens, None, too_big)
-    summary_id = new_id()
-    if not isinstance(summary_id, str):  # model_copy would raise pydantic's error, naming no new_id
-        raise ArgumentTypeError(f"prune: new_id() must return a str, returned {kind_of(summary_id)}")
-    summary = draft.model_copy(update={"id": summary_id})
-    new_messages = _with_summary(messages, sent, summary, removed)
-    return PruneResult(new_messages, folded, plan, tokens, summary, None)
 
 
 def _maybe(index: int | None) -> list[int]:

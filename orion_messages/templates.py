@@ -156,7 +156,8 @@ class ChatTemplate(ABC):
         return hash(type(self))
 
     def __repr__(self) -> str:
-        return f"<ChatTemplate {self.name}>"
+        # A template of a host's own may leave ``name`` unset: its class names it then.
+        return f"<ChatTemplate {getattr(self, 'name', type(self).__qualname__)}>"
 
 
 def _check_format(template: ChatTemplate, system_prompt: object, messages: Sequence[object]) -> None:

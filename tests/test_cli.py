@@ -1431,6 +1431,39 @@ def _templated(conversation: Path, *options: str) -> list[str]:
             "--template", "chatml", *options]  # fmt: skip
 
 
+# A greeting before the first user message (the preamble), then two turns. Under ChatML and the
+# chars/4 counter the first turn costs 7 + 8 = 15 tokens, the second 7 (as HI above).
+GREETED = [
+    {"id": "msg-1", "role": "assistant", "content": "Hello!", "timestamp": 1},
+    {"id": "msg-2", "role": "user", "content": "hi", "timestamp": 2},
+    {"id": "msg-3", "role": "assistant", "content": "ok", "timestamp": 3},
+    {"id": "msg-4", "role": "user", "content": "hi", "timestamp": 4},
+]
+
+
+@pytest.mark.parametrize(
+    ("window", "written"), [("100", ["msg-1", "msg-2", "msg-3", "msg-4"]), ("20", ["msg-1", "msg-4"])]
+)
+def test_prune_output_with_a_template_keeps_the_preamble_it_does_not_send(
+    tmp_path: Path, capsys: CaptureFixture, window: str, written: list[str]
+) -> None:
+    # chat-templates.md 6.3: messages before the first user message are "never counted, kept or
+    # dropped": orion-core leaves them out of the prompt, not out of the history. -o writes the
+    # conversation once pruned (the dropped turns gone), as the store's prune keeps it. With 20
+    # tokens only the latest turn fits (7; the first needs 15 more).
+    conversation = tmp_path / "greeted.json"
+    conversation.write_bytes(json.dumps(GREETED).encode())
+    out = tmp_path / "out.json"
+    argv = [*_templated(conversation, "-o", str(out))]
+    argv[argv.index("100")] = window
+    assert main(argv) == 0
+    text = capsys.readouterr().out
+    assert [message["id"] for message in json.loads(out.read_bytes())] == written
+    assert f"wrote {len(written)} messages to {out}\n" in text
+    assert main([*argv, "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["written_messages"] == len(written)
+
+
 def test_tools_parameters_minus_zero_is_the_float_minus_zero_as_in_serde(
     tmp_path: Path, capsys: CaptureFixture
 ) -> None:
@@ -1962,6 +1995,10 @@ def test_template_auto_without_a_file_says_it_falls_back_to_chatml(
     assert main([*argv, "--template", "auto", "--format", "json"]) == 0
     auto = capsys.readouterr()
     assert auto.out == chatml.out  # the same plan
+    # auto is spelled as template names may be (docs/templates.md: trimmed, ASCII letters in any case)
+    for spelling in ("Auto", " AUTO\t"):
+        assert main([*argv, "--template", spelling, "--format", "json"]) == 0
+        assert capsys.readouterr() == auto
     assert chatml.err == ""
     assert _lines(auto.err) == [
         "orion-messages: note: --template auto without --template-file: no chat template to detect "

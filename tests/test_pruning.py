@@ -733,7 +733,8 @@ def test_the_reprs_of_a_long_prune_count_turns_and_messages_instead_of_listing_t
     # 16 turns (32 messages) dropped. A notebook printed every message (900 kB for 2,000).
     result = prune(_counted_turns(20), ContextConfig(max_context_tokens=100, max_response_tokens=10))
     assert repr(result) == (
-        "PruneResult(messages=<list of 9>, dropped=<list of 32>, tokens=90, plan=PrunePlan("
+        "PruneResult(messages=<list of 9>, dropped=<list of 32>, history=<list of 9>, tokens=90, "
+        "plan=PrunePlan("
         "preamble=range(0, 1), kept=[range(33, 35), range(35, 37), range(37, 39), range(39, 41)], "
         "dropped=<16 turns, 32 messages>, preamble_tokens=10, kept_tokens=90, dropped_tokens=320, "
         "budget=90, fixed_tokens=10, preamble_kept=True))"

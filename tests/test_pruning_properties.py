@@ -27,6 +27,7 @@ from orion_messages.pruning import (
     PruneStrategy,
     is_summary,
     plan_prune,
+    prune,
 )
 from orion_messages.text_counters import count_words
 
@@ -553,6 +554,27 @@ def test_a_template_plan_equals_a_plan_with_the_rendered_counts(
         plain.dropped_tokens,
     )
     assert (got.budget, got.fixed_tokens) == (plain.budget, plain.fixed_tokens)
+
+
+@given(templated_cases(wild=True), st.booleans())
+def test_the_history_is_the_input_without_the_dropped_turns(
+    case: tuple[list[Message], ContextConfig, str], templated: bool
+) -> None:
+    # docs/pruning.md: the sliding window drops whole turns and nothing else; the preamble, sent
+    # or not, stays in the history (chat-templates.md 6.3: "never counted, kept or dropped").
+    messages, config, name = case
+    try:
+        if templated:
+            result = prune(messages, config, template=name, counter=count_words)
+        else:
+            result = prune(messages, config)
+    except ContextOverflowError:
+        return
+    gone = {index for turn in result.plan.dropped for index in turn}
+    assert result.history == [message for index, message in enumerate(messages) if index not in gone]
+    unsent = 0 if result.plan.preamble_kept else len(result.plan.preamble)
+    assert result.plan.preamble_kept is not templated
+    assert result.messages == result.history[unsent:]
 
 
 @given(templated_cases(wild=True), st.data())

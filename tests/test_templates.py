@@ -433,6 +433,14 @@ def test_templates_of_one_class_are_equal_and_a_custom_template_needs_three_oper
             return "assistant:"
 
     assert Plain().format("S", [user("hi")]) == "S\nuser: hi\nassistant:"
+    assert repr(Plain()) == "<ChatTemplate plain>"
+
+    class Unnamed(ChatTemplate):  # only the three operations, as the docstring asks
+        format_system = Plain.format_system
+        format_message = Plain.format_message
+        assistant_prefix = Plain.assistant_prefix
+
+    assert repr(Unnamed()) == f"<ChatTemplate {Unnamed.__qualname__}>"
 
 
 def test_a_role_set_without_validation_still_renders() -> None:
