@@ -980,7 +980,7 @@ def _parse_records(
                     parsed.notice(_warning_problems(caught))  # each placed on its line by the reader
                     continue
                 gc.collect(0)  # the failed read's frames hold the whole run, in reference cycles
-            failed += _parse_each(run, parsed, caught, repeats=repeats)
+            failed += _parse_each(run, parsed, caught, repeats=repeats, semantic=semantic, strict=strict)
             if failed >= _COLLECT_EVERY_FAILED:
                 gc.collect(0)
                 failed = 0
@@ -1023,13 +1023,20 @@ def _parse_joined(joined: bytes, records: list[tuple[int, bytes]], parsed: _Pars
 
 
 def _parse_each(
-    run: list[_Record], parsed: _Parsed, caught: list[OrionMessagesWarning], *, repeats: bool
+    run: list[_Record],
+    parsed: _Parsed,
+    caught: list[OrionMessagesWarning],
+    *,
+    repeats: bool,
+    semantic: bool,
+    strict: bool,
 ) -> int:
     """Read a run's records one by one, each problem on its line; how many did not read.
-    ``repeats``: a key may repeat in the run (``may_repeat_keys``), so each record is scanned."""
+    ``repeats``: a key may repeat in the run (``may_repeat_keys``), so each record is scanned;
+    ``semantic`` and ``strict`` as ``_parse_records`` (for an event's messages)."""
     failed = 0
     for number, record, _ in run:
-        if not _parse_record(record, number, parsed, repeats=repeats):
+        if not _parse_record(record, number, parsed, repeats=repeats, semantic=semantic, strict=strict):
             failed += 1
         if caught:
             parsed.notice(_warning_problems(caught, number))
@@ -1042,13 +1049,17 @@ failure leaves reference cycles (an exception, its traceback's frames), 2 kB a r
 log of a million bad lines would otherwise hold until the end (gigabytes)."""
 
 
-def _parse_record(record: bytes, number: int, parsed: _Parsed, *, repeats: bool) -> bool:
+def _parse_record(
+    record: bytes, number: int, parsed: _Parsed, *, repeats: bool, semantic: bool, strict: bool
+) -> bool:
     """Read one record into ``parsed``; whether it was read (its problems are in ``parsed``).
-    ``repeats``: a key may repeat in it, so it is scanned for repeated known keys."""
-    event_type: str | None = None  # an event's type says which keys it knows
+    ``repeats``: a key may repeat in it, so it is scanned for repeated known keys. An
+    ``agent_end`` event's messages then get the semantic check (``semantic``), as
+    ``parse_event(strict=True)`` makes it: warnings, or errors with ``strict``."""
+    event: events.AgentEvent | None = None  # an event's type says which keys it knows
     try:
         if parsed.kind == "events":
-            event_type = events.parse_event(record).type
+            event = events.parse_event(record)
             parsed.events += 1
         else:
             parsed.messages.append(loads_message(record))
@@ -1057,8 +1068,17 @@ def _parse_record(record: bytes, number: int, parsed: _Parsed, *, repeats: bool)
         parsed.add(error.at_line(number).problems)
         return False
     if repeats:
-        parsed.add(_duplicate_keys(record, number, event_type))
+        parsed.add(_duplicate_keys(record, number, None if event is None else event.type))
+    if semantic and isinstance(event, events.AgentEndEvent):
+        parsed.add(_agent_end_problems(event, number), error=strict)
     return True
+
+
+def _agent_end_problems(event: events.AgentEndEvent, line: int) -> list[Problem]:
+    """What ``find_problems`` finds in an ``agent_end``'s messages, located inside the event
+    (``messages[1].id``) as ``parse_event(strict=True)`` locates them, placed on its line."""
+    problems = [Problem(f"messages{p.location}", p.message) for p in find_problems(event.messages)]
+    return FormatError(problems).at_line(line).problems if problems else []
 
 
 def _duplicate_keys(record: bytes, line: int, event_type: str | None) -> list[Problem]:

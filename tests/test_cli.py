@@ -1087,6 +1087,45 @@ def test_duplicate_keys_are_errors_in_logs_and_event_streams(
         assert "duplicate key" in out[0]
 
 
+def test_an_agent_end_s_messages_get_the_semantic_check_as_parse_event_strict_makes_it(
+    tmp_path: Path, capsys: CaptureFixture
+) -> None:
+    # Two messages with one id, and a result whose call is nowhere: orion-core loads both, so
+    # they are warnings, and --strict (the library's strict=True, as iter_events reads the
+    # stream) makes them errors; each at the record's line, located inside the event.
+    result = {"tool_call_id": "nope", "tool_name": "t", "content": "r", "is_error": False}
+    messages = [
+        {"id": "msg-1", "role": "user", "content": "a", "timestamp": 1},
+        {"id": "msg-1", "role": "user", "content": "b", "timestamp": 2},
+        {"id": "msg-3", "role": "tool_result", "content": "r", "timestamp": 3, "tool_result": result},
+    ]
+    path = tmp_path / "events.jsonl"
+    path.write_text(
+        '{"type":"agent_start"}\n\n' + json.dumps({"type": "agent_end", "messages": messages}) + "\n",
+        encoding="utf-8",
+    )
+    found = [
+        ("messages[1].id", 'duplicate message id "msg-1" (first at [0])'),
+        ("messages[2].tool_result.tool_call_id", 'no earlier tool call has the id "nope"'),
+    ]
+    assert main(["validate", str(path)]) == 0
+    assert _lines(capsys.readouterr().out) == [
+        *(f"{path}:3: {where}: warning: {what}" for where, what in found),
+        "checked 1 file (0 messages and 2 events in the valid ones): all valid, 2 warnings",
+    ]
+    assert main(["validate", "--strict", str(path)]) == 1
+    assert _lines(capsys.readouterr().out) == [
+        *(f"{path}:3: {where}: {what}" for where, what in found),
+        "checked 1 file (0 messages in the valid ones): 1 invalid (2 errors)",
+    ]
+    assert main(["validate", "--strict", "--format", "json", str(path)]) == 1
+    (entry,) = json.loads(capsys.readouterr().out)["files"]
+    assert [(e["location"], e["message"], e["line"]) for e in entry["errors"]] == [
+        (where, what, 3) for where, what in found
+    ]
+    assert entry["warnings"] == []
+
+
 # --- escaping what comes from the data ----------------------------------------------------------
 
 _HOSTILE = "a\x1b[2J\x07\rchecked 9 files: all valid\n\u202e"
