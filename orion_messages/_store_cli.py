@@ -12,10 +12,13 @@ from __future__ import annotations
 import os
 from collections.abc import Generator, Iterator, Sequence
 from contextlib import contextmanager
-from typing import NamedTuple
+from typing import Any, NamedTuple
 from urllib.parse import quote, unquote
 
-from ._text import shown_place
+from ._store_ops import Operation, Steps
+from ._store_sql import Statements
+from ._store_url import masked_url
+from ._text import kind_of, quoted, shown_place
 from .checks import find_problems
 from .errors import FormatError, OrionMessagesError, Problem, StoreError
 from .models import Message
@@ -30,7 +33,9 @@ from .store import (
 )
 
 __all__ = [
+    "Listing",
     "Report",
+    "Stored",
     "check_stored",
     "listed_conversations",
     "read_source",
@@ -52,6 +57,28 @@ class Report(NamedTuple):
     """Its semantic problems, without ``strict``."""
     omitted: int = 0
     """The errors its ``FormatError`` counted and did not keep."""
+
+
+class Stored(NamedTuple):
+    """A conversation ``validate`` checks in a store: its id and the URL that names it."""
+
+    id: str | None
+    """None for a row whose id is not text (another program wrote it): it cannot be loaded."""
+    label: str
+    """The URL naming it, as ``validate`` shows it (the store's own URL for a row without an id)."""
+    problem: str = ""
+    """Why a row without an id cannot be checked."""
+
+
+class Listing(NamedTuple):
+    """What ``list`` shows of a store."""
+
+    display: str
+    """The store's URL for the terminal: password masked, escaped and cut as messages show it."""
+    url: str
+    """The store's URL with its password masked, not escaped: for JSON, which escapes on its own."""
+    conversations: list[tuple[ConversationInfo, str]]
+    """Each conversation, with the URL naming it (built from ``url``: it reads back)."""
 
 
 PAGE_SIZE = 1000
@@ -162,19 +189,18 @@ def write_target(raw: str, messages: Sequence[Message]) -> bool:
     return True
 
 
-def _label(display: str, conversation: str) -> str:
-    """The URL that names ``conversation`` in the store ``display`` names: its other parameters
-    kept (``options`` may pick the schema), the id percent-encoded so the label reads back."""
-    base, _, query = display.partition("?")
+def _label(store: str, conversation: str) -> str:
+    """The URL that names ``conversation`` in the store the URL ``store`` names: its other
+    parameters kept (``options`` may pick the schema), the id percent-encoded so the label reads back."""
+    base, _, query = store.partition("?")
     kept = [part for part in query.split("&") if part and not part.startswith("conversation=")]
     return f"{base}?{'&'.join([*kept, 'conversation=' + quote(conversation, safe='')])}"
 
 
-def stored_conversations(raw: str) -> list[tuple[str, str]] | None:
+def stored_conversations(raw: str) -> list[Stored] | None:
     """What ``validate`` checks for a store URL: the conversation it names, or every conversation
-    in the store, each as its id and its label (the URL naming it). None when ``raw`` is not a
-    store URL. The store is opened (and closed): one that cannot be opened fails here, before
-    any conversation is checked.
+    in the store (``_conversation_ids``). None when ``raw`` is not a store URL. The store is
+    opened (and closed): one that cannot be opened fails here, before any conversation is checked.
 
     Raises:
         StoreError: the store cannot be opened or does not exist (nothing is created).
@@ -184,12 +210,45 @@ def stored_conversations(raw: str) -> list[tuple[str, str]] | None:
     url = parse_store_url(raw)
     with _opened(url, raw, create=False) as store:
         names = [url.conversation] if url.conversation is not None else _conversation_ids(store)
-    return [(name, _label(url.display, name)) for name in names]
+    return [
+        Stored(name, _label(url.display, name))
+        if isinstance(name, str)
+        else Stored(
+            None, url.display, f"a stored conversation's id is {kind_of(name)} {quoted(name)}, not text"
+        )
+        for name in names
+    ]
 
 
-def _conversation_ids(store: ConversationStore) -> list[str]:
-    """Every conversation's id, oldest first, listed ``PAGE_SIZE`` at a time: only the ids are kept."""
-    return [info.id for info in _pages(store)]
+def _conversation_ids(store: ConversationStore) -> list[Any]:
+    """Every conversation's id, oldest first as ``conversations()`` lists them, ``PAGE_SIZE`` at a
+    time; only the ids are kept. An id that is not text (another program's row) is kept as read.
+
+    Read by the store's own page statements, not by ``conversations()``: that one turns every
+    row into a ``ConversationInfo`` and refuses a whole page for one title, metadata or
+    ``created_ms`` another program wrote oddly, none of which ``validate`` needs. A page starts
+    after the previous page's last ``(created_ms, id)`` as read, which need not exist any more.
+    """
+    ids: list[Any] = []
+    page = _id_page(store, None)
+    while page:
+        ids.extend(identifier for _, identifier in page)
+        page = _id_page(store, page[-1]) if len(page) == PAGE_SIZE else []
+    return ids
+
+
+def _id_page(store: ConversationStore, after: tuple[Any, Any] | None) -> list[tuple[Any, Any]]:
+    """A page of ``(created_ms, id)`` keys as stored, none of their values checked, after the key ``after``."""
+
+    def steps(s: Statements) -> Steps[list[tuple[Any, Any]]]:
+        if after is None:
+            rows = yield s["page"], (PAGE_SIZE,), "all"
+        else:
+            rows = yield s["page_after"], (*after, PAGE_SIZE), "all"
+        return [(row[3], row[0]) for row in rows]  # id, title, metadata, created_ms, ...
+
+    # Until the store offers a listing of ids alone, its operation runner reads the page.
+    return store._backend.run(Operation(False, steps))
 
 
 def _pages(store: ConversationStore) -> Iterator[ConversationInfo]:
@@ -204,9 +263,9 @@ def _pages(store: ConversationStore) -> Iterator[ConversationInfo]:
         page = store.conversations(limit=PAGE_SIZE, after=page[-1]) if len(page) == PAGE_SIZE else []
 
 
-def listed_conversations(raw: str) -> tuple[str, list[tuple[ConversationInfo, str]]]:
-    """``list``: the store at the URL ``raw`` as shown (password masked) and its conversations,
-    each with the URL that names it (as ``validate`` labels it: the id percent-encoded).
+def listed_conversations(raw: str) -> Listing:
+    """``list``: the store at the URL ``raw`` and its conversations, each with the URL that names
+    it (as ``validate`` labels it: the id percent-encoded), the password masked.
 
     The store is opened read-only (a mistyped URL is an error, nothing is created).
 
@@ -214,11 +273,12 @@ def listed_conversations(raw: str) -> tuple[str, list[tuple[ConversationInfo, st
         StoreError: the store cannot be opened, or holds a row orion-messages did not write.
     """
     url = parse_store_url(raw)
+    masked = masked_url(raw)
     with _opened(url, raw, create=False) as store:
-        return url.display, [(info, _label(url.display, info.id)) for info in _pages(store)]
+        return Listing(url.display, masked, [(info, _label(masked, info.id)) for info in _pages(store)])
 
 
-def check_stored(raw: str, conversations: Sequence[str], *, strict: bool) -> Generator[Report, None, None]:
+def check_stored(raw: str, conversations: Sequence[Stored], *, strict: bool) -> Generator[Report, None, None]:
     """Check each of ``conversations`` in the store at the URL ``raw``, in turn.
 
     One ``Report`` per conversation; semantic problems
@@ -231,8 +291,11 @@ def check_stored(raw: str, conversations: Sequence[str], *, strict: bool) -> Gen
     """
     url = parse_store_url(raw)
     with _opened(url, raw, create=False) as store:
-        for name in conversations:
-            yield _checked(store, _label(url.display, name), name, strict=strict)
+        for stored in conversations:
+            if stored.id is None:
+                yield Report(stored.label, None, [Problem("", stored.problem)], [])
+            else:
+                yield _checked(store, stored.label, stored.id, strict=strict)
 
 
 def _checked(store: ConversationStore, label: str, name: str, *, strict: bool) -> Report:

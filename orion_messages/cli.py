@@ -1237,19 +1237,24 @@ def _validate(args: argparse.Namespace) -> int:
         progress.clear()
     if as_text:
         if not args.quiet:
-            _out(_validate_summary(tallies))
+            _out(_validate_summary(tallies, stores=bool(stores)))
     else:
-        _print_stdout(_json_report(_validate_json(tallies, strict=args.strict)))
+        _print_stdout(_json_report(_validate_json(tallies, stores, strict=args.strict)))
     return EXIT_OK if all(tally.valid for tally in tallies) else EXIT_INVALID
 
 
 class _Listed(NamedTuple):
-    """A store URL to validate: the conversations it names (id and label), and the library's
-    warnings caught while it is read."""
+    """A store URL to validate: the conversations it names, and the library's warnings caught
+    while it is read."""
 
     raw: str
-    conversations: list[tuple[str, str]]
+    conversations: list[_store_cli.Stored]
     caught: list[OrionMessagesWarning]
+
+    def json(self) -> dict[str, Any]:
+        """The store's entry in ``validate``'s JSON report: its URL, as its conversations' paths
+        start, and how many conversations were checked in it (0 for an empty store)."""
+        return {"url": stores.parse_store_url(self.raw).display, "conversations": len(self.conversations)}
 
 
 def _listed(raw: str) -> _Listed:
@@ -1274,12 +1279,10 @@ def _check_store(
     printed on stderr.
     """
     alone = len(store.conversations) == 1
-    reports = _store_cli.check_stored(
-        store.raw, [conversation for conversation, _ in store.conversations], strict=strict
-    )
+    reports = _store_cli.check_stored(store.raw, store.conversations, strict=strict)
     with closing(reports):
-        for _, label in store.conversations:
-            checked(label, partial(_stored_report, reports, store.caught, alone=alone))
+        for conversation in store.conversations:
+            checked(conversation.label, partial(_stored_report, reports, store.caught, alone=alone))
     problems = _warning_problems(store.caught)
     if not alone and problems:
         whole = _Parsed(masked_url(store.raw), "json")
@@ -1362,14 +1365,17 @@ def _plural(count: int, word: str) -> str:
     return f"{count:,} {word}" + ("" if count == 1 else "s")
 
 
-def _validate_summary(tallies: Sequence[_Tally]) -> str:
+def _validate_summary(tallies: Sequence[_Tally], *, stores: bool) -> str:
+    """The summary line; ``stores``: a store URL was checked, so its conversations are counted
+    even when it holds none (``0 stored conversations``)."""
     invalid = sum(not tally.valid for tally in tallies)
     messages = sum(tally.messages for tally in tallies if tally.valid)
     events = sum(tally.events for tally in tallies if tally.valid)
     errors = sum(tally.errors for tally in tallies)
     warned = sum(tally.warnings for tally in tallies)
     counted = _plural(messages, "message") + (f" and {_plural(events, 'event')}" if events else "")
-    whats = Counter(tally.what for tally in tallies)
+    whats = Counter(dict.fromkeys(["stored conversation"] if stores else [], 0))
+    whats.update(tally.what for tally in tallies)
     checked = _and([_plural(count, what) for what, count in whats.items()]) or "0 files"
     head = f"checked {checked} ({counted} in the valid ones)"
     verdict = f"{invalid:,} invalid ({_plural(errors, 'error')})" if invalid else "all valid"
@@ -1404,11 +1410,12 @@ def _file_json(report: _Parsed) -> dict[str, Any]:
     }
 
 
-def _validate_json(tallies: Sequence[_Tally], *, strict: bool) -> dict[str, Any]:
+def _validate_json(tallies: Sequence[_Tally], listed: Sequence[_Listed], *, strict: bool) -> dict[str, Any]:
     return {
         "valid": all(tally.valid for tally in tallies),
         "strict": strict,
         "files": [tally.entry for tally in tallies],
+        "stores": [store.json() for store in listed],
         "counts": {
             "files": len(tallies),
             "valid": sum(tally.valid for tally in tallies),
@@ -1508,12 +1515,13 @@ def _list(args: argparse.Namespace) -> int:
     try:
         if stores.parse_store_url(args.url).conversation is not None:
             args.parser.error(f"{_printable(masked_url(args.url))} names a conversation; list takes {wanted}")
-        store, listed = _store_cli.listed_conversations(args.url)
+        listing = _store_cli.listed_conversations(args.url)
     except OrionMessagesError as error:
         raise _Fatal(f"error: {_printable(str(error))}") from None
+    listed = listing.conversations
     if args.format == "json":
         conversations = [{**asdict(info), "url": url} for info, url in listed]
-        _print_stdout(_json_report({"store": store, "conversations": conversations}))
+        _print_stdout(_json_report({"store": listing.url, "conversations": conversations}))
         return EXIT_OK
     rows = [("ID", "MESSAGES", "CREATED (UTC)", "UPDATED (UTC)", "TITLE")]
     rows += [
@@ -1525,7 +1533,7 @@ def _list(args: argparse.Namespace) -> int:
     for shown_id, count, created, updated, title in rows if listed else []:
         line = f"{padded(shown_id, widths[0])}  {padded(count, widths[1], right=True)}  {padded(created, widths[2])}  "
         _out(f"{line}{padded(updated, widths[3])}  {title}".rstrip())
-    _out(f"{_plural(len(listed), 'conversation')} in {store}")
+    _out(f"{_plural(len(listed), 'conversation')} in {listing.display}")
     return EXIT_OK
 
 

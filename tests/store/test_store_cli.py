@@ -10,7 +10,6 @@ from typing import Any
 import pytest
 
 from orion_messages import Message, StoreError, _store_cli, _store_ops, load
-from orion_messages._store_ops import ConversationInfo
 from orion_messages.cli import main
 from orion_messages.store import ConversationStore, masked_url, open_store, parse_store_url
 
@@ -71,6 +70,34 @@ def test_validate_checks_every_conversation_of_a_store(
     assert main(["validate", with_conversation(store_url, "a")]) == 0
 
 
+def test_validate_counts_an_empty_store_as_0_stored_conversations(
+    sqlite_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    open_store(sqlite_url).close()
+    one = tmp_path / "one.json"
+    one.write_text('[{"id":"m","role":"user","content":"hi","timestamp":1}]', encoding="utf-8")
+    assert main(["validate", sqlite_url]) == 0
+    assert (
+        capsys.readouterr().out
+        == "checked 0 stored conversations (0 messages in the valid ones): all valid\n"
+    )
+    assert main(["validate", sqlite_url, str(one)]) == 0
+    assert capsys.readouterr().out == (
+        "checked 0 stored conversations and 1 file (1 message in the valid ones): all valid\n"
+    )
+    assert main(["validate", "--format", "json", sqlite_url, str(one)]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["stores"] == [{"url": sqlite_url, "conversations": 0}]
+    assert [entry["path"] for entry in report["files"]] == [str(one)]
+    with open_store(sqlite_url) as store:
+        store.create("a")
+        store.create("b")
+    assert main(["validate", "--format", "json", str(one), sqlite_url]) == 0
+    assert json.loads(capsys.readouterr().out)["stores"] == [{"url": sqlite_url, "conversations": 2}]
+    assert main(["validate", "--format", "json", str(one)]) == 0
+    assert json.loads(capsys.readouterr().out)["stores"] == []
+
+
 @pytest.mark.parametrize(
     ("argv", "expected"),
     [
@@ -106,14 +133,14 @@ def test_validate_lists_a_store_a_page_at_a_time(
     store_url: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(_store_cli, "PAGE_SIZE", 2)
-    asked: list[dict[str, Any]] = []
-    listing = ConversationStore.conversations
+    asked: list[Any] = []
+    reading = _store_cli._id_page
 
-    def noted(store: ConversationStore, **arguments: Any) -> list[ConversationInfo]:
-        asked.append(arguments)
-        return listing(store, **arguments)
+    def noted(store: ConversationStore, after: Any) -> list[Any]:
+        asked.append(after)
+        return reading(store, after)
 
-    monkeypatch.setattr(ConversationStore, "conversations", noted)
+    monkeypatch.setattr(_store_cli, "_id_page", noted)
     names = ["a", "b", "c", "d", "e"]  # created in this order: the listing's order
     for name in names:
         assert main(["convert", str(GOLDEN), with_conversation(store_url, name)]) == 0
@@ -121,12 +148,9 @@ def test_validate_lists_a_store_a_page_at_a_time(
     assert main(["validate", "--format", "json", store_url]) == 0
     labels = [entry["path"] for entry in json.loads(capsys.readouterr().out)["files"]]
     assert [label.rsplit("conversation=", 1)[1] for label in labels] == names
-    # Each page after the previous page's last ConversationInfo (no lookup by id).
-    afters = [arguments.get("after") for arguments in asked]
-    assert [arguments["limit"] for arguments in asked] == [2, 2, 2]
-    assert afters[0] is None
-    assert all(isinstance(after, ConversationInfo) for after in afters[1:])
-    assert [after.id for after in afters[1:] if isinstance(after, ConversationInfo)] == ["b", "d"]
+    # Each page after the previous page's last (created_ms, id) (no lookup by id); 5 = 2 + 2 + 1.
+    assert [after and after[1] for after in asked] == [None, "b", "d"]
+    assert all(isinstance(after[0], int) for after in asked[1:])
 
 
 @pytest.mark.parametrize(
@@ -144,19 +168,19 @@ def test_the_listing_goes_on_when_a_page_s_last_conversation_is_deleted(
     # Deleted right after the page holding them is read, before the next page is asked for; a
     # conversation listed before its deletion stays listed (validate then reports it missing).
     monkeypatch.setattr(_store_cli, "PAGE_SIZE", 2)
-    listing = ConversationStore.conversations
+    reading = _store_cli._id_page
 
-    def deleting(store: ConversationStore, **arguments: Any) -> list[ConversationInfo]:
-        page = listing(store, **arguments)
-        for info in page:
-            if info.id in deleted:
-                store.delete(info.id)
+    def deleting(store: ConversationStore, after: Any) -> list[Any]:
+        page = reading(store, after)
+        for _, identifier in page:
+            if identifier in deleted:
+                store.delete(identifier)
         return page
 
     with open_store(sqlite_url) as store:
         for name in "abcdef":
             store.create(name)
-        monkeypatch.setattr(ConversationStore, "conversations", deleting)
+        monkeypatch.setattr(_store_cli, "_id_page", deleting)
         assert _store_cli._conversation_ids(store) == listed
         monkeypatch.undo()
         assert [info.id for info in store.conversations()] == [n for n in "abcdef" if n not in deleted]
@@ -249,6 +273,37 @@ def test_list_reads_a_store_a_page_at_a_time(
     assert [c["id"] for c in json.loads(capsys.readouterr().out)["conversations"]] == list("abcde")
 
 
+def test_list_as_json_gives_urls_that_read_back_whatever_the_file_s_name(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # JSON escapes a TAB itself: the url holds the TAB, not the two characters "\\t" that the
+    # terminal's line shows for it.
+    url = "sqlite:///" + str(tmp_path / "odd\tname.db")
+    with open_store(url) as store:
+        store.create("c1")
+        store.append("c1", Message.user("msg-1", "hi", timestamp=1))
+    assert main(["list", "--format", "json", url]) == 0
+    listed = json.loads(capsys.readouterr().out)
+    assert (listed["store"], [c["url"] for c in listed["conversations"]]) == (url, [f"{url}?conversation=c1"])
+    assert main(["stats", "--format", "json", listed["conversations"][0]["url"]]) == 0
+    assert json.loads(capsys.readouterr().out)["messages"] == 1
+    assert main(["list", url]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == f"1 conversation in sqlite:///{tmp_path}/odd\\tname.db"
+
+
+def test_list_as_json_masks_the_password_in_every_url(
+    postgres_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with open_store(postgres_url) as store:
+        store.create("c1")
+    secret = postgres_url.replace("postgresql://postgres@", "postgresql://postgres:hunter22@", 1)
+    assert main(["list", "--format", "json", secret]) == 0
+    out = capsys.readouterr().out
+    assert "hunter22" not in out
+    masked = postgres_url.replace("postgresql://postgres@", "postgresql://postgres:***@", 1)
+    assert [c["url"] for c in json.loads(out)["conversations"]] == [f"{masked}&conversation=c1"]
+
+
 def test_list_of_an_empty_store_says_so(sqlite_url: str, capsys: pytest.CaptureFixture[str]) -> None:
     open_store(sqlite_url).close()
     assert main(["list", sqlite_url]) == 0
@@ -307,7 +362,7 @@ def test_a_row_orion_messages_did_not_write_is_one_error_line(
         store.create("b")
     raw_sql(sqlite_url, f"UPDATE orion_conversations SET {change} WHERE id = 'a'")
     where = parse_store_url(sqlite_url).database  # a SQLite store is named by its file
-    for command in (["list", sqlite_url], ["list", "--format", "json", sqlite_url], ["validate", sqlite_url]):
+    for command in (["list", sqlite_url], ["list", "--format", "json", sqlite_url]):
         assert main(command) == 1
         captured = capsys.readouterr()
         assert (captured.out, captured.err.splitlines()) == ("", [f"orion-messages: error: {where}: {said}"])
@@ -317,6 +372,62 @@ def test_a_row_orion_messages_did_not_write_is_one_error_line(
         pytest.raises(StoreError, match=f"^{re.escape(f'{where}: {said}')}$"),
     ):
         store.conversations()
+
+
+@pytest.mark.parametrize("change", [change for change, _ in FOREIGN_ROWS if not change.startswith("id ")])
+def test_validate_checks_every_conversation_whatever_its_title_or_metadata_hold(
+    sqlite_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], change: str
+) -> None:
+    # validate needs a conversation's id and messages only: another program's title, metadata,
+    # created_ms or message_count stops neither the store's other conversations nor other inputs.
+    with open_store(sqlite_url) as store:
+        store.create("a")
+        store.extend(
+            "a", [Message.user("msg-1", "hi", timestamp=1), Message.user("msg-1", "yo", timestamp=2)]
+        )
+        store.create("b")
+        store.extend(
+            "b", [Message.user("msg-1", "hi", timestamp=1), Message.user("msg-2", "yo", timestamp=2)]
+        )
+    raw_sql(
+        sqlite_url,
+        "UPDATE orion_messages SET data = '{not json' WHERE conversation_id = 'b' AND id = 'msg-2'",
+    )
+    raw_sql(sqlite_url, f"UPDATE orion_conversations SET {change} WHERE id = 'a'")
+    other = tmp_path / "other.json"
+    other.write_text('[{"id":"m","role":"user","content":"hi","timestamp":1}]', encoding="utf-8")
+    assert main(["validate", sqlite_url, str(other)]) == 1
+    captured = capsys.readouterr()
+    a, b = (f"{sqlite_url}?conversation={name}" for name in "ab")
+    expected = [
+        f'{a}: [1].id: warning: duplicate message id "msg-1" (first at [0])',
+        f'{b}: conversation "b", position 1: line 1, column 2: malformed JSON: expected an object key (a string)',
+    ]
+    if change.startswith("created_ms"):  # SQLite sorts a text after every integer: "a" comes last
+        expected.reverse()
+    summary = "checked 2 stored conversations and 1 file (3 messages in the valid ones): 1 invalid (1 error), 1 warning"
+    assert (captured.err, captured.out.splitlines()) == ("", [*expected, summary])
+
+
+def test_validate_reports_a_row_whose_id_is_not_text_and_goes_on(
+    sqlite_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with open_store(sqlite_url) as store:
+        for name in "ab":
+            store.create(name)
+            store.append(name, Message.user("msg-1", "hi", timestamp=1))
+    raw_sql(
+        sqlite_url, "UPDATE orion_conversations SET id = x'ff', created_ms = 1 WHERE id = 'a'"
+    )  # listed first
+    assert main(["validate", "--format", "json", sqlite_url]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert [(f["path"], f["valid"], f["messages"]) for f in report["files"]] == [
+        (sqlite_url, False, None),
+        (f"{sqlite_url}?conversation=b", True, 1),
+    ]
+    assert [e["message"] for e in report["files"][0]["errors"]] == [
+        "a stored conversation's id is a bytes b'\\xff', not text"
+    ]
 
 
 def test_prune_reads_and_writes_a_store_as_it_does_files(
