@@ -97,11 +97,11 @@ def _info(row: Sequence[Any]) -> ConversationInfo:
     identifier, title, metadata, created, updated, count = row
     if type(identifier) is not str:
         raise StoreError(
-            f"a stored conversation's id is {kind_of(identifier)} {excerpt(repr(identifier))}, not text"
+            f"a stored conversation's id is {kind_of(identifier)} {quoted(identifier)}, not text"
         )
     where = f"conversation {quoted(identifier)}"
     if title is not None and type(title) is not str:
-        raise StoreError(f"{where}: its title is {kind_of(title)} {excerpt(repr(title))}, not text")
+        raise StoreError(f"{where}: its title is {kind_of(title)} {quoted(title)}, not text")
     for column, value in (("created_ms", created), ("updated_ms", updated), ("message_count", count)):
         _require_stored_int(where, column, value)
     try:
@@ -115,7 +115,7 @@ def _require_stored_int(where: str, column: str, value: Any) -> int:
     """``value``, read from ``column`` of the conversation ``where`` names; a ``StoreError`` naming
     both when it is not an integer (SQLite keeps the text, real or blob another program wrote)."""
     if type(value) is not int:
-        raise StoreError(f"{where}: its {column} is {kind_of(value)} {excerpt(repr(value))}, not an integer")
+        raise StoreError(f"{where}: its {column} is {kind_of(value)} {quoted(value)}, not an integer")
     return value
 
 
@@ -229,7 +229,12 @@ def _rows(messages: Any) -> list[tuple[Any, ...]]:
             + ("; append takes one" if isinstance(messages, Message) else "")
         )
     listed = list(messages)
-    rows = [_message_row(message) for message in listed]
+    rows: list[tuple[Any, ...]] = []
+    for index, message in enumerate(listed):
+        try:
+            rows.append(_message_row(message))
+        except FormatError as error:  # which message of the batch, as ``save`` places it
+            raise error.within(f"[{index}]") from None
     # New rows only: a rewrite in place keeps the ids a store already holds.
     for message, row in zip(listed, rows, strict=True):
         _check_id_bytes("message id", row[0])

@@ -13,6 +13,7 @@ from collections.abc import Generator
 from typing import Any
 
 from ._store_sql import Dialect, render
+from ._text import quoted
 from .errors import StoreError, StoreVersionError
 
 __all__ = ["READABLE_FROM", "SCHEMA_VERSION", "UPGRADES", "upgrade"]
@@ -125,11 +126,11 @@ def _version(where: str, rows: list[Any], target: int) -> int:
     if not rows:
         raise StoreError(f"{where}: the store's version table is empty; it was not made by orion-messages")
     if len(rows) > 1:
-        found = ", ".join(repr(row[0]) for row in rows[:5]) + (", ..." if len(rows) > 5 else "")
+        found = ", ".join(quoted(row[0]) for row in rows[:5]) + (", ..." if len(rows) > 5 else "")
         raise StoreError(f"{where}: the store's version table holds {len(rows)} rows ({found}), not one; it was not made by orion-messages")  # fmt: skip
     version = rows[0][0]
     if type(version) is not int:  # a table of the name that orion-messages did not write
-        raise StoreError(f"{where}: the store's version is {version!r}, not a number; it was not made by orion-messages")  # fmt: skip
+        raise StoreError(f"{where}: the store's version is {quoted(version)}, not a number; it was not made by orion-messages")  # fmt: skip
     if version < 1:
         raise StoreError(f"{where}: the store's version is {version}, which no orion-messages writes (versions start at 1); it was not made by orion-messages")  # fmt: skip
     if version > target:

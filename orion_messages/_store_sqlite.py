@@ -16,6 +16,7 @@ from pathlib import Path
 
 from ._store_ops import SyncBackend, name_store
 from ._store_sql import SQLITE
+from ._text import shown_place
 from .errors import NotARegularFileError, StoreError
 from .storage import _require_regular_file
 
@@ -38,76 +39,95 @@ def connect(path: str, *, create: bool = True) -> SyncBackend:
     """Open the SQLite database at ``path`` (``:memory:`` for a private one), creating it unless ``create=False``.
 
     WAL mode is set by ``configure``, once the store has accepted the schema version, and only
-    for a writer's open (``create=True``): with ``create=False`` the file is only read.
+    for a writer's open (``create=True``): with ``create=False`` the file is only read. The
+    store is named in messages (``where``) by ``path`` as a file name is shown (``shown_place``).
 
     Raises:
         StoreError: the folder for a new database does not exist (the ``FileNotFoundError`` as
             its cause); with ``create=False``, no database at ``path`` (nothing is created);
             ``path`` names a folder, a device, a FIFO or a socket, or a file that is not a
-            SQLite database.
+            SQLite database; the system refuses to look at ``path`` (a name too long, no
+            permission: the ``OSError`` as its cause).
     """
-    _require_database_file(path)
+    where = shown_place(path)
+    _require_database_file(path, where)
     try:
-        connection = _opened(path, create=create)
+        connection = _opened(path, where, create=create)
     except sqlite3.Error as error:  # "unable to open database file", "file is not a database"...
-        name_store(error, path)
+        name_store(error, where)
         raise
-    return _SqliteBackend(connection, SQLITE, path)
+    return _SqliteBackend(connection, SQLITE, where)
 
 
-def _opened(path: str, *, create: bool) -> sqlite3.Connection:
+def _opened(path: str, where: str, *, create: bool) -> sqlite3.Connection:
     """A connection to the database at ``path``, set up and its header read (see ``connect``)."""
-    # isolation_level=None: the driver starts no transactions of its own; the operations'
-    # BEGIN IMMEDIATE / COMMIT are the only ones. check_same_thread=False: the backend's lock
-    # serializes threads, and the async store runs it on its worker thread.
-    if path == IN_MEMORY or create:
+    if path == IN_MEMORY:
+        connection = _connect(IN_MEMORY, uri=False)
+    elif create:
         folder = os.path.dirname(os.path.abspath(path))
-        if path != IN_MEMORY and not os.path.isdir(folder):  # sqlite3 would say only "unable to open"
+        if not os.path.isdir(folder):  # sqlite3 would say only "unable to open"
             missing = FileNotFoundError(errno.ENOENT, "no such folder for the store's database", path)
-            raise StoreError(f"{path}: no such folder for the store's database") from missing
-        connection = sqlite3.connect(
-            path, timeout=BUSY_TIMEOUT_SECONDS, isolation_level=None, check_same_thread=False
-        )
+            raise StoreError(f"{where}: no such folder for the store's database") from missing
+        connection = _connect(_file_uri(path, "rwc"), uri=True)
     else:
-        connection = _connect_existing(path)
+        connection = _connect_existing(path, where)
     try:
         connection.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_SECONDS * 1000)}")
         connection.execute("PRAGMA foreign_keys = ON")
-        _check_readable(connection, path, create=create)
+        _check_readable(connection, path, where, create=create)
     except BaseException:
         connection.close()
         raise
     return connection
 
 
-def _require_database_file(path: str) -> None:
+def _file_uri(path: str, mode: str) -> str:
+    """The ``file:`` URI of the file ``path`` names, opened in ``mode`` (``rw``, ``rwc``).
+
+    Every open of a file goes through one, so the name is always a file's: SQLite reads a plain
+    name that starts with ``file:`` as a URI (``file:x.db?mode=memory``: a database in memory),
+    where this URI holds the absolute path with its ``?``, ``#`` and ``%`` percent-encoded.
+    """
+    return f"{Path(os.path.abspath(path)).as_uri()}?mode={mode}"
+
+
+def _connect(database: str, *, uri: bool) -> sqlite3.Connection:
+    # isolation_level=None: the driver starts no transactions of its own; the operations'
+    # BEGIN IMMEDIATE / COMMIT are the only ones. check_same_thread=False: the backend's lock
+    # serializes threads, and the async store runs it on its worker thread.
+    return sqlite3.connect(
+        database, timeout=BUSY_TIMEOUT_SECONDS, isolation_level=None, check_same_thread=False, uri=uri
+    )
+
+
+def _require_database_file(path: str, where: str) -> None:
     """Refuse a path that names something other than a file, which sqlite3 reports only as
-    "unable to open database file" or "disk I/O error", naming nothing (a FIFO would block)."""
+    "unable to open database file" or "disk I/O error", naming nothing (a FIFO would block),
+    and one the system refuses to look at, saying why (a name too long, no permission)."""
     if path == IN_MEMORY:
         return
     try:
         _require_regular_file(path)
     except NotARegularFileError as error:
         hint = "; name a file in it" if error.kind == "a folder" else ""
-        raise StoreError(f"{path}: {error.kind}, not a store database{hint}") from None
-    except OSError:
-        return  # missing (created, or refused as missing, below) or unreadable: sqlite3 says
+        raise StoreError(f"{where}: {error.kind}, not a store database{hint}") from None
+    except FileNotFoundError:
+        return  # created, or refused as missing (a dangling symlink too), below
+    except OSError as error:
+        raise StoreError(f"{where}: cannot open the store's database: {error.strerror}") from error
 
 
-def _connect_existing(path: str) -> sqlite3.Connection:
+def _connect_existing(path: str, where: str) -> sqlite3.Connection:
     """Open the database at ``path`` only if it exists (``mode=rw``: SQLite itself never creates it)."""
-    uri = f"{Path(os.path.abspath(path)).as_uri()}?mode=rw"
     try:
-        return sqlite3.connect(
-            uri, timeout=BUSY_TIMEOUT_SECONDS, isolation_level=None, check_same_thread=False, uri=True
-        )
+        return _connect(_file_uri(path, "rw"), uri=True)
     except sqlite3.OperationalError:
-        if os.path.lexists(path):
-            raise  # it exists but cannot be opened (a folder, no permission): the driver says why
-        raise StoreError(f"{path}: no such store database; nothing was created") from None
+        if os.path.exists(path):  # a symlink to nothing is no database either
+            raise  # it exists but cannot be opened (no permission): the driver says why
+        raise StoreError(f"{where}: no such store database; nothing was created") from None
 
 
-def _check_readable(connection: sqlite3.Connection, path: str, *, create: bool = False) -> None:
+def _check_readable(connection: sqlite3.Connection, path: str, where: str, *, create: bool = False) -> None:
     """Read the file's header now, so that a file SQLite cannot read is said plainly: one that
     is not a database, or, for a reader (``create=False``), a WAL-mode file it cannot open.
 
@@ -123,14 +143,14 @@ def _check_readable(connection: sqlite3.Connection, path: str, *, create: bool =
         if create or not _in_wal_mode(path) or (code is not None and code & 0xFF not in _NO_WAL_FILES):
             raise
         raise StoreError(
-            f"{path}: a store in WAL mode can be read only where its -wal and -shm files exist or "
+            f"{where}: a store in WAL mode can be read only where its -wal and -shm files exist or "
             f"SQLite may create them in its folder ({error})"
         ) from error
     except sqlite3.DatabaseError as error:  # SQLITE_NOTADB: decided by the header, on 3.10 too
         if _header(path)[: len(_SQLITE_MAGIC)] == _SQLITE_MAGIC:
             raise
         raise StoreError(
-            f"{path}: not a SQLite database (the file does not start with SQLite's header)"
+            f"{where}: not a SQLite database (the file does not start with SQLite's header)"
         ) from error
 
 

@@ -346,7 +346,7 @@ def test_an_id_that_a_url_must_encode_is_listed_with_the_url_that_reads_it(
 FOREIGN_ROWS = [
     ("title = x'c3'", "conversation \"a\": its title is a bytes b'\\xc3', not text"),
     ("message_count = 1.5", "conversation \"a\": its message_count is a float 1.5, not an integer"),
-    ("created_ms = 'soon'", "conversation \"a\": its created_ms is a str 'soon', not an integer"),
+    ("created_ms = 'soon'", "conversation \"a\": its created_ms is a str \"soon\", not an integer"),
     ("metadata = '{bad'", "conversation \"a\": its metadata is not JSON text (Expecting property name "
      "enclosed in double quotes: line 1 column 2 (char 1))"),
     ("id = x'ff'", "a stored conversation's id is a bytes b'\\xff', not text"),

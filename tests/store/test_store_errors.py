@@ -225,7 +225,7 @@ def test_resolve_clears_the_placeholder_s_token_count(store: ConversationStore) 
 
 @pytest.mark.parametrize(
     ("stored", "shown"),
-    [("'x'", "a str 'x'"), ("0.5", "a float 0.5"), ("X'00'", "a bytes b'\\x00'")],
+    [("'x'", 'a str "x"'), ("0.5", "a float 0.5"), ("X'00'", "a bytes b'\\x00'")],
 )
 def test_a_next_position_another_program_wrote_is_a_store_error_naming_it(
     sqlite_url: str, stored: str, shown: str

@@ -177,7 +177,7 @@ def test_a_wal_file_without_its_side_files_is_said_plainly(tmp_path: Path, code:
     path = tmp_path / "chats.db"
     _wal_store(path)
     with pytest.raises(StoreError, match=r"a store in WAL mode can be read only where its -wal and -shm"):
-        _store_sqlite._check_readable(_Refusing(code), str(path))  # type: ignore[arg-type]
+        _store_sqlite._check_readable(_Refusing(code), str(path), str(path))  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("journal", ["wal", "delete"])
@@ -191,7 +191,7 @@ def test_other_errors_keep_the_driver_s_own(tmp_path: Path, journal: str) -> Non
             connection.execute("PRAGMA journal_mode = DELETE")
     code = 5 if journal == "wal" else 14  # SQLITE_BUSY on a WAL file; anything on another
     with pytest.raises(sqlite3.OperationalError):
-        _store_sqlite._check_readable(_Refusing(code), str(path))  # type: ignore[arg-type]
+        _store_sqlite._check_readable(_Refusing(code), str(path), str(path))  # type: ignore[arg-type]
 
 
 def test_a_wal_store_on_a_read_only_file_system(tmp_path: Path) -> None:

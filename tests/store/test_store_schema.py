@@ -244,7 +244,7 @@ def test_a_version_that_is_no_number_is_refused(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'chats.db'}"
     open_store(url).close()
     raw_sql(url, "UPDATE orion_store_version SET version = 'abc'")
-    with pytest.raises(StoreError, match="the store's version is 'abc', not a number"):
+    with pytest.raises(StoreError, match='the store\'s version is "abc", not a number'):
         open_store(url)
 
 
