@@ -10,6 +10,7 @@ every conversation in the store, one at a time (``stored_conversations``, then `
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Generator, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, NamedTuple
@@ -123,12 +124,19 @@ def _reason(error: Exception, display: str) -> str:
 
 
 def _redacted(text: str, raw: str) -> str:
-    """``text`` with any password of the URL ``raw`` (as written, or decoded) replaced by ``***``."""
-    for secret in url_passwords(raw):
-        for form in {secret, unquote(secret)}:
-            if len(form) >= 3:  # a shorter one would mask ordinary words
-                text = text.replace(form, "***")
+    """``text`` with any password of the URL ``raw`` (as written, or decoded) replaced by ``***``,
+    and each piece of it between URL delimiters: libpq reads a password holding a raw ``?``,
+    ``/`` or ``@`` as several parts of the URL and may quote one in its error."""
+    forms = {form for secret in url_passwords(raw) for form in (secret, unquote(secret))}
+    forms |= {piece for form in set(forms) for piece in _URL_DELIMITERS.split(form)}
+    for form in sorted(forms, key=len, reverse=True):  # the whole before its pieces
+        if len(form) >= 3:  # a shorter one would mask ordinary words
+            text = text.replace(form, "***")
     return text
+
+
+_URL_DELIMITERS = re.compile(r"[:/?#\[\]@&=]")
+"""What ends a part of a URL as libpq splits it (RFC 3986's delimiters, and a query's ``&`` and ``=``)."""
 
 
 def _placed(problem: Problem, source: str | None) -> Problem:

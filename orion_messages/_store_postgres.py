@@ -25,7 +25,6 @@ from ._store_ops import (
     name_store,
 )
 from ._store_sql import POSTGRES, statements
-from ._store_url import without_password
 from .errors import StoreError
 
 __all__ = ["AsyncBackend", "connect", "connect_async"]
@@ -55,24 +54,11 @@ def connect(url: str, where: str) -> SyncBackend:
 async def connect_async(url: str, where: str) -> AsyncBackend:
     """An async backend on a new ``psycopg.AsyncConnection`` to ``url`` (failing as ``connect``)."""
     try:
-        connection = await _connect_async(url)
+        connection = await psycopg.AsyncConnection.connect(url, autocommit=True)
     except psycopg.Error as error:
         name_store(error, where)
         raise
     return AsyncBackend(connection, url, where)
-
-
-def _connect(url: str) -> psycopg.Connection[Any]:
-    """A connection to ``url``: its password passed apart (``without_password``), so that no
-    error libpq raises about the URL quotes it."""
-    conninfo, password = without_password(url)
-    return psycopg.connect(conninfo, autocommit=True, password=password)
-
-
-async def _connect_async(url: str) -> psycopg.AsyncConnection[Any]:
-    """``_connect``, awaited."""
-    conninfo, password = without_password(url)
-    return await psycopg.AsyncConnection.connect(conninfo, autocommit=True, password=password)
 
 
 class _ReconnectingBackend(SyncBackend):
@@ -81,7 +67,7 @@ class _ReconnectingBackend(SyncBackend):
     def __init__(self, url: str, where: str) -> None:
         # autocommit: psycopg starts no transactions of its own; the operations' BEGIN/COMMIT are the only ones.
         # binary: bigint, boolean and bytea rows arrive without text parsing.
-        super().__init__(_connect(url), POSTGRES, where, binary=True)
+        super().__init__(psycopg.connect(url, autocommit=True), POSTGRES, where, binary=True)
         self._url = url
 
     def ready(self) -> None:
@@ -90,7 +76,7 @@ class _ReconnectingBackend(SyncBackend):
         interrupted call."""
         _settle(self._connection)
         if self._connection.closed:
-            self._connection = _connect(self._url)
+            self._connection = psycopg.connect(self._url, autocommit=True)
 
     def failed(self) -> None:
         """After a failed call: ``_settle`` now, so the server releases the call's row lock at once,
@@ -195,7 +181,7 @@ class AsyncBackend:
         """
         await _settle_async(self._connection)
         if self._connection.closed:
-            self._connection = await _connect_async(self._url)
+            self._connection = await psycopg.AsyncConnection.connect(self._url, autocommit=True)
 
     async def _run(self, write: bool, steps: Steps[T]) -> T:
         async with self._connection.cursor(binary=True) as cursor:

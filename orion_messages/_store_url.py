@@ -10,15 +10,7 @@ from __future__ import annotations
 import re
 from urllib.parse import unquote
 
-__all__ = [
-    "SCHEMES",
-    "is_store_url",
-    "is_url",
-    "masked_url",
-    "password_span",
-    "url_passwords",
-    "without_password",
-]
+__all__ = ["SCHEMES", "is_store_url", "is_url", "masked_url", "url_passwords"]
 
 SCHEMES = {"sqlite": "sqlite", "postgresql": "postgresql", "postgres": "postgresql"}
 """The schemes of store URLs, each with its backend."""
@@ -65,49 +57,23 @@ def url_passwords(url: str) -> list[str]:
     return [url[start:end] for start, end in _secret_spans(url)]
 
 
-def password_span(url: str) -> tuple[int, int] | None:
-    """Where the password of ``url``'s ``user:password@`` is, as ``(start, end)`` offsets; None
-    without one.
+def _secret_spans(url: str) -> list[tuple[int, int]]:
+    """Where ``url``'s passwords are, as ``(start, end)`` offsets in order, overlaps merged.
 
-    The one rule for it, in masking and in reading a PostgreSQL URL: from the user name's colon
-    (the first ``:`` after ``//``, with no ``/`` or ``?`` before it) to the URL's last ``@``, so a
-    password may hold ``@``, ``/`` and ``?`` (an ``@`` in a parameter's value is taken for its end).
+    Both readings are taken, whatever the other finds: the authority's password (up to the
+    last ``@``, which may lie in a parameter) and every ``password``/``sslpassword`` parameter
+    after the first ``?`` (which may lie in the authority's password).
     """
+    spans: list[tuple[int, int]] = []
     scheme, _, rest = url.partition(":")
     # A URL written with one slash or none (postgresql:/me:pw@host) is refused, but shown first.
     authority = len(scheme) + 1 + (2 if rest.startswith("//") else len(rest) - len(rest.lstrip("/")))
     at = url.rfind("@")
     colon = url.find(":", authority, at) if at > authority else -1
     # A "/" or "?" before the colon: it is a port's or a parameter's, not the user name's.
-    if colon < 0 or any(mark in url[authority:colon] for mark in "/?"):
-        return None
-    return colon + 1, at
-
-
-def without_password(url: str) -> tuple[str, str | None]:
-    """A PostgreSQL URL as ``parse_store_url`` hands it on (its password percent-encoded) without
-    the password of its ``user:password@``, and that password percent-decoded (None without one).
-
-    psycopg takes the password as a connection parameter of its own: libpq, whose errors may
-    quote the URL it parses, never sees it.
-    """
-    span = password_span(url)
-    if span is None:
-        return url, None
-    start, end = span
-    return url[: start - 1] + url[end:], unquote(url[start:end])
-
-
-def _secret_spans(url: str) -> list[tuple[int, int]]:
-    """Where ``url``'s passwords are, as ``(start, end)`` offsets in order, overlaps merged.
-
-    Both readings are taken, whatever the other finds: the authority's password
-    (``password_span``) and every ``password``/``sslpassword`` parameter after the first ``?``
-    (which may lie in the authority's password).
-    """
-    span = password_span(url)
-    spans: list[tuple[int, int]] = [] if span is None else [span]
-    mark = url.find("?", len(url.partition(":")[0]) + 1)
+    if colon >= 0 and not any(mark in url[authority:colon] for mark in "/?"):
+        spans.append((colon + 1, at))
+    mark = url.find("?", len(scheme) + 1)
     offset = mark + 1
     for segment in url[offset:].split("&") if mark >= 0 else ():
         key, equals, _ = segment.partition("=")

@@ -11,7 +11,6 @@ byte-identical messages. See docs/store.md.
 from __future__ import annotations
 
 import asyncio
-import re
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -19,7 +18,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, Literal, Protocol, TypeVar
-from urllib.parse import quote_from_bytes, unquote, unquote_to_bytes
+from urllib.parse import unquote
 
 from typing_extensions import Self
 
@@ -27,7 +26,7 @@ from . import _store_ops as ops
 from . import _store_schema, _store_sqlite
 from ._store_ops import ConversationInfo, Operation, SyncBackend, _Unchanged, closed_error
 from ._store_sql import Dialect
-from ._store_url import SCHEMES, password_span
+from ._store_url import SCHEMES
 
 # The URL helpers, importable from here as before they moved to ``_store_url``.
 from ._store_url import is_store_url as is_store_url
@@ -62,9 +61,8 @@ class StoreURL:
     backend: Literal["sqlite", "postgresql"]
     """``"sqlite"`` or ``"postgresql"``."""
     database: str = field(repr=False)  # it may hold a password: the repr shows ``display``
-    """The SQLite file (``:memory:`` for none), or the libpq URL without ``conversation`` (the
-    password of ``user:password@`` percent-encoded whole, so that libpq reads it as one); it may
-    hold a password, so the repr leaves it out (``display`` is shown)."""
+    """The SQLite file (``:memory:`` for none), or the libpq URL without ``conversation``; it
+    may hold a password, so the repr leaves it out (``display`` is shown)."""
     conversation: str | None
     """The ``conversation`` query parameter (used by the command line), if given."""
     display: str
@@ -81,17 +79,14 @@ def parse_store_url(url: str) -> StoreURL:
 
     A ``#`` is literal: part of the SQLite path or of a parameter's value, never a fragment
     (``%23`` works too). Passwords, in the authority (``user:pw@``) or in a ``password`` or
-    ``sslpassword`` parameter, are masked in ``display``. The password in ``user:pw@`` runs from
-    the user name's colon to the URL's last ``@``: it may hold ``@``, ``/`` and ``?``, and the
-    parameters start after it.
+    ``sslpassword`` parameter, are masked in ``display``.
 
     Raises:
         ArgumentTypeError: ``url`` is not a str.
         StoreError: not a store URL, a PostgreSQL URL without ``//``, a SQLite URL of another form than the module docstring's
             (``sqlite:x.db``, ``sqlite:///`` with no path), a host in a SQLite URL, an unknown
             SQLite parameter, an empty or repeated ``conversation``, a percent-escape that is not UTF-8 (``%FF``) in the SQLite
-            path or ``conversation``, or a NUL in the SQLite path; a PostgreSQL password (never
-            shown) with a ``%`` that starts no escape, a ``%00``, or escapes that are not UTF-8.
+            path or ``conversation``, or a NUL in the SQLite path.
     """
     if not isinstance(url, str):
         raise ArgumentTypeError(
@@ -99,59 +94,24 @@ def parse_store_url(url: str) -> StoreURL:
         )
     scheme, _, rest = url.partition(":")
     backend = SCHEMES.get(scheme.lower())
+    head, mark, query = rest.partition("?")
+    segments = query.split("&") if mark else []
     display = shown_place(masked_url(url))  # escaped: it goes into messages
     if backend is None:
         raise StoreError(f"{display}: not a store URL; expected sqlite:///PATH or postgresql://USER@HOST/DB")
+    conversation, kept = _conversation_parameter(segments, display)
     if backend == "postgresql":
-        return _postgres_url(url, display)
-    head, mark, query = rest.partition("?")
-    conversation, kept = _conversation_parameter(query.split("&") if mark else [], display)
+        if not head.startswith("//"):  # libpq would echo the whole text in its error, password too
+            raise StoreError(f"{display}: expected postgresql://USER@HOST/DB (with the two slashes)")
+        # The authority and path exactly as written ("//" kept even with no host), for libpq.
+        database = f"postgresql:{head}" + (f"?{'&'.join(kept)}" if kept else "")
+        return StoreURL("postgresql", database, conversation, display)
     if kept:
         name = unquote(kept[0].partition("=")[0])
         raise StoreError(
             f"{display}: unknown parameter {quoted(name)} (a SQLite URL takes only conversation)"
         )
     return StoreURL("sqlite", _sqlite_path(head, display), conversation, display)
-
-
-def _postgres_url(url: str, display: str) -> StoreURL:
-    """A PostgreSQL store URL, read as its password is masked (``password_span``): the query
-    starts after the authority, past the password's last ``@``. The password goes on to libpq
-    percent-encoded whole, so no ``@``, ``/`` or ``?`` in it is taken for a delimiter.
-    """
-    scheme, _, rest = url.partition(":")
-    if not rest.startswith("//"):  # libpq would echo the whole text in its error, password too
-        raise StoreError(f"{display}: expected postgresql://USER@HOST/DB (with the two slashes)")
-    span = password_span(url)
-    mark = url.find("?", 0 if span is None else span[1])
-    end = len(url) if mark < 0 else mark
-    conversation, kept = _conversation_parameter(url[mark + 1 :].split("&") if mark >= 0 else [], display)
-    # The authority and path exactly as written ("//" kept even with no host), but the password.
-    head = rest[: end - len(scheme) - 1]
-    if span is not None:
-        user = url[len(scheme) + 3 : span[0] - 1].replace("@", "%40")  # a raw "@" would end it
-        head = f"//{user}:{_libpq_password(url[span[0] : span[1]], display)}@{url[span[1] + 1 : end]}"
-    database = f"postgresql:{head}" + (f"?{'&'.join(kept)}" if kept else "")
-    return StoreURL("postgresql", database, conversation, display)
-
-
-_NOT_AN_ESCAPE = re.compile(r"%(?![0-9A-Fa-f]{2})")
-
-
-def _libpq_password(written: str, display: str) -> str:
-    """The password of a URL's ``user:password@``, percent-encoded whole for libpq; refused,
-    without showing it, where libpq would refuse it and quote it (a stray ``%``, ``%00``) or
-    psycopg could not pass it (not UTF-8)."""
-    if _NOT_AN_ESCAPE.search(written):
-        raise StoreError(f"{display}: the password holds a % that starts no %XX escape; write a % as %25")
-    raw = unquote_to_bytes(written)
-    if b"\0" in raw:
-        raise StoreError(f"{display}: the password holds a NUL (%00), which libpq refuses")
-    try:
-        raw.decode("utf-8")
-    except UnicodeDecodeError:
-        raise StoreError(f"{display}: the password is not UTF-8 once percent-decoded") from None
-    return quote_from_bytes(raw, safe="")
 
 
 def _sqlite_path(head: str, display: str) -> str:
