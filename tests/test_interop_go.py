@@ -248,3 +248,44 @@ def test_events_read_in_go(go_programs: GoPrograms, stream: str) -> None:
         except FormatError:
             refused.append(number)
     assert refused == [number for number, event in enumerate(originals, 1) if _empty_list_dropped(event)]
+
+
+@pytest.mark.parametrize(
+    ("line", "said"),
+    [
+        ('{"type":"agent_start","message":5}', "Union does not contain number"),
+        (
+            '{"type":"turn_start","tokens_generated":1.5}',
+            "cannot unmarshal number 1.5 into Go struct field AgentEvent.tokens_generated of type int64",
+        ),
+        ('{"type":"warning","message":"w","result":"later"}', "cannot unmarshal string into Go struct field"),
+    ],
+)
+def test_an_unknown_key_named_as_another_variants_field_fails_to_read_in_go(
+    go_programs: GoPrograms, line: str, said: str
+) -> None:
+    # What the page says: the merged struct takes such a key for the other variant's field.
+    # orion-core skips it, so the line is a valid event.
+    parse_event(line, strict=True)
+    completed = subprocess.run(
+        [str(go_programs.events)], input=line.encode() + b"\n", capture_output=True, timeout=120, check=False
+    )
+    assert completed.returncode != 0
+    assert said in completed.stderr.decode(errors="replace")
+
+
+def test_go_writes_event_numbers_back_as_float64(go_programs: GoPrograms) -> None:
+    # The page's examples: a whole float loses its fraction, 1e20 its exponent, args pass
+    # through float64 as arguments do.
+    lines = [
+        b'{"type":"generation_stats","tokens_generated":1,"prompt_tokens":2,"tokens_per_sec":40.0,'
+        b'"time_to_first_token_ms":1e20,"generation_time_ms":0.0}',
+        b'{"type":"tool_exec_start","tool_call_id":"c","tool_name":"t","args":{"n":9223372036854775807,"f":40.0}}',
+    ]
+    stats, started = _run(go_programs.events, b"\n".join(lines) + b"\n").splitlines()
+    assert b'"tokens_per_sec":40,' in stats
+    assert b'"time_to_first_token_ms":100000000000000000000' in stats
+    assert b'"generation_time_ms":0,' in stats
+    assert b'"args":{"f":40,"n":9223372036854776000}' in started
+    for line in (stats, started):  # still read, as the same floats where the event has floats
+        parse_event(line)
