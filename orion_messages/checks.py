@@ -41,9 +41,12 @@ def problems_on_lines(messages: Sequence[Message], lines: Sequence[int]) -> list
 
 
 @collector_paused()  # the objects built hold no cycles to collect
-def problems_by_message(messages: Iterable[Message]) -> list[tuple[int, Problem]]:
+def problems_by_message(messages: Iterable[Message], *, within: str = "") -> list[tuple[int, Problem]]:
     """``find_problems``, each problem with the index of the message it is found on: for a
     reader that places the messages on the lines of a file.
+
+    ``within``: where the messages lie in a larger document (``messages``, an event's), put
+    before every location and every earlier place a problem refers to (``first at messages[0]``).
 
     Raises:
         ArgumentTypeError: as ``find_problems``.
@@ -61,13 +64,14 @@ def problems_by_message(messages: Iterable[Message]) -> list[tuple[int, Problem]
             raise ArgumentTypeError(f"find_problems: [{index}]: expected a Message, found {kind_of(message)}")
         first = message_ids.setdefault(message.id, index)
         if first != index:
-            why = f"duplicate message id {quoted(message.id)} (first at [{first}])"
-            problems.append((index, Problem(f"[{index}].id", why)))
+            why = f"duplicate message id {quoted(message.id)} (first at {within}[{first}])"
+            problems.append((index, Problem(f"{within}[{index}].id", why)))
         # Most messages carry neither calls nor a result: nothing more is built for them.
         if message.tool_calls:
-            problems.extend((index, problem) for problem in _call_problems(f"[{index}]", message, call_ids))
+            found = _call_problems(f"{within}[{index}]", message, call_ids)
+            problems.extend((index, problem) for problem in found)
         if message.tool_result is not None or message.role is Role.TOOL_RESULT:
-            found = _result_problems(index, message, call_ids, answered)
+            found = _result_problems(index, message, call_ids, answered, within)
             problems.extend((index, problem) for problem in found)
     return problems
 
@@ -96,10 +100,15 @@ def _call_problems(where: str, message: Message, call_ids: dict[str, str]) -> li
 
 
 def _result_problems(
-    index: int, message: Message, call_ids: dict[str, str], answered: dict[str, dict[bool, int]]
+    index: int,
+    message: Message,
+    call_ids: dict[str, str],
+    answered: dict[str, dict[bool, int]],
+    within: str,
 ) -> list[Problem]:
-    """A result missing, misplaced, answering no earlier call, answering one twice, or differing in text."""
-    where = f"[{index}]"
+    """A result missing, misplaced, answering no earlier call, answering one twice, or differing
+    in text (``within``: as ``problems_by_message``'s)."""
+    where = f"{within}[{index}]"
     result = message.tool_result
     if result is None:
         if message.role is Role.TOOL_RESULT:
@@ -129,7 +138,7 @@ def _result_problems(
         problems.append(
             Problem(
                 f"{where}.tool_result.tool_call_id",
-                f"tool call {quoted(result.tool_call_id)} already has {state} result at [{earlier}]",
+                f"tool call {quoted(result.tool_call_id)} already has {state} result at {within}[{earlier}]",
             )
         )
     firsts.setdefault(result.pending, index)

@@ -17,21 +17,31 @@ import inspect
 import os
 import warnings
 from collections.abc import Generator, Iterable, Mapping
-from functools import partial
-from typing import Annotated, Any, Literal, get_args
+from functools import cache, partial
+from typing import Annotated, Any, ClassVar, Literal, cast, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 from pydantic_core import ErrorDetails
-from typing_extensions import deprecated
+from typing_extensions import Self, deprecated
 
 from ._json_rules import JSON_VALUE
 from ._problems import blamed_path, describe, integer_ranges, problem_from
 from ._text import kind_of, location
-from .checks import find_problems
+from ._unknown_values import Origin
+from .checks import problems_by_message
 from .errors import ArgumentTypeError, FormatError, Problem, require_bool
 from .models import U32_MAX, Message, Role, ToolResult, _WireModel
 from .storage import _is_blank, _open_regular, _require_path
-from .wire import dump_json, duplicate_key_problems, json_input, message_fields, validate_json
+from .wire import (
+    dump_json,
+    duplicate_key_problems,
+    invalid_field,
+    json_input,
+    message_fields,
+    non_finite_number,
+    unencodable_string,
+    validate_json,
+)
 
 __all__ = [
     "AgentEndEvent",
@@ -67,11 +77,37 @@ _U32 = Annotated[int, Field(ge=0, le=U32_MAX)]
 class _Event(_WireModel, frozen=True, allow_inf_nan=False):
     """What every event shares: strict typing, immutability, unknown keys kept (and checked to be JSON)."""
 
+    numbers_unchecked: ClassVar[bool] = False
+    """Set once ``model_construct`` put a bool or None in an event's integer or float field,
+    which the writer takes without complaint (``True`` as ``1``, ``None`` as ``null``): from
+    then on ``dump_event`` looks at those fields of each event it writes. Never cleared, as
+    ``values_unchecked`` is not."""
+
     @classmethod
     def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
         # help() shows the class docstring: list every field there with its own docstring.
         lines = [f"    {name}: {field.description or ''}" for name, field in cls.model_fields.items()]
         cls.__doc__ = f"{inspect.cleandoc(cls.__doc__ or '')}\n\n{_FIELDS_HEADING}\n" + "\n".join(lines)
+
+    @classmethod
+    def model_construct(cls, _fields_set: set[str] | None = None, **values: Any) -> Self:  # type: ignore[override]
+        """pydantic's construction without validation; see ``numbers_unchecked``."""
+        if _not_a_number_in(values, cls):
+            _Event.numbers_unchecked = True
+        return cast("Self", super().model_construct(_fields_set, **values))
+
+
+def _not_a_number_in(values: Mapping[str, Any], event: type[BaseModel]) -> bool:
+    """Whether ``values`` (an event's) hold a bool or None in an integer or float field of
+    ``event``, where validation refuses them and the writer takes them."""
+    # A field left out is the writer's to refuse: it is not looked at here.
+    return any(type(values.get(name, 0)) in (bool, type(None)) for name in _number_fields(event))
+
+
+@cache  # per class
+def _number_fields(event: type[BaseModel]) -> tuple[str, ...]:
+    """The fields of ``event`` that hold an integer or a float."""
+    return tuple(name for name, field in event.model_fields.items() if field.annotation in (int, float))
 
 
 class AgentStartEvent(_Event, frozen=True):
@@ -337,17 +373,26 @@ def parse_event(line: bytes | bytearray | memoryview | str, *, strict: bool = Fa
         ArgumentTypeError: ``line`` is not ``bytes``, ``bytearray``, ``memoryview`` or ``str``.
     """
     require_bool("strict", strict)
-    line = json_input(line, "parse_event")
-    event = validate_json(_EVENT, line, _event_problem, read_whole=True)  # serde buffers a tagged enum
-    if strict:
-        problems = duplicate_event_key_problems(line, event.type)
-        if isinstance(event, AgentEndEvent):
-            problems.extend(
-                Problem(f"messages{p.location}", p.message) for p in find_problems(event.messages)
-            )
-        if problems:
-            raise FormatError(problems)
+    return _read_event(json_input(line, "parse_event"), strict=strict)
+
+
+def _read_event(line: bytes | str, *, strict: bool, origin: Origin | None = None) -> AgentEvent:
+    """``parse_event``, for ``iter_events`` too: ``origin`` names the file and the line in the
+    warnings for unknown keys left out, as ``read_jsonl``'s do."""
+    # serde buffers a tagged enum: the event is read whole.
+    event = validate_json(_EVENT, line, _event_problem, read_whole=True, origin=origin)
+    if strict and (problems := [*duplicate_event_key_problems(line, event.type), *event_problems(event)]):
+        raise FormatError(problems)
     return event
+
+
+def event_problems(event: AgentEvent) -> list[Problem]:
+    """The problems ``find_problems`` finds in an event's messages (an ``agent_end``'s; no other
+    event holds a conversation), located in the event, the earlier places they refer to too:
+    ``messages[1].id: duplicate message id "msg-1" (first at messages[0])``."""
+    if not isinstance(event, AgentEndEvent):
+        return []
+    return [problem for _index, problem in problems_by_message(event.messages, within="messages")]
 
 
 def dump_event(event: AgentEvent) -> bytes:
@@ -362,7 +407,30 @@ def dump_event(event: AgentEvent) -> bytes:
     """
     if not isinstance(event, _Event):
         raise ArgumentTypeError(f"expected an agent event, got {kind_of(event)}")
-    return dump_json(_EVENT, event)
+    if (
+        _Event.numbers_unchecked
+        and _not_a_number_in(event.__dict__, type(event))
+        and (found := invalid_field(event, _event_problem)) is not None
+    ):
+        raise FormatError([found])
+    try:
+        return dump_json(_EVENT, event)
+    except FormatError as error:
+        raise _placed(error, event) from None
+
+
+def _placed(error: FormatError, event: _Event) -> FormatError:
+    """The writer's ``error`` for ``event`` placed where the event is at fault, as the message
+    writers place theirs: at the first field validation refuses (a value of the wrong type or
+    left out, which pydantic's warnings name no place of), the unpaired surrogate, the NaN."""
+    problem = error.problems[0]
+    try:  # the failing path only: which check refused, the serializer or the scan after it
+        _EVENT.serializer.to_json(event, warnings="error")
+    except ValueError:
+        found = invalid_field(event, _event_problem) or unencodable_string(event, problem)
+    else:
+        found = non_finite_number(event, problem)
+    return error if found is None else FormatError([found])
 
 
 def iter_events(path: str | os.PathLike[str], *, strict: bool = False) -> Generator[AgentEvent, None, None]:
@@ -398,7 +466,7 @@ def _iter_events(path: str | os.PathLike[str], *, strict: bool) -> Generator[Age
             if _is_blank(line):  # a log's rule: a form feed is no blank line, but a corrupt record
                 continue
             try:
-                yield parse_event(line, strict=strict)
+                yield _read_event(line, strict=strict, origin=Origin(source, (number,)))
             except FormatError as error:
                 raise error.at_line(number, source=source) from None
 

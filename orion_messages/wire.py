@@ -623,24 +623,25 @@ def _unwritable(value: Any, why: str) -> Problem:
         try:
             written = _MESSAGE.dump_json(message, warnings="error")
         except ValueError:
-            found = _invalid_field(message) or _unencodable_string(message, problem)
+            found = invalid_field(message) or unencodable_string(message, problem)
             return FormatError([found or problem]).within(where).problems[0]
         if first_non_finite_literal(written) is not None:
-            return FormatError([_non_finite_number(message, problem) or problem]).within(where).problems[0]
+            return FormatError([non_finite_number(message, problem) or problem]).within(where).problems[0]
     return problem
 
 
-def _non_finite_number(message: Message, problem: Problem) -> Problem | None:
-    """``problem`` placed at the first NaN or infinity in ``message`` (``tool_calls[0].arguments.a[2]``),
-    put there past validation (``model_construct``, or a value changed in place)."""
-    found = value_problem(message.model_dump(mode="json"), unknown=True, depth=False)
+def non_finite_number(model: BaseModel, problem: Problem) -> Problem | None:
+    """``problem`` placed at the first NaN or infinity in ``model``, a message or an event
+    (``tool_calls[0].arguments.a[2]``), put there past validation (``model_construct``, or a
+    value changed in place)."""
+    found = value_problem(model.model_dump(mode="json"), unknown=True, depth=False)
     return None if found is None else Problem(location(found[0]), problem.message)
 
 
-def _unencodable_string(message: Message, problem: Problem) -> Problem | None:
-    """``problem`` placed at the first string of ``message`` that UTF-8 cannot encode: one
-    holding a lone surrogate, which a message built in Python may hold."""
-    found = next(lone_surrogates(message.model_dump()), None)
+def unencodable_string(model: BaseModel, problem: Problem) -> Problem | None:
+    """``problem`` placed at the first string of ``model`` (a message, an event) that UTF-8
+    cannot encode: one holding a lone surrogate, which a model built in Python may hold."""
+    found = next(lone_surrogates(model.model_dump()), None)
     return None if found is None else Problem(location(found.path), problem.message)
 
 
@@ -651,12 +652,19 @@ def _refuse_non_messages(value: Any) -> None:
             raise ArgumentTypeError(f"[{index}]: expected a Message, found {kind_of(item)}") from None
 
 
-def _invalid_field(message: Message) -> Problem | None:
-    """The first field validation refuses in a message built without it (``model_construct``)."""
+def invalid_field(model: BaseModel, problem: ProblemFrom = problem_from) -> Problem | None:
+    """The first field validation refuses in a model built without it (``model_construct``),
+    in the model or in one it holds (``tool_result.content``, ``messages[1].timestamp``): the
+    models inside are taken as they are by validating the outer one, so each is looked at.
+    ``problem`` says validation's error (events word theirs their own way)."""
     try:
-        _MESSAGE.validate_python({**message.__dict__, **(message.__pydantic_extra__ or {})})
+        type(model).model_validate({**model.__dict__, **(model.__pydantic_extra__ or {})})
     except ValidationError as error:
-        return next(problems_from(error))
+        return problem(error.errors(include_url=False)[0])
+    for name, value in model.__dict__.items():
+        for index, item in enumerate(value) if isinstance(value, tuple) else [(None, value)]:
+            if isinstance(item, BaseModel) and (found := invalid_field(item, problem)) is not None:
+                return FormatError([found]).within(name if index is None else f"{name}[{index}]").problems[0]
     return None
 
 

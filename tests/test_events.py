@@ -13,12 +13,12 @@ import sys
 import textwrap
 from contextlib import closing
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from orion_messages import (
     ArgumentTypeError,
@@ -29,6 +29,7 @@ from orion_messages import (
     ToolCall,
     ToolResult,
     UnknownKeyWarning,
+    find_problems,
     loads,
 )
 from orion_messages.events import (
@@ -764,3 +765,206 @@ def test_messages_from_events_refuses_what_is_not_an_event(events: Any, said: st
     with pytest.raises(ArgumentTypeError) as raised:
         messages_from_events(events)
     assert str(raised.value).startswith(said)
+
+
+def test_iter_events_names_the_file_and_the_line_of_an_unknown_key_left_out(tmp_path: Path) -> None:
+    # As read_jsonl names them (docs/compatibility.md): the warning says which record lost a key.
+    deep = "[" * 121 + "]" * 121  # past the 120 levels a value is written back with
+    path = tmp_path / "events.jsonl"
+    path.write_text(
+        '{"type":"agent_start"}\n'
+        "\n"
+        '{"type":"turn_start","x":' + deep + "}\n"
+        '{"type":"message_end","message":{"id":"m","role":"user","content":"c","timestamp":1,"y":'
+        + deep
+        + "}}\n"
+    )
+    with pytest.warns(UnknownKeyWarning) as caught:
+        read = list(iter_events(path))
+    assert [event.type for event in read] == ["agent_start", "turn_start", "message_end"]
+    first, second = (warning.message for warning in caught)
+    assert isinstance(first, UnknownKeyWarning)
+    assert isinstance(second, UnknownKeyWarning)
+    assert (first.source, first.line, first.location, first.key) == (str(path), 3, "", "x")
+    assert (second.source, second.line, second.location, second.key) == (str(path), 4, "message", "y")
+    assert str(first) == (
+        f'{path}:3: unknown key "x" left out: expected a JSON value nested at most 120 levels deep, '
+        "found a deeper one"
+    )
+    assert str(second).startswith(f'{path}:4: message: unknown key "y" left out: ')
+    assert caught[0].filename == __file__  # the caller's own line, as read_jsonl warns
+
+
+def test_parse_event_alone_names_no_file_in_its_warning() -> None:
+    with pytest.warns(UnknownKeyWarning) as caught:
+        parse_event('{"type":"turn_start","x":' + "[" * 121 + "]" * 121 + "}")
+    (warning,) = (record.message for record in caught)
+    assert isinstance(warning, UnknownKeyWarning)
+    assert (warning.source, warning.line) == (None, None)
+
+
+_AGENT_END_PROBLEMS = (
+    '{"type":"agent_end","messages":['
+    '{"id":"msg-1","role":"user","content":"a","timestamp":1},'
+    '{"id":"msg-1","role":"user","content":"b","timestamp":2},'
+    '{"id":"msg-3","role":"assistant","content":"","timestamp":3,"tool_calls":['
+    '{"id":"k","name":"t","arguments":{}},{"id":"k","name":"t","arguments":{}}]},'
+    '{"id":"msg-4","role":"tool_result","content":"x","timestamp":4,"tool_result":'
+    '{"tool_call_id":"k","tool_name":"t","content":"x","is_error":false}},'
+    '{"id":"msg-5","role":"tool_result","content":"y","timestamp":5,"tool_result":'
+    '{"tool_call_id":"k","tool_name":"t","content":"y","is_error":false}}'
+    "]}"
+)
+
+
+def test_strict_agent_end_problems_refer_to_messages_inside_the_event(tmp_path: Path) -> None:
+    # Inside an event, "[0]" names nothing: the cross-references carry the prefix the locations do.
+    expected = [
+        ("messages[1].id", 'duplicate message id "msg-1" (first at messages[0])'),
+        (
+            "messages[2].tool_calls[1].id",
+            'duplicate tool-call id "k" (first at messages[2].tool_calls[0].id)',
+        ),
+        (
+            "messages[4].tool_result.tool_call_id",
+            'tool call "k" already has a completed result at messages[3]',
+        ),
+    ]
+    with pytest.raises(FormatError) as raised:
+        parse_event(_AGENT_END_PROBLEMS, strict=True)
+    assert [(p.location, p.message) for p in raised.value.problems] == expected
+    path = tmp_path / "events.jsonl"
+    path.write_text('{"type":"agent_start"}\n' + _AGENT_END_PROBLEMS + "\n")
+    with pytest.raises(FormatError) as raised:
+        list(iter_events(path, strict=True))
+    assert [(p.location, p.message, p.line) for p in raised.value.problems] == [(*p, 2) for p in expected]
+
+
+def test_find_problems_still_refers_to_a_conversation_by_index() -> None:
+    messages = parse_event(_AGENT_END_PROBLEMS)
+    assert isinstance(messages, AgentEndEvent)
+    assert [p.message for p in find_problems(messages.messages)] == [
+        'duplicate message id "msg-1" (first at [0])',
+        'duplicate tool-call id "k" (first at [2].tool_calls[0].id)',
+        'tool call "k" already has a completed result at [3]',
+    ]
+
+
+_VALID_MESSAGE = Message.user("m", "c", timestamp=1)
+_Model = TypeVar("_Model", bound=BaseModel)
+
+
+def _built(model: type[_Model], **values: Any) -> _Model:
+    """``model.model_construct``, given values of the wrong type on purpose (past the type checker too)."""
+    return model.model_construct(**values)
+
+
+@pytest.mark.parametrize(
+    ("build", "where", "what"),
+    [
+        (lambda: _built(WarningEvent, message=5), "message", "expected a string, found the number 5"),
+        (lambda: _built(WarningEvent), "message", "required key is missing"),
+        (
+            lambda: _built(
+                MessageEndEvent, message=_built(Message, id="m", role="user", content=5, timestamp=1)
+            ),
+            "message.content",
+            "expected a string, found the number 5",
+        ),
+        (
+            lambda: _built(MessageEndEvent, message=_built(Message, id="m", role="user", content="c")),
+            "message.timestamp",
+            "required key is missing",
+        ),
+        (
+            lambda: _built(
+                AgentEndEvent,
+                messages=(_VALID_MESSAGE, _built(Message, id="n", role="user", content="c", timestamp="2")),
+            ),
+            "messages[1].timestamp",
+            'expected an integer, found the string "2"',
+        ),
+        (
+            lambda: _built(MessageDeltaEvent, delta="", tokens_generated=1, tokens_per_sec=None),
+            "tokens_per_sec",
+            "expected a number, found null",
+        ),
+        (
+            lambda: _built(
+                TurnEndEvent,
+                message=_VALID_MESSAGE,
+                tool_results=(
+                    _built(ToolResult, tool_call_id="c", tool_name="t", content=5, is_error=False),
+                ),
+            ),
+            "tool_results[0].content",
+            "expected a string, found the number 5",
+        ),
+        (
+            lambda: _built(
+                ToolExecEndEvent,
+                tool_call_id="c",
+                tool_name="t",
+                result=_built(ToolResult, tool_call_id="c", tool_name="t", content="x"),
+            ),
+            "result.is_error",
+            "required key is missing",
+        ),
+        # Validation refuses a bool in an integer field; the writer would take True for 1.
+        (
+            lambda: _built(MessageDeltaEvent, delta="", tokens_generated=True, tokens_per_sec=1.0),
+            "tokens_generated",
+            "expected an integer, found true",
+        ),
+        (
+            lambda: _built(
+                ContextBudgetEvent, used_tokens=1, max_tokens=2, messages_in_context=False, messages_pruned=0
+            ),
+            "messages_in_context",
+            "expected an integer, found false",
+        ),
+        (
+            lambda: _built(MessageDeltaEvent, delta="", tokens_generated=1, tokens_per_sec=True),
+            "tokens_per_sec",
+            "expected a number, found true",
+        ),
+    ],
+)
+def test_dump_event_names_the_field_model_construct_left_wrong(build: Any, where: str, what: str) -> None:
+    # As dumps names it (docs/reliability.md): one problem at the field, not the serializer's text.
+    with pytest.raises(FormatError) as raised:
+        dump_event(build())
+    (problem,) = raised.value.problems
+    assert (problem.location, problem.message) == (where, what)
+
+
+def test_dump_event_still_writes_an_integer_field_of_a_constructed_event() -> None:
+    _built(
+        MessageDeltaEvent, delta="", tokens_generated=True, tokens_per_sec=1.0
+    )  # fields looked at from now on
+    built = _built(MessageDeltaEvent, delta="", tokens_generated=3, tokens_per_sec=1.0)
+    assert (
+        dump_event(built) == b'{"type":"message_delta","delta":"","tokens_generated":3,"tokens_per_sec":1.0}'
+    )
+
+
+def test_dump_event_names_where_a_nan_or_an_unpaired_surrogate_is_as_dumps_does() -> None:
+    nan = "cannot be written as JSON: a number is NaN, which JSON cannot hold (set without validation: through model_construct, or changed in place)"
+    surrogate = "cannot be written as JSON: a string holds an unpaired surrogate, which UTF-8 cannot encode"
+    started = parse_event('{"type":"tool_exec_start","tool_call_id":"c","tool_name":"t","args":{"a":[1,2]}}')
+    assert isinstance(started, ToolExecStartEvent)
+    started.args["a"].append(float("nan"))  # a JSON value changed in place, past validation
+    built: list[tuple[AgentEvent, str, str]] = [
+        (
+            _built(MessageDeltaEvent, delta="", tokens_generated=1, tokens_per_sec=float("nan")),
+            "tokens_per_sec",
+            nan,
+        ),
+        (started, "args.a[2]", nan),
+        (WarningEvent(message="a\ud800"), "message", surrogate),
+        (MessageEndEvent(message=Message.user("m", "\ud800", timestamp=1)), "message.content", surrogate),
+    ]
+    for event, where, what in built:
+        with pytest.raises(FormatError) as raised:
+            dump_event(event)
+        assert [(p.location, p.message) for p in raised.value.problems] == [(where, what)]

@@ -598,6 +598,33 @@ def test_a_wrong_type_set_without_validation_raises_no_warning_of_pydantics() ->
             dumps([smuggled])
 
 
+def test_a_wrong_type_set_without_validation_in_a_model_inside_a_message_is_refused_where_it_is() -> None:
+    # The models a message holds were taken as they are when the message was looked at: the
+    # writer's refusal named only the message ("[1]: cannot be written as JSON: Pydantic ...").
+    call = ToolCall.model_construct(id=7, name="t", arguments={})  # type: ignore[arg-type]
+    result = ToolResult.model_construct(tool_call_id="c", tool_name="t", content=5, is_error=False)  # type: ignore[arg-type]
+    calling = Message.model_construct(
+        id="msg-2",
+        role=Role.ASSISTANT,
+        content="",
+        timestamp=2,
+        tool_calls=(ToolCall(id="c", name="t", arguments={}), call),
+    )
+    answer = Message.model_construct(
+        id="msg-3", role=Role.TOOL_RESULT, content="5", timestamp=3, tool_result=result
+    )
+    with pytest.raises(FormatError) as raised:
+        dumps([Message.user("msg-1", "hi", timestamp=1), calling])
+    assert [(p.location, p.message) for p in raised.value.problems] == [
+        ("[1].tool_calls[1].id", "expected a string, found the number 7")
+    ]
+    with pytest.raises(FormatError) as raised:
+        dumps_message(answer)
+    assert [(p.location, p.message) for p in raised.value.problems] == [
+        ("tool_result.content", "expected a string, found the number 5")
+    ]
+
+
 def test_a_wrong_type_is_named_with_its_article() -> None:
     with pytest.raises(TypeError, match=r"^\[0\]: expected a Message, found an int$"):
         dumps([1])  # type: ignore[list-item]
