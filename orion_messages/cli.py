@@ -1069,15 +1069,15 @@ def _parse_record(
         return False
     if repeats:
         parsed.add(_duplicate_keys(record, number, None if event is None else event.type))
-    if semantic and isinstance(event, events.AgentEndEvent):
+    if semantic and event is not None:
         parsed.add(_agent_end_problems(event, number), error=strict)
     return True
 
 
-def _agent_end_problems(event: events.AgentEndEvent, line: int) -> list[Problem]:
-    """What ``find_problems`` finds in an ``agent_end``'s messages, located inside the event
-    (``messages[1].id``) as ``parse_event(strict=True)`` locates them, placed on its line."""
-    problems = [Problem(f"messages{p.location}", p.message) for p in find_problems(event.messages)]
+def _agent_end_problems(event: events.AgentEvent, line: int) -> list[Problem]:
+    """``events.event_problems`` (an ``agent_end``'s messages, located inside the event as
+    ``parse_event(strict=True)`` locates them), placed on the event's line."""
+    problems = events.event_problems(event)
     return FormatError(problems).at_line(line).problems if problems else []
 
 

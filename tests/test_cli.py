@@ -1105,7 +1105,7 @@ def test_an_agent_end_s_messages_get_the_semantic_check_as_parse_event_strict_ma
         encoding="utf-8",
     )
     found = [
-        ("messages[1].id", 'duplicate message id "msg-1" (first at [0])'),
+        ("messages[1].id", 'duplicate message id "msg-1" (first at messages[0])'),
         ("messages[2].tool_result.tool_call_id", 'no earlier tool call has the id "nope"'),
     ]
     assert main(["validate", str(path)]) == 0
