@@ -16,8 +16,7 @@ from contextlib import contextmanager
 from typing import Any, NamedTuple
 from urllib.parse import quote, unquote
 
-from ._store_ops import Operation, Steps
-from ._store_sql import Statements
+from ._store_ops import conversation_keys
 from ._store_url import masked_url
 from ._text import kind_of, quoted, shown_place
 from .checks import find_problems
@@ -247,16 +246,8 @@ def _conversation_ids(store: ConversationStore) -> list[Any]:
 
 def _id_page(store: ConversationStore, after: tuple[Any, Any] | None) -> list[tuple[Any, Any]]:
     """A page of ``(created_ms, id)`` keys as stored, none of their values checked, after the key ``after``."""
-
-    def steps(s: Statements) -> Steps[list[tuple[Any, Any]]]:
-        if after is None:
-            rows = yield s["page"], (PAGE_SIZE,), "all"
-        else:
-            rows = yield s["page_after"], (*after, PAGE_SIZE), "all"
-        return [(row[3], row[0]) for row in rows]  # id, title, metadata, created_ms, ...
-
     # Until the store offers a listing of ids alone, its operation runner reads the page.
-    return store._backend.run(Operation(False, steps))
+    return store._backend.run(conversation_keys(PAGE_SIZE, after))
 
 
 def _pages(store: ConversationStore) -> Iterator[ConversationInfo]:

@@ -468,6 +468,24 @@ def conversations(
     return Operation(False, steps)
 
 
+def conversation_keys(limit: int, after: tuple[Any, Any] | None) -> Operation[list[tuple[Any, Any]]]:
+    """A page of at most ``limit`` conversations' ``(created, id)`` keys as stored, in the order
+    of ``conversations``, after the key ``after`` (None starts at the first).
+
+    For a reader that must get past a row another program wrote (``validate``): no value is
+    checked, where ``conversations`` refuses a page for one odd title, metadata or created time.
+    """
+
+    def steps(s: Statements) -> Steps[list[tuple[Any, Any]]]:
+        if after is None:
+            rows = yield s["page"], (limit,), "all"
+        else:
+            rows = yield s["page_after"], (*after, limit), "all"
+        return [(row[3], row[0]) for row in rows]  # id, title, metadata, created_ms, ...
+
+    return Operation(False, steps)
+
+
 def count_conversations() -> Operation[int]:
     """How many conversations the store holds."""
 
