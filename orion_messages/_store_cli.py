@@ -123,19 +123,25 @@ def _reason(error: Exception, display: str) -> str:
 
 
 def _redacted(text: str, raw: str) -> str:
-    """``text`` with any password of the URL ``raw`` (as written, or decoded) replaced by ``***``,
-    and each piece of it between URL delimiters: libpq reads a password holding a raw ``?``,
-    ``/`` or ``@`` as several parts of the URL and may quote one in its error."""
-    forms = {form for secret in url_passwords(raw) for form in (secret, unquote(secret))}
-    forms |= {piece for form in set(forms) for piece in _URL_DELIMITERS.split(form)}
-    for form in sorted(forms, key=len, reverse=True):  # the whole before its pieces
+    """``text`` with any password of the URL ``raw`` (as written, or decoded) replaced by ``***``.
+
+    libpq reads a password written with a raw ``/``, ``?``, ``#`` or ``@`` as parts of the URL
+    and may quote one in its error: the part before the first such character (a port, say)
+    and the rest from each of them on (the query after a ``?``) are masked too.
+    """
+    secrets = url_passwords(raw)
+    forms = {form for secret in secrets for form in (secret, unquote(secret))}
+    for secret in secrets:
+        cuts = [found.start() for found in _RAW_DELIMITER.finditer(secret)]
+        forms.update([secret[: cuts[0]], *(secret[cut + 1 :] for cut in cuts)] if cuts else [])
+    for form in sorted(forms, key=len, reverse=True):  # the whole before its parts
         if len(form) >= 3:  # a shorter one would mask ordinary words
             text = text.replace(form, "***")
     return text
 
 
-_URL_DELIMITERS = re.compile(r"[:/?#\[\]@&=]")
-"""What ends a part of a URL as libpq splits it (RFC 3986's delimiters, and a query's ``&`` and ``=``)."""
+_RAW_DELIMITER = re.compile(r"[/?#@]")
+"""What libpq (RFC 3986) takes for the end of a URL's password, written raw in one."""
 
 
 def _placed(problem: Problem, source: str | None) -> Problem:
@@ -217,12 +223,13 @@ def stored_conversations(raw: str) -> list[Stored] | None:
     url = parse_store_url(raw)
     with _opened(url, raw, create=False) as store:
         names = [url.conversation] if url.conversation is not None else _conversation_ids(store)
+    # Labels from the URL as given, password masked, not escaped: a label reads back (the
+    # terminal's lines escape it when printed, JSON on its own), as list's urls do.
+    masked = masked_url(raw)
     return [
-        Stored(name, _label(url.display, name))
+        Stored(name, _label(masked, name))
         if isinstance(name, str)
-        else Stored(
-            None, url.display, f"a stored conversation's id is {kind_of(name)} {quoted(name)}, not text"
-        )
+        else Stored(None, masked, f"a stored conversation's id is {kind_of(name)} {quoted(name)}, not text")
         for name in names
     ]
 

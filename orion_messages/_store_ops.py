@@ -480,7 +480,11 @@ def conversation_keys(limit: int, after: tuple[Any, Any] | None) -> Operation[li
         if after is None:
             rows = yield s["page"], (limit,), "all"
         else:
-            rows = yield s["page_after"], (*after, limit), "all"
+            created, identifier = after
+            # A NULL id (SQLite's primary key lets another program write one) compares as NULL:
+            # the page goes on from below every other value SQLite orders, -infinity.
+            start = (created, float("-inf") if identifier is None else identifier)
+            rows = yield s["page_after"], (*start, limit), "all"
         return [(row[3], row[0]) for row in rows]  # id, title, metadata, created_ms, ...
 
     return Operation(False, steps)

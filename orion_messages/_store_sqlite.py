@@ -64,7 +64,7 @@ def _opened(path: str, where: str, *, create: bool) -> sqlite3.Connection:
     if path == IN_MEMORY:
         connection = _connect(IN_MEMORY, uri=False)
     elif create:
-        folder = os.path.dirname(os.path.abspath(path))
+        folder = os.path.dirname(path) or "."
         if not os.path.isdir(folder):  # sqlite3 would say only "unable to open"
             missing = FileNotFoundError(errno.ENOENT, "no such folder for the store's database", path)
             raise StoreError(f"{where}: no such folder for the store's database") from missing
@@ -88,7 +88,8 @@ def _file_uri(path: str, mode: str) -> str:
     name that starts with ``file:`` as a URI (``file:x.db?mode=memory``: a database in memory),
     where this URI holds the absolute path with its ``?``, ``#`` and ``%`` percent-encoded.
     """
-    return f"{Path(os.path.abspath(path)).as_uri()}?mode={mode}"
+    # absolute(), not abspath(): "link/../x.db" is the file the system finds, through the link.
+    return f"{Path(path).absolute().as_uri()}?mode={mode}"
 
 
 def _connect(database: str, *, uri: bool) -> sqlite3.Connection:

@@ -1254,7 +1254,7 @@ class _Listed(NamedTuple):
     def json(self) -> dict[str, Any]:
         """The store's entry in ``validate``'s JSON report: its URL, as its conversations' paths
         start, and how many conversations were checked in it (0 for an empty store)."""
-        return {"url": stores.parse_store_url(self.raw).display, "conversations": len(self.conversations)}
+        return {"url": masked_url(self.raw), "conversations": len(self.conversations)}
 
 
 def _listed(raw: str) -> _Listed:

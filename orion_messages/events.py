@@ -410,13 +410,24 @@ def dump_event(event: AgentEvent) -> bytes:
     if (
         _Event.numbers_unchecked
         and _not_a_number_in(event.__dict__, type(event))
-        and (found := invalid_field(event, _event_problem)) is not None
+        and (found := _invalid_event_field(event)) is not None
     ):
         raise FormatError([found])
     try:
         return dump_json(_EVENT, event)
     except FormatError as error:
         raise _placed(error, event) from None
+
+
+def _invalid_event_field(event: _Event) -> Problem | None:
+    """``invalid_field`` of an event, worded as ``parse_event`` words it. Its class validates
+    without the union's tag in the locations, which ``_event_problem`` takes off: put it back."""
+    tag = type(event).model_fields["type"].default  # the class's, whatever the instance holds
+    return invalid_field(event, partial(_tagged_problem, tag))
+
+
+def _tagged_problem(tag: str, detail: ErrorDetails) -> Problem:
+    return _event_problem({**detail, "loc": (tag, *detail["loc"])})
 
 
 def _placed(error: FormatError, event: _Event) -> FormatError:
@@ -427,7 +438,7 @@ def _placed(error: FormatError, event: _Event) -> FormatError:
     try:  # the failing path only: which check refused, the serializer or the scan after it
         _EVENT.serializer.to_json(event, warnings="error")
     except ValueError:
-        found = invalid_field(event, _event_problem) or unencodable_string(event, problem)
+        found = _invalid_event_field(event) or unencodable_string(event, problem)
     else:
         found = non_finite_number(event, problem)
     return error if found is None else FormatError([found])

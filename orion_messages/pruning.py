@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from itertools import compress
 from operator import itemgetter
+from typing import cast
 
 from ._layout import _read_columns
 from ._text import kind_of
@@ -79,12 +80,17 @@ class PruneResult:
     summary_error: Exception | None = None
     """Why summarizing failed (the exception raised, or a ``ValueError`` for an empty or oversized
     summary); the sliding window applied."""
-    history: list[Message] = field(kw_only=True)
+    history: list[Message] = field(default=cast("list[Message]", None), kw_only=True)
     """The conversation once pruned, to keep: the input without the dropped turns (the summary
     in place of the folded messages when one was made). With a template it also holds the
     preamble, which is not sent (orion-core leaves it out of the prompt) but stays in the
     history. ``replace_messages(result.history)`` makes the pruning last, as the store's
-    ``prune`` does."""
+    ``prune`` does. Built by hand without it, a result's ``history`` is its ``messages`` (as
+    without a template)."""
+
+    def __post_init__(self) -> None:
+        if self.history is None:
+            object.__setattr__(self, "history", list(self.messages))  # frozen: set once, here
 
     @property
     def summarized(self) -> bool:

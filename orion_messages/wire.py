@@ -634,14 +634,14 @@ def non_finite_number(model: BaseModel, problem: Problem) -> Problem | None:
     """``problem`` placed at the first NaN or infinity in ``model``, a message or an event
     (``tool_calls[0].arguments.a[2]``), put there past validation (``model_construct``, or a
     value changed in place)."""
-    found = value_problem(model.model_dump(mode="json"), unknown=True, depth=False)
+    found = value_problem(model.model_dump(mode="json", warnings=False), unknown=True, depth=False)
     return None if found is None else Problem(location(found[0]), problem.message)
 
 
 def unencodable_string(model: BaseModel, problem: Problem) -> Problem | None:
     """``problem`` placed at the first string of ``model`` (a message, an event) that UTF-8
     cannot encode: one holding a lone surrogate, which a model built in Python may hold."""
-    found = next(lone_surrogates(model.model_dump()), None)
+    found = next(lone_surrogates(model.model_dump(warnings=False)), None)
     return None if found is None else Problem(location(found.path), problem.message)
 
 
@@ -656,14 +656,17 @@ def invalid_field(model: BaseModel, problem: ProblemFrom = problem_from) -> Prob
     """The first field validation refuses in a model built without it (``model_construct``),
     in the model or in one it holds (``tool_result.content``, ``messages[1].timestamp``): the
     models inside are taken as they are by validating the outer one, so each is looked at.
-    ``problem`` says validation's error (events word theirs their own way)."""
+    ``problem`` says validation's error about ``model``'s own fields (events word theirs their
+    own way); the models inside are messages and their parts, worded as ``problem_from`` does."""
+    # model_construct may leave the extras under their own name in __dict__ too: taken once.
+    fields = {name: value for name, value in model.__dict__.items() if name != "__pydantic_extra__"}
     try:
-        type(model).model_validate({**model.__dict__, **(model.__pydantic_extra__ or {})})
+        type(model).model_validate({**fields, **(model.__pydantic_extra__ or {})})
     except ValidationError as error:
         return problem(error.errors(include_url=False)[0])
-    for name, value in model.__dict__.items():
-        for index, item in enumerate(value) if isinstance(value, tuple) else [(None, value)]:
-            if isinstance(item, BaseModel) and (found := invalid_field(item, problem)) is not None:
+    for name, value in fields.items():
+        for index, item in enumerate(value) if isinstance(value, (tuple, list)) else [(None, value)]:
+            if isinstance(item, BaseModel) and (found := invalid_field(item)) is not None:
                 return FormatError([found]).within(name if index is None else f"{name}[{index}]").problems[0]
     return None
 

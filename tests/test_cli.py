@@ -1503,6 +1503,23 @@ def test_prune_output_with_a_template_keeps_the_preamble_it_does_not_send(
     assert json.loads(capsys.readouterr().out)["written_messages"] == len(written)
 
 
+def test_prune_counts_what_it_writes_to_standard_output_and_nothing_without_output(
+    tmp_path: Path, capsys: CaptureFixture
+) -> None:
+    # docs/cli.md: written_messages is how many -o wrote, 0 without it; with -o - the report
+    # goes to stderr and the conversation once pruned to stdout (the preamble kept, as above).
+    conversation = tmp_path / "greeted.json"
+    conversation.write_bytes(json.dumps(GREETED).encode())
+    argv = _templated(conversation)
+    argv[argv.index("100")] = "20"
+    assert main([*argv, "-o", "-"]) == 0
+    captured = capsys.readouterr()
+    assert [message["id"] for message in json.loads(captured.out)] == ["msg-1", "msg-4"]
+    assert "wrote 2 messages to standard output\n" in captured.err
+    assert main([*argv, "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["written_messages"] == 0
+
+
 def test_tools_parameters_minus_zero_is_the_float_minus_zero_as_in_serde(
     tmp_path: Path, capsys: CaptureFixture
 ) -> None:

@@ -206,9 +206,12 @@ def test_from_openai_leaves_out_what_the_sdks_parse_derived() -> None:
     assert result.lossless
     assert result.value[1].content == '{"city":"Paris"}'
     assert result.value[1].tool_calls == (ToolCall(id="call_1", name="f", arguments={"city": "Paris"}),)
-    # The calls on their own, and a key the SDK does not derive, set on the same object.
+    # The calls on their own, the SDK's function in a dict's call, and a key the SDK does not
+    # derive, set on the same object.
     calls_only = from_openai([{"role": "assistant", "tool_calls": [call]}], timestamp=0)
     assert calls_only.lossless
+    in_a_dict = {"id": "call_1", "type": "function", "function": function}
+    assert from_openai([{"role": "assistant", "tool_calls": [in_a_dict]}], timestamp=0).lossless
     message.refusal = "no"
     assert [str(loss) for loss in from_openai([message], timestamp=0).losses] == [
         "[0].refusal: orion-core has no place for this key"

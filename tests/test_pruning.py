@@ -28,6 +28,7 @@ from orion_messages.pruning import (
     ContextConfig,
     ContextOverflowError,
     PrunePlan,
+    PruneResult,
     PruneStrategy,
     TokenCounter,
     estimate_tokens,
@@ -741,6 +742,17 @@ def test_the_reprs_of_a_long_prune_count_turns_and_messages_instead_of_listing_t
     )
     short = plan_prune(_counted_turns(2), ContextConfig(max_context_tokens=100, max_response_tokens=10))
     assert "kept=[range(1, 3), range(3, 5)], dropped=[]," in repr(short)  # a few turns are listed
+
+
+def test_a_prune_result_built_by_hand_without_history_keeps_its_messages() -> None:
+    # docs/pruning.md: without a template what is sent is what is kept; a result a host builds
+    # itself (a test double, say) need not say history.
+    messages = _counted_turns(1)
+    plan = plan_prune(messages)
+    built = PruneResult(messages, [], plan, plan.kept_tokens)
+    assert built.history == messages
+    assert built.history is not messages
+    assert PruneResult(messages, [], plan, 0, history=messages[1:]).history == messages[1:]
 
 
 def test_the_repr_of_a_long_turn_layout_counts_its_turns() -> None:

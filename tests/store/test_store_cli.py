@@ -153,6 +153,72 @@ def test_validate_lists_a_store_a_page_at_a_time(
     assert all(isinstance(after[0], int) for after in asked[1:])
 
 
+def test_prune_with_a_template_into_a_store_keeps_the_preamble(
+    sqlite_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # CHANGELOG: prune --template -o writes the conversation once pruned, "to a file or a
+    # store": the greeting before the first user message is not sent but stays. Under ChatML and
+    # chars/4, 20 tokens keep only the latest turn (7 tokens; the first turn needs 15 more).
+    greeted = [
+        {"id": "msg-1", "role": "assistant", "content": "Hello!", "timestamp": 1},
+        {"id": "msg-2", "role": "user", "content": "hi", "timestamp": 2},
+        {"id": "msg-3", "role": "assistant", "content": "ok", "timestamp": 3},
+        {"id": "msg-4", "role": "user", "content": "hi", "timestamp": 4},
+    ]
+    source = tmp_path / "greeted.json"
+    source.write_text(json.dumps(greeted), encoding="utf-8")
+    target = with_conversation(sqlite_url, "p")
+    window = ["--max-context-tokens", "20", "--max-response-tokens", "0", "--template", "chatml"]
+    assert main(["prune", str(source), *window, "-o", target]) == 0
+    assert "wrote 2 messages to" in capsys.readouterr().out
+    with open_store(sqlite_url) as store:
+        assert [message.id for message in store.load("p")] == ["msg-1", "msg-4"]
+
+
+def test_validate_names_a_store_s_entries_by_urls_that_read_back(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # docs/cli.md: stores[].url is the URL "as its conversations' paths start", a row whose id
+    # is not text is named by the store's URL, and a path reads back (a tab in the file name).
+    tabbed = tmp_path / "a\tb.db"  # outside the f-string: no backslash there before 3.12
+    url = f"sqlite:///{tabbed}"
+    with open_store(url) as store:
+        for name in ("c1", "c2"):
+            store.create(name)
+            store.append(name, Message.user("m1", "hi", timestamp=1))
+    raw_sql(url, "UPDATE orion_conversations SET id = x'ff', created_ms = 1 WHERE id = 'c1'")
+    assert main(["validate", url, "--format", "json"]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert report["stores"] == [{"url": url, "conversations": 2}]
+    assert [entry["path"] for entry in report["files"]] == [url, f"{url}?conversation=c2"]
+    assert main(["stats", report["files"][1]["path"]]) == 0
+
+
+def test_a_row_without_an_id_ending_a_page_hides_no_later_conversation(
+    sqlite_url: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # SQLite lets another program write NULL in the id column (a non-INTEGER primary key); it
+    # sorts before the ids of its millisecond. Ending a page, it must not end the listing:
+    # docs/cli.md, every conversation is checked, the row itself one invalid entry.
+    monkeypatch.setattr(_store_cli, "PAGE_SIZE", 2)
+    for name in ["a", "b", "c"]:
+        assert main(["convert", str(GOLDEN), with_conversation(sqlite_url, name)]) == 0
+    raw_sql(sqlite_url, "UPDATE orion_conversations SET created_ms = 5 WHERE id IN ('b', 'c')")
+    raw_sql(
+        sqlite_url,
+        "INSERT INTO orion_conversations (id, created_ms, updated_ms, message_count, next_position)"
+        " VALUES (NULL, 5, 5, 0, 0)",
+    )
+    raw_sql(sqlite_url, "UPDATE orion_conversations SET created_ms = 1 WHERE id = 'a'")
+    capsys.readouterr()
+    # Pages of 2: [a, NULL], then b and c, which share NULL's millisecond.
+    assert main(["validate", "--format", "json", sqlite_url]) == 1
+    report = json.loads(capsys.readouterr().out)
+    listed = [entry["path"].rpartition("conversation=")[2] for entry in report["files"] if entry["valid"]]
+    assert listed == ["a", "b", "c"]
+    assert report["counts"]["files"] == 4
+
+
 @pytest.mark.parametrize(
     ("deleted", "listed"),
     [

@@ -1,6 +1,6 @@
 """How a store is named and opened: SQLite file names SQLite could take for a URI, PostgreSQL
-passwords holding ``@``, ``/`` or ``?``, the store's name in messages, and which message of a
-batch a write refuses.
+passwords written with a raw ``@``, ``/`` or ``?``, the store's name in messages, and which
+message of a batch a write refuses.
 
 Every expectation is written from docs/store.md and docs/reliability.md, not from the code's
 output.
@@ -60,6 +60,22 @@ def test_a_dangling_symlink_is_no_store_database(tmp_path: Path) -> None:
         open_store(f"sqlite:///{link}", create=False)
     assert str(caught.value) == f"{link}: no such store database; nothing was created"
     assert not (tmp_path / "gone.db").exists()
+
+
+def test_a_path_through_a_linked_folder_is_the_file_the_system_finds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # store.md: the path is a file name, relative to the working folder: "link/../chats.db" is
+    # the file the system opens (through the link, real/../chats.db), not ./chats.db.
+    (tmp_path / "top" / "real").mkdir(parents=True)
+    (tmp_path / "link").symlink_to(tmp_path / "top" / "real")
+    monkeypatch.chdir(tmp_path)
+    with open_store("sqlite:///link/../chats.db") as store:
+        store.create("c1")
+    assert (tmp_path / "top" / "chats.db").is_file()
+    assert not (tmp_path / "chats.db").exists()
+    with open_store("sqlite:///link/../chats.db", create=False) as store:
+        assert [c.id for c in store.conversations()] == ["c1"]
 
 
 @pytest.mark.parametrize("create", [True, False])
@@ -156,3 +172,18 @@ def test_the_command_line_shows_no_piece_of_such_a_password(capsys: pytest.Captu
     assert text.count("orion-messages: error: postgresql://app:***@127.0.0.1:1/postgres") == 2
     for piece in PIECES:
         assert piece not in text
+
+
+def test_the_command_line_masks_no_word_of_a_well_written_password_elsewhere(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # Percent-encoded (store.md), the password has no part libpq could quote apart: only the
+    # password itself is masked, and libpq's "connection to server at ..." keeps its words.
+    url = "postgresql://app:hunter%2Fserver@127.0.0.1:1/postgres?connect_timeout=3"
+    assert main(["list", url]) == 1
+    text = capsys.readouterr().err
+    assert text.startswith(
+        "orion-messages: error: postgresql://app:***@127.0.0.1:1/postgres?connect_timeout=3: "
+    )
+    assert 'connection to server at "127.0.0.1", port 1 failed' in text
+    assert "Is the server running" in text
