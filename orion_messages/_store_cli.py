@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from typing import Any, NamedTuple
 from urllib.parse import quote, unquote
 
-from ._store_ops import conversation_keys
+from ._store_ops import conversation_keys, conversations_without_id
 from ._store_url import masked_url
 from ._text import kind_of, quoted, shown_place
 from .checks import find_problems
@@ -125,23 +125,28 @@ def _reason(error: Exception, display: str) -> str:
 def _redacted(text: str, raw: str) -> str:
     """``text`` with any password of the URL ``raw`` (as written, or decoded) replaced by ``***``.
 
-    libpq reads a password written with a raw ``/``, ``?``, ``#`` or ``@`` as parts of the URL
-    and may quote one in its error: the part before the first such character (a port, say)
-    and the rest from each of them on (the query after a ``?``) are masked too.
+    libpq ends a URL's password at a raw ``@`` or ``/`` and reads the rest as the host, the path
+    and the query, whose parts its errors quote decoded (a port, a host name): for a password
+    written so, the part before the first ``/``, ``?``, ``#`` or ``@`` and the rest after each
+    are masked too, as written and decoded.
     """
     secrets = url_passwords(raw)
     forms = {form for secret in secrets for form in (secret, unquote(secret))}
     for secret in secrets:
-        cuts = [found.start() for found in _RAW_DELIMITER.finditer(secret)]
-        forms.update([secret[: cuts[0]], *(secret[cut + 1 :] for cut in cuts)] if cuts else [])
+        if _PASSWORD_END.search(secret):
+            cuts = [found.start() for found in _URL_DELIMITER.finditer(secret)]
+            parts = [secret[: cuts[0]], *(secret[cut + 1 :] for cut in cuts)]
+            forms.update(form for part in parts for form in (part, unquote(part)))
     for form in sorted(forms, key=len, reverse=True):  # the whole before its parts
         if len(form) >= 3:  # a shorter one would mask ordinary words
             text = text.replace(form, "***")
     return text
 
 
-_RAW_DELIMITER = re.compile(r"[/?#@]")
-"""What libpq (RFC 3986) takes for the end of a URL's password, written raw in one."""
+_PASSWORD_END = re.compile(r"[/@]")
+"""What ends a URL's password for libpq, written raw in one (a raw ``?``, ``#`` or ``:`` does not)."""
+_URL_DELIMITER = re.compile(r"[/?#@]")
+"""What splits the rest of the URL libpq reads after such an end: the host, the path, the query."""
 
 
 def _placed(problem: Problem, source: str | None) -> Problem:
@@ -242,8 +247,9 @@ def _conversation_ids(store: ConversationStore) -> list[Any]:
     row into a ``ConversationInfo`` and refuses a whole page for one title, metadata or
     ``created_ms`` another program wrote oddly, none of which ``validate`` needs. A page starts
     after the previous page's last ``(created_ms, id)`` as read, which need not exist any more.
+    Rows without an id (SQLite's NULL, which no key pages past) come first, one None each.
     """
-    ids: list[Any] = []
+    ids: list[Any] = [None] * store._backend.run(conversations_without_id())
     page = _id_page(store, None)
     while page:
         ids.extend(identifier for _, identifier in page)

@@ -470,7 +470,8 @@ def conversations(
 
 def conversation_keys(limit: int, after: tuple[Any, Any] | None) -> Operation[list[tuple[Any, Any]]]:
     """A page of at most ``limit`` conversations' ``(created, id)`` keys as stored, in the order
-    of ``conversations``, after the key ``after`` (None starts at the first).
+    of ``conversations``, after the key ``after`` (None starts at the first); a row without an
+    id (``conversations_without_id``) is not among them.
 
     For a reader that must get past a row another program wrote (``validate``): no value is
     checked, where ``conversations`` refuses a page for one odd title, metadata or created time.
@@ -478,14 +479,21 @@ def conversation_keys(limit: int, after: tuple[Any, Any] | None) -> Operation[li
 
     def steps(s: Statements) -> Steps[list[tuple[Any, Any]]]:
         if after is None:
-            rows = yield s["page"], (limit,), "all"
+            rows = yield s["key_page"], (limit,), "all"
         else:
-            created, identifier = after
-            # A NULL id (SQLite's primary key lets another program write one) compares as NULL:
-            # the page goes on from below every other value SQLite orders, -infinity.
-            start = (created, float("-inf") if identifier is None else identifier)
-            rows = yield s["page_after"], (*start, limit), "all"
-        return [(row[3], row[0]) for row in rows]  # id, title, metadata, created_ms, ...
+            rows = yield s["key_page_after"], (*after, limit), "all"
+        return [(row[0], row[1]) for row in rows]
+
+    return Operation(False, steps)
+
+
+def conversations_without_id() -> Operation[int]:
+    """How many conversation rows have a NULL id: SQLite lets another program write one (its
+    primary key is no INTEGER), which no key can page past."""
+
+    def steps(s: Statements) -> Steps[int]:
+        row = yield s["count_null_ids"], (), "one"
+        return int(row[0])
 
     return Operation(False, steps)
 

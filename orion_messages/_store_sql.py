@@ -96,6 +96,13 @@ _TEMPLATES = {
     "page": f"SELECT {_CONVERSATION_COLUMNS} FROM orion_conversations ORDER BY created_ms, id LIMIT ?",
     "page_after": f"SELECT {_CONVERSATION_COLUMNS} FROM orion_conversations WHERE (created_ms, id) > (?, ?) "
     "ORDER BY created_ms, id LIMIT ?",
+    # validate's listing of keys alone, past rows another program wrote: SQLite lets one hold a
+    # NULL id (compared as NULL, no key to page from), counted apart.
+    "key_page": "SELECT created_ms, id FROM orion_conversations WHERE id IS NOT NULL "
+    "ORDER BY created_ms, id LIMIT ?",
+    "key_page_after": "SELECT created_ms, id FROM orion_conversations WHERE id IS NOT NULL "
+    "AND (created_ms, id) > (?, ?) ORDER BY created_ms, id LIMIT ?",
+    "count_null_ids": "SELECT COUNT(*) FROM orion_conversations WHERE id IS NULL",
     "delete_archived": "DELETE FROM orion_archived_messages WHERE conversation_id = ?",
     "delete_messages": "DELETE FROM orion_messages WHERE conversation_id = ?",
     "delete": "DELETE FROM orion_conversations WHERE id = ?",

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime, timedelta, timezone
 from enum import Enum
 from functools import cache, partial
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar, cast, overload
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar, cast, get_origin, overload
 
 from pydantic import BaseModel, Field, GetCoreSchemaHandler, ValidationError
 from pydantic.config import ExtraValues
@@ -164,7 +164,13 @@ class _WireModel(
     @classmethod
     def model_construct(cls, _fields_set: set[str] | None = None, **values: Any) -> Self:  # type: ignore[override]
         """pydantic's construction without validation; see ``values_unchecked`` and
-        ``incomplete_alive``."""
+        ``incomplete_alive``. A list given for a tuple field (``tool_calls``, an event's
+        ``messages``) is kept as a tuple, as validation keeps it (the writers take tuples)."""
+        tuples = _tuple_fields(cls)
+        values = {
+            name: tuple(value) if name in tuples and type(value) is list else value
+            for name, value in values.items()
+        }
         _note_unchecked(values.values())
         return _counted_if_incomplete(cast(Self, super().model_construct(_fields_set, **values)))
 
@@ -223,6 +229,13 @@ def _one_incomplete_gone() -> None:
 # ``+=`` on the count is no atomic step between threads (3.10, free-threaded builds); reentrant,
 # as a collection in the middle of a change may run a finalizer on the same thread.
 _INCOMPLETE_COUNT = threading.RLock()
+
+
+@cache  # per class: read on every model_construct
+def _tuple_fields(model: type[BaseModel]) -> frozenset[str]:
+    return frozenset(
+        name for name, field in model.model_fields.items() if get_origin(field.annotation) is tuple
+    )
 
 
 @cache  # per class: read on every model_construct

@@ -31,6 +31,7 @@ from orion_messages import (
     ToolCall,
     ToolResult,
     UnknownKeyWarning,
+    dumps,
     find_problems,
     loads,
 )
@@ -954,6 +955,29 @@ def test_dump_event_names_a_field_in_a_list_given_to_model_construct_and_warns_n
         "messages[1].content",
         "expected a string, found the number 5",
     )
+
+
+def test_model_construct_keeps_a_list_for_a_tuple_field_as_validation_does() -> None:
+    # A list is how Python spells a sequence; validation keeps it as the field's tuple, and so
+    # does model_construct, so the writers write it (with no warning, none as an error).
+    call = ToolCall(id="c", name="f", arguments={})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        built = _built(Message, id="a", role=Role.ASSISTANT, content="", timestamp=1, tool_calls=[call])
+        assert built.tool_calls == (call,)
+        assert (
+            dumps([built])
+            == b'[{"id":"a","role":"assistant","content":"","timestamp":1,"tool_calls":[{"id":"c","name":"f","arguments":{}}]}]'
+        )
+        ended = _built(AgentEndEvent, messages=[_VALID_MESSAGE])
+        assert (
+            dump_event(ended)
+            == b'{"type":"agent_end","messages":[{"id":"m","role":"user","content":"c","timestamp":1}]}'
+        )
+        turn = _built(TurnEndEvent, message=_VALID_MESSAGE, tool_results=[])
+        assert dump_event(turn) == (
+            b'{"type":"turn_end","message":{"id":"m","role":"user","content":"c","timestamp":1},"tool_results":[]}'
+        )
 
 
 @pytest.mark.parametrize(("tag", "holder"), [("error", "message."), ("warning", "")])

@@ -194,29 +194,31 @@ def test_validate_names_a_store_s_entries_by_urls_that_read_back(
     assert main(["stats", report["files"][1]["path"]]) == 0
 
 
-def test_a_row_without_an_id_ending_a_page_hides_no_later_conversation(
+def test_rows_without_an_id_hide_no_conversation_from_validate(
     sqlite_url: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # SQLite lets another program write NULL in the id column (a non-INTEGER primary key); it
-    # sorts before the ids of its millisecond. Ending a page, it must not end the listing:
-    # docs/cli.md, every conversation is checked, the row itself one invalid entry.
+    # SQLite lets another program write NULL in the id column (a non-INTEGER primary key), which
+    # compares as NULL: no page can start after it. docs/cli.md: every conversation is checked,
+    # each such row one invalid entry named by the store's URL. Ids of every kind around them,
+    # "#general" sorting before most texts, and pages of 2.
     monkeypatch.setattr(_store_cli, "PAGE_SIZE", 2)
-    for name in ["a", "b", "c"]:
+    for name in ["a", "#general", "c"]:
         assert main(["convert", str(GOLDEN), with_conversation(sqlite_url, name)]) == 0
-    raw_sql(sqlite_url, "UPDATE orion_conversations SET created_ms = 5 WHERE id IN ('b', 'c')")
-    raw_sql(
-        sqlite_url,
-        "INSERT INTO orion_conversations (id, created_ms, updated_ms, message_count, next_position)"
-        " VALUES (NULL, 5, 5, 0, 0)",
-    )
+    raw_sql(sqlite_url, "UPDATE orion_conversations SET created_ms = 5")
     raw_sql(sqlite_url, "UPDATE orion_conversations SET created_ms = 1 WHERE id = 'a'")
+    for _ in range(2):
+        raw_sql(
+            sqlite_url,
+            "INSERT INTO orion_conversations (id, created_ms, updated_ms, message_count, next_position)"
+            " VALUES (NULL, 5, 5, 0, 0)",
+        )
     capsys.readouterr()
-    # Pages of 2: [a, NULL], then b and c, which share NULL's millisecond.
     assert main(["validate", "--format", "json", sqlite_url]) == 1
     report = json.loads(capsys.readouterr().out)
-    listed = [entry["path"].rpartition("conversation=")[2] for entry in report["files"] if entry["valid"]]
-    assert listed == ["a", "b", "c"]
-    assert report["counts"]["files"] == 4
+    paths = [entry["path"] for entry in report["files"]]
+    store = masked_url(sqlite_url)
+    assert paths == [store, store, *(with_conversation(store, name) for name in ["a", "%23general", "c"])]
+    assert [entry["valid"] for entry in report["files"]] == [False, False, True, True, True]
 
 
 @pytest.mark.parametrize(

@@ -187,3 +187,22 @@ def test_the_command_line_masks_no_word_of_a_well_written_password_elsewhere(
     )
     assert 'connection to server at "127.0.0.1", port 1 failed' in text
     assert "Is the server running" in text
+
+
+def test_a_part_libpq_reads_as_the_port_is_masked_decoded(capsys: pytest.CaptureFixture[str]) -> None:
+    # A raw "/" ends the password for libpq (store.md), which then reads "admin:Pass%2Fw0rd" as
+    # a host and its port, and quotes the port decoded ("Pass/w0rd"): masked all the same.
+    url = "postgresql://admin:Pass%2Fw0rd/x@db.internal/postgres?hostaddr=127.0.0.1"
+    assert main(["list", url]) == 1
+    text = capsys.readouterr().err
+    assert "Pass" not in text
+    assert 'invalid integer value "***" for connection option "port"' in text
+
+
+def test_a_raw_hash_in_a_password_is_no_end_of_it(capsys: pytest.CaptureFixture[str]) -> None:
+    # store.md: a raw "?", "#" or ":" stays part of the password for libpq: only the password is
+    # masked, and "server" in libpq's own words stays.
+    assert main(["list", "postgresql://u:abc#server@127.0.0.1:1/db?connect_timeout=3"]) == 1
+    text = capsys.readouterr().err
+    assert "abc" not in text
+    assert 'connection to server at "127.0.0.1", port 1 failed' in text

@@ -222,8 +222,9 @@ def test_the_first_match_by_position_stays_first_whatever_the_index_order(store_
 # the pages of conversations()
 
 # The statements reading a page of conversations (``conversations(limit=...)``, with ``after``
-# or without), each with its parameters: a page of 20 after a conversation in the middle.
-PAGES = {"page": 1, "page_after": 3}
+# or without; ``validate``'s pages of keys alike), each with the number of its parameters: a
+# page of 20 after a conversation in the middle.
+PAGES = {"page": 1, "page_after": 3, "key_page": 1, "key_page_after": 3}
 LISTING_INDEX = "orion_conversations_by_created"
 CONVERSATIONS = 300
 
@@ -259,6 +260,10 @@ def test_sqlite_reads_a_page_from_the_listing_index(sqlite_url: str, analyzed: b
     expected = {
         "page": rf"SCAN orion_conversations USING INDEX {LISTING_INDEX}",
         "page_after": rf"SEARCH orion_conversations USING INDEX {LISTING_INDEX} \(\(created_ms,id\)>\(\?,\?\)\)",
+        # The keys alone are in the index: it covers them.
+        "key_page": rf"SCAN orion_conversations USING COVERING INDEX {LISTING_INDEX}",
+        "key_page_after": rf"SEARCH orion_conversations USING COVERING INDEX {LISTING_INDEX} "
+        r"\(\(created_ms,id\)>\(\?,\?\)\)",
     }
     with sqlite3.connect(parse_store_url(sqlite_url).database) as connection:
         if analyzed:
@@ -285,8 +290,8 @@ def test_postgres_reads_a_page_from_the_listing_index(postgres_url: str, plan: s
             sql = statements(POSTGRES)[name]
             text = postgres_plan(connection, sql, page_parameters(name, after), plan, f"page_{name}")
             assert re.search(rf"Index (Only )?Scan using {LISTING_INDEX}\b", text), text
-            if name == "page_after":
-                assert re.search(r"Index Cond: \(ROW\(created_ms, id\) > ROW\(.+\)\)", text), text
+            if name.endswith("page_after"):
+                assert re.search(r"Index Cond: \(+ROW\(created_ms, id\) > ROW\(.+\)\)", text), text
             assert "Sort" not in text, text
             assert "Seq Scan" not in text, text
 
