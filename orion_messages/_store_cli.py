@@ -9,6 +9,7 @@ every conversation in the store, one at a time (``stored_conversations``, then `
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 from collections.abc import Generator, Iterator, Sequence
@@ -16,7 +17,7 @@ from contextlib import contextmanager
 from typing import Any, NamedTuple
 from urllib.parse import quote, unquote
 
-from ._store_ops import conversation_keys, conversations_without_id
+from ._store_ops import checked_id, conversation_keys, conversations_without_id
 from ._store_url import masked_url
 from ._text import kind_of, quoted, shown_place
 from .checks import find_problems
@@ -125,17 +126,18 @@ def _reason(error: Exception, display: str) -> str:
 def _redacted(text: str, raw: str) -> str:
     """``text`` with any password of the URL ``raw`` (as written, or decoded) replaced by ``***``.
 
-    libpq ends a URL's password at a raw ``@`` or ``/`` and reads the rest as the host, the path
-    and the query, whose parts its errors quote decoded (a port, a host name): for a password
-    written so, the part before the first ``/``, ``?``, ``#`` or ``@`` and the rest after each
-    are masked too, as written and decoded.
+    libpq ends a URL's password at a raw ``@`` or ``/`` and reads the rest as hosts, ports, the
+    path and the query, whose parts its errors quote decoded (a port, a host name): for a
+    password written so, each part between two delimiters and each rest after one are masked
+    too, as written and decoded.
     """
     secrets = url_passwords(raw)
     forms = {form for secret in secrets for form in (secret, unquote(secret))}
     for secret in secrets:
         if _PASSWORD_END.search(secret):
-            cuts = [found.start() for found in _URL_DELIMITER.finditer(secret)]
-            parts = [secret[: cuts[0]], *(secret[cut + 1 :] for cut in cuts)]
+            bounds = [-1, *(found.start() for found in _URL_DELIMITER.finditer(secret)), len(secret)]
+            parts = [secret[start + 1 : end] for start, end in itertools.pairwise(bounds)]
+            parts += [secret[cut + 1 :] for cut in bounds[1:-1]]
             forms.update(form for part in parts for form in (part, unquote(part)))
     for form in sorted(forms, key=len, reverse=True):  # the whole before its parts
         if len(form) >= 3:  # a shorter one would mask ordinary words
@@ -145,8 +147,9 @@ def _redacted(text: str, raw: str) -> str:
 
 _PASSWORD_END = re.compile(r"[/@]")
 """What ends a URL's password for libpq, written raw in one (a raw ``?``, ``#`` or ``:`` does not)."""
-_URL_DELIMITER = re.compile(r"[/?#@]")
-"""What splits the rest of the URL libpq reads after such an end: the host, the path, the query."""
+_URL_DELIMITER = re.compile(r"[/?#@:,]")
+"""What splits the rest of the URL libpq reads after such an end: hosts (``,``), ports (``:``),
+the path, the query."""
 
 
 def _placed(problem: Problem, source: str | None) -> Problem:
@@ -231,12 +234,21 @@ def stored_conversations(raw: str) -> list[Stored] | None:
     # Labels from the URL as given, password masked, not escaped: a label reads back (the
     # terminal's lines escape it when printed, JSON on its own), as list's urls do.
     masked = masked_url(raw)
-    return [
-        Stored(name, _label(masked, name))
-        if isinstance(name, str)
-        else Stored(None, masked, f"a stored conversation's id is {kind_of(name)} {quoted(name)}, not text")
-        for name in names
-    ]
+    return [_stored(name, masked) for name in names]
+
+
+def _stored(name: Any, masked: str) -> Stored:
+    """The conversation ``name`` of the store ``masked`` names, or the entry of a row whose id
+    no operation takes (another program's: not text, empty, holding U+0000)."""
+    if not isinstance(name, str):
+        return Stored(None, masked, f"a stored conversation's id is {kind_of(name)} {quoted(name)}, not text")
+    if not name:
+        return Stored(None, masked, "a stored conversation's id is empty text")
+    try:
+        checked_id(name, "a stored conversation's id")
+    except OrionMessagesError as error:
+        return Stored(None, masked, str(error))
+    return Stored(name, _label(masked, name))
 
 
 def _conversation_ids(store: ConversationStore) -> list[Any]:

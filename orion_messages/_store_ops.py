@@ -36,9 +36,9 @@ from .errors import (
     StoreError,
     require_bool,
 )
-from .models import I64_MAX, Message, now_ms, require_token_count
+from .models import I64_MAX, Message, Role, now_ms, require_token_count
 from .pruning import ContextConfig, PrunePlan, PruneStrategy, TokenCounter, estimate_tokens, plan_prune
-from .wire import is_one_json_object, load_conversation, load_message, record_bytes
+from .wire import invalid_field, is_one_json_object, load_conversation, load_message, record_bytes
 
 __all__ = [
     "ID_BYTES_MAX",
@@ -228,21 +228,28 @@ def _rows(messages: Any) -> list[tuple[Any, ...]]:
             f"messages must be an iterable of Message (a list), got {type(messages).__name__}"
             + ("; append takes one" if isinstance(messages, Message) else "")
         )
-    listed = list(messages)
-    rows: list[tuple[Any, ...]] = []
-    for index, message in enumerate(listed):
-        try:
-            rows.append(_message_row(message))
-        except FormatError as error:  # which message of the batch, as ``save`` places it
-            raise error.within(f"[{index}]") from None
-    # New rows only: a rewrite in place keeps the ids a store already holds.
-    for message, row in zip(listed, rows, strict=True):
+    return [_new_row(message, index) for index, message in enumerate(list(messages))]
+
+
+def _new_row(message: Message, index: int) -> tuple[Any, ...]:
+    """``_message_row`` of the message at ``index`` of a batch, its ids checked to fit (a
+    rewrite in place keeps the ids a store already holds); a problem placed at ``[index]``, as
+    ``save`` places it."""
+    try:
+        row = _message_row(message)
         _check_id_bytes("message id", row[0])
         if row[5] is not None:
             _check_id_bytes(f"tool call id of message {quoted(row[0])}", row[5])
         for call in message.tool_calls:  # its result's id is indexed: the call's must fit too
             _check_id_bytes(f"tool call id of message {quoted(row[0])}", call.id)
-    return rows
+    except FormatError as error:
+        raise error.within(f"[{index}]") from None
+    except (AttributeError, TypeError, ValueError):  # a value model_construct let in that no column holds
+        found = invalid_field(message) if isinstance(message, Message) else None
+        if found is None:
+            raise
+        raise FormatError([found]).within(f"[{index}]") from None
+    return row
 
 
 def key(s: Statements, text: str) -> str:
@@ -262,7 +269,7 @@ def _message_row(message: Message) -> tuple[Any, ...]:
     result = message.tool_result
     return (
         message.id,
-        message.role.value,
+        Role(message.role).value,  # model_construct may have left a str
         message.timestamp,
         message.pinned,
         message.is_pending,

@@ -168,7 +168,7 @@ class _WireModel(
         ``messages``) is kept as a tuple, as validation keeps it (the writers take tuples)."""
         tuples = _tuple_fields(cls)
         values = {
-            name: tuple(value) if name in tuples and type(value) is list else value
+            name: tuple(value) if name in tuples and isinstance(value, list) else value
             for name, value in values.items()
         }
         _note_unchecked(values.values())

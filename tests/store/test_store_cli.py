@@ -221,6 +221,26 @@ def test_rows_without_an_id_hide_no_conversation_from_validate(
     assert [entry["valid"] for entry in report["files"]] == [False, False, True, True, True]
 
 
+def test_a_row_with_an_empty_id_is_one_invalid_entry(
+    sqlite_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # docs/cli.md: a row another program wrote stops nothing; an id no operation takes ("")
+    # is one invalid entry named by the store's URL, and the others are checked.
+    assert main(["convert", str(GOLDEN), with_conversation(sqlite_url, "a")]) == 0
+    raw_sql(
+        sqlite_url,
+        "INSERT INTO orion_conversations (id, created_ms, updated_ms, message_count, next_position)"
+        " VALUES ('', 0, 0, 0, 0)",
+    )
+    capsys.readouterr()
+    assert main(["validate", sqlite_url]) == 1
+    store = masked_url(sqlite_url)
+    assert capsys.readouterr().out.splitlines() == [
+        f"{store}: a stored conversation's id is empty text",
+        "checked 2 stored conversations (6 messages in the valid ones): 1 invalid (1 error)",
+    ]
+
+
 @pytest.mark.parametrize(
     ("deleted", "listed"),
     [

@@ -11,10 +11,11 @@ from __future__ import annotations
 import errno
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from orion_messages import FormatError, Message, StoreError, ToolCall
+from orion_messages import FormatError, Message, Role, StoreError, ToolCall
 from orion_messages.cli import main
 from orion_messages.store import open_store, parse_store_url
 
@@ -155,6 +156,35 @@ def test_a_batch_write_names_the_refused_message_by_its_index(store_url: str, ca
         assert [m.id for m in store.load("c1")] == ["msg-0"]  # nothing written
 
 
+@pytest.mark.parametrize(
+    ("values", "where", "what"),
+    [
+        (
+            {"role": "x"},
+            "[1].role",
+            'expected a role, one of "system", "user", "assistant", "tool_call" or "tool_result", found the string "x"',
+        ),
+        ({"id": None}, "[1].id", "expected a string, found null"),
+    ],
+)
+def test_a_batch_write_refuses_what_no_column_holds_at_its_place(
+    sqlite_url: str, values: dict[str, Any], where: str, what: str
+) -> None:
+    # docs/reliability.md: the store's writes refuse a role or an id model_construct let in
+    # that no column holds, as a FormatError placed in the batch; nothing is written.
+    built = Message.model_construct(**{"id": "m", "role": "user", "content": "c", "timestamp": 1, **values})
+    with open_store(sqlite_url) as store:
+        store.create("c1")
+        with pytest.raises(FormatError) as caught:
+            store.extend("c1", [Message.user("a", "b", timestamp=1), built])
+        assert [(p.location, p.message) for p in caught.value.problems] == [(where, what)]
+        assert store.load("c1") == []
+        # A role given as its plain text is the role: written and read back.
+        plain: dict[str, Any] = {"id": "m", "role": "user", "content": "c", "timestamp": 1}
+        store.extend("c1", [Message.model_construct(**plain)])
+        assert [m.role for m in store.load("c1")] == [Role.USER]
+
+
 # --------------------------------------------------------------------------------------------
 # PostgreSQL: a password holding a raw "@", "/" or "?", which libpq takes for delimiters
 # (store.md: percent-encode them); none of its pieces is ever shown
@@ -206,3 +236,20 @@ def test_a_raw_hash_in_a_password_is_no_end_of_it(capsys: pytest.CaptureFixture[
     text = capsys.readouterr().err
     assert "abc" not in text
     assert 'connection to server at "127.0.0.1", port 1 failed' in text
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "postgresql://app:P@ss:word99@127.0.0.1/postgres?hostaddr=127.0.0.1",  # read as a port
+        "postgresql://app:pw@h:1,Secr3tTail@127.0.0.1:1/postgres?connect_timeout=3",  # a 2nd host
+        "postgresql://app:5432,Secr3tHost:Zz9Port/x@127.0.0.1:1/postgres?connect_timeout=3",
+    ],
+)
+def test_no_part_libpq_reads_apart_reaches_the_terminal(url: str, capsys: pytest.CaptureFixture[str]) -> None:
+    # A raw "@" or "/" ends the password for libpq, which reads the rest as hosts (split at
+    # ","), ports (after ":"), the path and the query, and quotes such a part in its error.
+    assert main(["list", url]) == 1
+    text = capsys.readouterr().err
+    for part in ("word99", "Secr3tTail", "Secr3tHost", "Zz9Port"):
+        assert part not in text
