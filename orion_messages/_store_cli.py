@@ -64,11 +64,12 @@ class Stored(NamedTuple):
     """A conversation ``validate`` checks in a store: its id and the URL that names it."""
 
     id: str | None
-    """None for a row whose id is not text (another program wrote it): it cannot be loaded."""
+    """None for a row whose id no operation takes (another program wrote it: not text, empty,
+    holding U+0000): it cannot be loaded."""
     label: str
     """The URL naming it, as ``validate`` shows it (the store's own URL for a row without an id)."""
     problem: str = ""
-    """Why a row without an id cannot be checked."""
+    """Why such a row cannot be checked."""
 
 
 class Listing(NamedTuple):
