@@ -106,7 +106,8 @@ def _usage(text: str) -> int:
 
 
 def _options(args: argparse.Namespace) -> dict[str, Any]:
-    return {"strict": args.strict, "accept": [f.strip() for f in args.accept.split(",") if f.strip()]}
+    given = ",".join(args.accept or ())  # each --accept adds its fields
+    return {"strict": args.strict, "accept": [f.strip() for f in given.split(",") if f.strip()]}
 
 
 def _system_prompt(args: argparse.Namespace, read_option_text: ReadOptionText) -> str:

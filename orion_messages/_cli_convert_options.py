@@ -43,10 +43,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     group.add_argument(
         "--accept",
-        default="",
+        action="append",
         metavar="FIELDS",
         help="with --strict, comma-separated fields whose loss is fine (e.g. id,timestamp; "
-        "message: a message lost whole)",
+        "message: a message lost whole); may be given more than once",
     )
     group.add_argument(
         "--orphans",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import re
 import sys
@@ -103,7 +104,14 @@ def write_stdout(data: bytes) -> None:
         data = data_for_terminal(data)
         if not data.endswith(b"\n"):
             data += b"\n"
-    sys.stdout.buffer.write(data)
+    # A write may take only part of the data (a pipe its reader closed midway returns a short
+    # count, no error): write the rest until all is taken or the pipe says it is broken.
+    rest = memoryview(data)
+    while rest:
+        taken = sys.stdout.buffer.write(rest)
+        if not taken:
+            raise BrokenPipeError(errno.EPIPE, "standard output took nothing")
+        rest = rest[taken:]
     sys.stdout.buffer.flush()
 
 

@@ -17,7 +17,7 @@ from pydantic import BaseModel, ValidationError
 from ._json_rules import lone_surrogates, surrogate_at, value_problems
 from ._problems import describe, problems_from
 from ._text import excerpt, location, quoted
-from .conversions import _Report
+from .conversions import _Report, key_field
 from .errors import ConversionError, Problem
 from .ids import FreshIds
 from .models import I64_MAX, I64_MIN, Message, ToolCall, _SerdeJsonModel, now_ms
@@ -281,8 +281,7 @@ def _unknown_keys(
         if key in known or carries_nothing(data[key]):
             continue
         reason = reasons.get(key, _NO_PLACE) if reasons is not None else _NO_PLACE
-        shown = location((key,))  # escaped and cut; ``["a.b"]`` for a key that is not a plain name
-        report.lose(index, prefix.removesuffix(".") + shown if shown[:1] == "[" else prefix + shown, reason)
+        report.lose(index, key_field(prefix, key), reason)
 
 
 TIMESTAMP_EXPECTED = (

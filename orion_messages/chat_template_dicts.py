@@ -34,7 +34,7 @@ from ._conversion_input import (
 from ._json_rules import copied
 from ._problems import blamed_path, describe, problem_from
 from ._text import excerpt, location, quoted
-from .conversions import ConversionResult, OrphanPolicy, _fix_orphans, _input_list, _Report
+from .conversions import ConversionResult, OrphanPolicy, _fix_orphans, _input_list, _Report, key_field
 from .errors import ConversionError, FormatError, Problem, require_bool
 from .ids import FreshIds
 from .models import Message, Role, ToolCall
@@ -303,20 +303,26 @@ def _template_location(loc: tuple[int | str, ...], entry: Mapping[str, Any]) -> 
 
 
 def _paths(overlay: Mapping[str, Any], standard: Mapping[str, Any]) -> list[str]:
-    """The field paths an overlay holds (``pinned``, ``tool_result.is_error``, ``tool_calls[0].x``).
+    """The field paths an overlay holds (``pinned``, ``tool_result.is_error``, ``tool_calls[0].x``;
+    a key that is not a plain name as ``key_field`` shows it).
 
     A result or calls missing from ``standard`` altogether are one path, the whole field.
     """
     paths: list[str] = []
     for key, value in overlay.items():
-        if key not in standard:
-            paths.append(key)
-        elif key == "tool_result" and isinstance(value, dict):
-            paths.extend(f"tool_result.{part}" for part in value)
-        elif key == "tool_calls" and isinstance(value, list) and all(isinstance(c, dict) for c in value):
-            paths.extend(f"tool_calls[{n}].{part}" for n, call in enumerate(value) for part in call)
+        if key == "tool_result" and key in standard and isinstance(value, dict):
+            paths.extend(key_field("tool_result.", part) for part in value)
+        elif (
+            key == "tool_calls"
+            and key in standard
+            and isinstance(value, list)
+            and all(isinstance(c, dict) for c in value)
+        ):
+            paths.extend(
+                key_field(f"tool_calls[{n}].", part) for n, call in enumerate(value) for part in call
+            )
         else:
-            paths.append(key)
+            paths.append(key_field("", key))
     return paths
 
 

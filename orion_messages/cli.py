@@ -295,7 +295,8 @@ def _parser() -> argparse.ArgumentParser:
         prog=PROG,
         description="Validate, summarize, prune and convert orion-core conversations "
         "(.json arrays of messages and .jsonl logs). '-' is standard input or output.",
-        epilog="Exit status: 0 valid or done, 1 invalid input or refused, 2 usage error, 130 interrupted.",
+        epilog="Exit status: 0 valid or done, 1 invalid input or refused, 2 usage error, 130 interrupted, "
+        "141 standard output closed before everything was written.",
     )
     parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")

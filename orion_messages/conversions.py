@@ -20,7 +20,7 @@ from pydantic import BaseModel
 
 from ._collector import collector_paused
 from ._problems import describe
-from ._text import excerpt, kind_of, quoted, shown_location
+from ._text import excerpt, kind_of, location, quoted, shown_location
 from .errors import ArgumentTypeError, ConversionError, Problem, require_bool
 from .ids import FreshIds
 from .models import Message, Role, ToolCall, first_non_message, require_message_list
@@ -590,7 +590,15 @@ def _extra_losses(
 ) -> None:
     if extra:
         for key in extra:
-            add(Loss(index, f"{prefix}{key}", reason))
+            add(Loss(index, key_field(prefix, key), reason))
+
+
+def key_field(prefix: str, key: str) -> str:
+    """The field of a loss at ``key`` inside ``prefix`` (``tool_calls[0].``), the key shown as a
+    location shows it: ``x_extra``, ``["a.b"]`` for one that is not a plain name (escaped and
+    cut), so that ``accept=`` names it as the losses print it."""
+    shown = location((key,))
+    return prefix.removesuffix(".") + shown if shown[:1] == "[" else prefix + shown
 
 
 def _remember_calls(names: dict[str, str], message: Message) -> None:

@@ -247,7 +247,8 @@ class ContextOverflowError(OrionMessagesError, ValueError):
 
 
 class TornLineWarning(OrionMessagesWarning):
-    """A JSON Lines log ends in an incomplete record, as a crash mid-append leaves it.
+    """A JSON Lines log ends in an incomplete record, as a crash mid-append leaves it (or, to a
+    reader, which takes no lock, an append still under way in another process).
 
     The fields say where; the message text is built from them (``PATH:LINE: skipping a torn
     last line (N bytes at byte offset O), ...``).

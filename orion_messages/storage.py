@@ -631,6 +631,8 @@ def append_jsonl(path: PathLike, message: Message, *, fsync: bool = True) -> Non
         with _locked(fd):
             length, newline = _prepare_for_append(fd, path)
             _append_or_restore(fd, newline + record, length, fsync=fsync)
+            if fsync and length == 0:  # perhaps created just now: its name must reach the disk too
+                _sync_folder(Path(os.path.realpath(path)).parent)
     except OSError as error:
         raise _named(error, path) from error
     finally:
@@ -651,16 +653,24 @@ def _append_or_restore(fd: int, record: bytes, length: int, *, fsync: bool) -> N
         raise
 
 
+_LOG_HEAD = 4096
+"""How far into a file ``append_jsonl`` looks for the ``{`` a log starts with (docs/reliability.md)."""
+
+
 def _prepare_for_append(fd: int, path: PathLike) -> tuple[int, bytes]:
     """Check that the file is a log and mend a torn tail; return the log's length to restore on
     failure, and the newline to write first if its last record lost one."""
     size = os.fstat(fd).st_size
     if size == 0:
         return 0, b""
-    head = os.pread(fd, 4096, 0)
+    head = os.pread(fd, _LOG_HEAD, 0)
     first = head.lstrip(_JSON_WHITESPACE)[:1]
+    # Blank lines alone (``echo > log``): no record yet. Less than the head, so that the log
+    # appended to still shows its first record there.
+    if not first and size < _LOG_HEAD:
+        return size, b"" if head.endswith(b"\n") else b"\n"
     if first != b"{":
-        found = "only whitespace" if not first else f"{first.decode('latin-1')!r}"
+        found = "only whitespace in its first 4 KiB" if not first else f"{first.decode('latin-1')!r}"
         if head.startswith(b"\xef\xbb\xbf"):
             found = "a byte order mark, which JSON does not allow"
         hint = ", as a conversation saved by save() does" if first == b"[" else ""

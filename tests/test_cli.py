@@ -435,6 +435,16 @@ def test_help_everywhere(command: list[str], capsys: CaptureFixture) -> None:
     assert out.startswith(f"usage: orion-messages {' '.join(command)}".rstrip())
 
 
+def test_help_names_every_exit_status_the_docs_name(capsys: CaptureFixture) -> None:
+    # docs/cli.md, "Exit status": 0, 1, 2, 130 (Ctrl-C) and 141 (standard output closed).
+    assert main(["--help"]) == 0
+    epilog = " ".join(capsys.readouterr().out.split("Exit status:")[1].split())
+    assert epilog == (
+        "0 valid or done, 1 invalid input or refused, 2 usage error, 130 interrupted, "
+        "141 standard output closed before everything was written."
+    )
+
+
 def test_version(capsys: CaptureFixture) -> None:
     assert main(["--version"]) == 0
     assert capsys.readouterr().out.strip() == f"orion-messages {version('orion-messages')}"
@@ -2710,6 +2720,27 @@ def test_a_closed_pipe_is_its_own_exit_status(tmp_path: Path, command: list[str]
     finally:
         os.close(write_end)
     assert (result.returncode, result.stderr) == (141, "")
+
+
+def test_a_pipe_closed_in_the_middle_of_the_data_is_exit_141_too(tmp_path: Path) -> None:
+    # docs/cli.md: a reader gone while the data is written (`| head -c 10`) is exit 141, not 0
+    # with the data cut short: the reader takes a little, then closes its end.
+    log = tmp_path / "log.jsonl"
+    log.write_text(
+        "".join(
+            f'{{"id":"m{k}","role":"user","content":"{"x" * 200}","timestamp":{k}}}\n' for k in range(40_000)
+        )
+    )
+    process = subprocess.Popen(
+        [sys.executable, "-m", "orion_messages", "convert", str(log), "-", "--to", "json"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert process.stdout is not None
+    assert process.stderr is not None
+    assert process.stdout.read(10) == b'[{"id":"m0'
+    process.stdout.close()
+    assert (process.wait(timeout=120), process.stderr.read()) == (141, b"")
 
 
 def test_a_file_name_read_as_an_option_gets_a_hint(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

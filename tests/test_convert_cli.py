@@ -307,6 +307,11 @@ def test_from_strict_refuses_request_parameters_unless_accepted(
     ]
     accepted = "model,max_tokens,tools,system"
     assert main(["convert", str(source), str(out), "--from", "openai", "--strict", "--accept", accepted]) == 0
+    # Given more than once, each --accept adds its fields (the last alone refused the others).
+    out.unlink()
+    repeated = ["--accept", "model,max_tokens", "--accept", "tools", "--accept", "system"]
+    assert main(["convert", str(source), str(out), "--from", "openai", "--strict", *repeated]) == 0
+    assert out.exists()
 
 
 # Options that would be ignored are usage errors (exit 2), as prune's --tools without --template.

@@ -24,6 +24,7 @@ from orion_messages import (
     from_anthropic,
     from_chat_template,
     from_openai,
+    loads,
     to_anthropic,
     to_chat_template,
     to_openai,
@@ -759,3 +760,19 @@ def test_arguments_text_with_a_bad_number_is_kept_and_the_number_placed(text: st
         f"not valid JSON{at} (expected a finite number, found infinity (such as a number too large"
         " for a double)); kept as a string"
     )
+
+
+@pytest.mark.parametrize("convert", [to_openai, to_anthropic])
+def test_a_to_converter_names_an_unknown_key_as_accept_takes_it(convert: Any) -> None:
+    # docs/conversions.md: a loss's field shows a key that is not a plain name as a location
+    # does (["a.b"]), so that accept= takes it as printed; in both directions.
+    message = loads(
+        b'[{"id":"a","role":"assistant","content":"","timestamp":1,"a.b":1,"plain":2,'
+        b'"tool_calls":[{"id":"c","name":"f","arguments":{},"x y":3}]},'
+        b'{"id":"b","role":"tool_result","content":"r","timestamp":2,'
+        b'"tool_result":{"tool_call_id":"c","tool_name":"f","content":"r","is_error":false}}]'
+    )
+    fields = [loss.field for loss in convert(message).losses if loss.reason.startswith("unknown key")]
+    assert fields == ['["a.b"]', "plain", 'tool_calls[0]["x y"]']
+    accepted = convert(message, strict=True, accept=["id", "timestamp", *fields])
+    assert [loss.field for loss in accepted.losses if loss.reason.startswith("unknown key")] == fields

@@ -25,7 +25,7 @@ from orion_messages import (
     to_openai,
     to_orion_backend,
 )
-from orion_messages._text import quoted
+from orion_messages._text import location, quoted
 from orion_messages.orion_backend import TOOL_RESULT_PREFIX
 
 from .strategies import agent_conversations, conversations
@@ -34,18 +34,19 @@ STAMP = 1234
 
 
 def _fields(message: Message) -> dict[str, Any]:
-    """The message's wire fields, flattened to paths such as ``tool_calls[0].arguments``."""
+    """The message's wire fields, flattened to paths as locations show them, such as
+    ``tool_calls[0].arguments`` or ``["a.b"]`` (a key that is not a plain name)."""
     flat: dict[str, Any] = {}
     for key, value in message.model_dump(mode="json", exclude_defaults=True).items():
         if key == "tool_calls":
             for number, call in enumerate(value):
-                flat.update({f"tool_calls[{number}].{k}": v for k, v in call.items()})
+                flat.update({location(("tool_calls", number, k)): v for k, v in call.items()})
             flat["tool_calls"] = len(value)
         elif key == "tool_result" and value is not None:
-            flat.update({f"tool_result.{k}": v for k, v in value.items()})
+            flat.update({location(("tool_result", k)): v for k, v in value.items()})
             flat["tool_result"] = True
         else:
-            flat[key] = value
+            flat[location((key,))] = value
     return flat
 
 
@@ -56,8 +57,13 @@ def _differences(original: Sequence[Message], back: Sequence[Message]) -> set[st
         left, right = _fields(a), _fields(b)
         for key in left.keys() | right.keys():
             if key not in left or key not in right or repr(left[key]) != repr(right[key]):
-                found.add(f"[{index}].{key}")
+                found.add(_at(index, key))
     return found
+
+
+def _at(index: int, field: str) -> str:
+    """The location of ``field`` (as ``_fields`` names it) in message ``index``."""
+    return f"[{index}]{field}" if field.startswith("[") else f"[{index}].{field}"
 
 
 def _covered(location: str, losses: Sequence[Loss]) -> bool:
@@ -194,7 +200,7 @@ def test_orion_backend_reports_everything_but_role_and_text(history: list[Messag
                     continue  # sent: a plain result is what it is
             if field in ("role", "content") and not (field == "role" and message.role is Role.TOOL_RESULT):
                 continue
-            assert _covered(f"[{index}].{field}", result.losses), field
+            assert _covered(_at(index, field), result.losses), field
 
 
 # Text that may hold lone surrogates (a Python str can; UTF-8 text, and so orion-core, cannot).

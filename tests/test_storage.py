@@ -763,7 +763,8 @@ def _text_file(path: Path) -> bytes:
         pytest.param(lambda p: save(p, _chat(2), indent=2), id="saved-pretty-conversation"),
         pytest.param(lambda p: p.write_bytes(b'{\n  "settings": true\n}\n'), id="pretty-json-object"),
         pytest.param(lambda p: p.write_bytes(b'{"settings": true}\n'), id="json-object-line"),
-        pytest.param(lambda p: p.write_bytes(b"   \n\n"), id="only-whitespace"),
+        # More than 4 KiB of blank lines before the first record: no message object where a log starts.
+        pytest.param(lambda p: p.write_bytes(b"\n" * 5000 + b'{"id":"m"}\n'), id="whitespace-past-4-kib"),
         pytest.param(_text_file, id="text-file"),
     ],
 )
@@ -777,6 +778,48 @@ def test_append_refuses_a_file_that_is_not_a_log(tmp_path: Path, content: Callab
     assert caught.value.source == str(path)
     assert "not a JSON Lines log of messages" in str(caught.value)
     assert path.read_bytes() == before
+
+
+@pytest.mark.parametrize("blank", [b"\n", b"   ", b"\r\n \n", b"\n" * 4095])
+def test_append_takes_a_blank_log_as_read_jsonl_reads_it(tmp_path: Path, blank: bytes) -> None:
+    # docs/reliability.md: a blank file (what `echo > log` leaves) is a log with no record yet,
+    # as read_jsonl reads it; the blanks stay, the record starts a line of its own.
+    log = tmp_path / "log.jsonl"
+    log.write_bytes(blank)
+    assert read_jsonl(log) == []
+    first, second = _chat(2)
+    with _no_torn_warning():
+        append_jsonl(log, first)
+        append_jsonl(log, second)
+    assert read_jsonl(log) == [first, second]
+    newline = b"" if blank.endswith(b"\n") else b"\n"
+    assert log.read_bytes() == blank + newline + _record(first) + _record(second)
+
+
+def test_a_log_past_4_kib_of_blanks_is_refused_saying_so(tmp_path: Path) -> None:
+    log = tmp_path / "log.jsonl"
+    log.write_bytes(b"\n" * 5000 + _record(_chat(1)[0]))
+    with (
+        _no_torn_warning(),
+        pytest.raises(NotALogError, match="it starts with only whitespace in its first 4 KiB"),
+    ):
+        append_jsonl(log, _chat(1)[0])
+
+
+def test_an_append_that_makes_the_log_syncs_its_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # docs/reliability.md: with fsync=True an append survives a power loss, the log's name in
+    # its folder included when the append created it (POSIX: fsync of a file does not sync the
+    # folder's entry). Later appends, and fsync=False, do not sync the folder again.
+    synced: list[Path] = []
+    monkeypatch.setattr(om.storage, "_sync_folder", synced.append)
+    log = tmp_path / "log.jsonl"
+    first, second = _chat(2)
+    append_jsonl(log, first)
+    append_jsonl(log, second)
+    append_jsonl(tmp_path / "other.jsonl", first, fsync=False)
+    assert synced == [Path(os.path.realpath(tmp_path))]
 
 
 def test_append_through_a_symlink_to_a_text_file_refuses_and_keeps_it(tmp_path: Path) -> None:
