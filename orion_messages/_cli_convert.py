@@ -93,6 +93,8 @@ def run(
     except FormatError as error:
         _err(f"error: {_shown(args.output)}: {error}")
         return EXIT_INVALID
+    except BrokenPipeError:  # the reader went away: exit 141 with nothing said, as every command
+        raise
     except OSError as error:
         _err(f"error: {_shown(args.output)}: cannot write: {error.strerror or error}")
         return EXIT_INVALID

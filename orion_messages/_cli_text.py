@@ -5,6 +5,7 @@ from __future__ import annotations
 import errno
 import json
 import re
+import select
 import sys
 import unicodedata
 from collections.abc import Sequence
@@ -109,6 +110,9 @@ def write_stdout(data: bytes) -> None:
     rest = memoryview(data)
     while rest:
         taken = sys.stdout.buffer.write(rest)
+        if taken is None:  # a non-blocking output that is full: wait until it takes more
+            select.select([], [sys.stdout], [])
+            continue
         if not taken:
             raise BrokenPipeError(errno.EPIPE, "standard output took nothing")
         rest = rest[taken:]

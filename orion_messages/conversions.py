@@ -595,8 +595,8 @@ def _extra_losses(
 
 def key_field(prefix: str, key: str) -> str:
     """The field of a loss at ``key`` inside ``prefix`` (``tool_calls[0].``), the key shown as a
-    location shows it: ``x_extra``, ``["a.b"]`` for one that is not a plain name (escaped and
-    cut), so that ``accept=`` names it as the losses print it."""
+    location shows it: ``x_extra``, ``["a.b"]`` for one that is not a plain name (escaped, whole),
+    so that ``accept=`` names it as the losses print it."""
     shown = location((key,))
     return prefix.removesuffix(".") + shown if shown[:1] == "[" else prefix + shown
 

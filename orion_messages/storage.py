@@ -665,10 +665,11 @@ def _prepare_for_append(fd: int, path: PathLike) -> tuple[int, bytes]:
         return 0, b""
     head = os.pread(fd, _LOG_HEAD, 0)
     first = head.lstrip(_JSON_WHITESPACE)[:1]
-    # Blank lines alone (``echo > log``): no record yet. Less than the head, so that the log
-    # appended to still shows its first record there.
-    if not first and size < _LOG_HEAD:
-        return size, b"" if head.endswith(b"\n") else b"\n"
+    # Blank lines alone (``echo > log``): no record yet. The record then starts within the
+    # head, so that the log appended to still shows it there.
+    newline = b"" if head.endswith(b"\n") else b"\n"
+    if not first and size + len(newline) < _LOG_HEAD:
+        return size, newline
     if first != b"{":
         found = "only whitespace in its first 4 KiB" if not first else f"{first.decode('latin-1')!r}"
         if head.startswith(b"\xef\xbb\xbf"):

@@ -780,7 +780,8 @@ def test_append_refuses_a_file_that_is_not_a_log(tmp_path: Path, content: Callab
     assert path.read_bytes() == before
 
 
-@pytest.mark.parametrize("blank", [b"\n", b"   ", b"\r\n \n", b"\n" * 4095])
+# The first record starts within the first 4 KiB (4095 newlines; 4094 spaces and the newline added).
+@pytest.mark.parametrize("blank", [b"\n", b"   ", b"\r", b"\r\n \n", b"\n" * 4095, b" " * 4094])
 def test_append_takes_a_blank_log_as_read_jsonl_reads_it(tmp_path: Path, blank: bytes) -> None:
     # docs/reliability.md: a blank file (what `echo > log` leaves) is a log with no record yet,
     # as read_jsonl reads it; the blanks stay, the record starts a line of its own.
@@ -796,9 +797,11 @@ def test_append_takes_a_blank_log_as_read_jsonl_reads_it(tmp_path: Path, blank: 
     assert log.read_bytes() == blank + newline + _record(first) + _record(second)
 
 
-def test_a_log_past_4_kib_of_blanks_is_refused_saying_so(tmp_path: Path) -> None:
+@pytest.mark.parametrize("blanks", [b"\n" * 5000, b" " * 4095])
+def test_a_log_past_4_kib_of_blanks_is_refused_saying_so(tmp_path: Path, blanks: bytes) -> None:
+    # 4095 spaces: the newline a record needs first would put it past the first 4 KiB.
     log = tmp_path / "log.jsonl"
-    log.write_bytes(b"\n" * 5000 + _record(_chat(1)[0]))
+    log.write_bytes(blanks + (_record(_chat(1)[0]) if blanks.endswith(b"\n") else b""))
     with (
         _no_torn_warning(),
         pytest.raises(NotALogError, match="it starts with only whitespace in its first 4 KiB"),
