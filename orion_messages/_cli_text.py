@@ -107,16 +107,32 @@ def write_stdout(data: bytes) -> None:
             data += b"\n"
     # A write may take only part of the data (a pipe its reader closed midway returns a short
     # count, no error): write the rest until all is taken or the pipe says it is broken.
+    # A non-blocking output (one inherited so) that is full takes part or nothing: wait for room.
     rest = memoryview(data)
     while rest:
-        taken = sys.stdout.buffer.write(rest)
-        if taken is None:  # a non-blocking output that is full: wait until it takes more
-            select.select([], [sys.stdout], [])
-            continue
-        if not taken:
-            raise BrokenPipeError(errno.EPIPE, "standard output took nothing")
+        try:
+            taken = sys.stdout.buffer.write(rest)
+        except BlockingIOError as error:
+            taken = error.characters_written
+            _wait_for_stdout()
+        else:
+            if taken is None:  # unbuffered, nothing taken yet
+                _wait_for_stdout()
+                continue
+            if not taken:
+                raise BrokenPipeError(errno.EPIPE, "standard output took nothing")
         rest = rest[taken:]
-    sys.stdout.buffer.flush()
+    while True:
+        try:
+            sys.stdout.buffer.flush()
+            return
+        except BlockingIOError:
+            _wait_for_stdout()
+
+
+def _wait_for_stdout() -> None:
+    """Wait until a non-blocking standard output can take more."""
+    select.select([], [sys.stdout], [])
 
 
 def display_width(text: str) -> int:

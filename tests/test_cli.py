@@ -2746,6 +2746,36 @@ def test_a_pipe_closed_in_the_middle_of_the_data_is_exit_141_too(tmp_path: Path,
     assert (process.wait(timeout=120), process.stderr.read()) == (141, b"")
 
 
+@pytest.mark.parametrize("unbuffered", [True, False])
+def test_a_non_blocking_standard_output_gets_all_the_data(tmp_path: Path, unbuffered: bool) -> None:
+    # An output inherited non-blocking (a parent set O_NONBLOCK on the pipe) takes part of a
+    # large write, or nothing, while its reader is still there: all of it arrives, exit 0.
+    log = tmp_path / "log.jsonl"
+    log.write_text(
+        "".join(
+            f'{{"id":"m{k}","role":"user","content":"{"x" * 200}","timestamp":{k}}}\n' for k in range(20_000)
+        )
+    )
+    expected = tmp_path / "expected.json"
+    assert main(["convert", str(log), str(expected)]) == 0
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONUNBUFFERED"}
+    read_end, write_end = os.pipe()
+    os.set_blocking(write_end, False)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "orion_messages", "convert", str(log), "-", "--to", "json"],
+        stdout=write_end,
+        stderr=subprocess.PIPE,
+        env={**env, "PYTHONUNBUFFERED": "1"} if unbuffered else env,
+    )
+    os.close(write_end)
+    time.sleep(0.5)  # the pipe fills meanwhile
+    with os.fdopen(read_end, "rb") as reader:
+        got = reader.read()
+    assert process.stderr is not None
+    assert (process.wait(timeout=120), process.stderr.read()) == (0, b"")
+    assert got == expected.read_bytes()
+
+
 def test_a_file_name_read_as_an_option_gets_a_hint(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     (tmp_path / "-dash.json").write_text("[]", encoding="utf-8")
