@@ -67,6 +67,14 @@ def _message_list(messages: Iterable[Message], function: str) -> list[Message]:
     return new
 
 
+def _equal_messages(items: list[Message], other: object) -> bool:
+    """Whether ``other`` (a conversation, its view, a list or a tuple) holds messages equal to
+    ``items``, in the same order; ``NotImplemented`` for anything else."""
+    if not isinstance(other, (Conversation, _MessagesView, list, tuple)):
+        return NotImplemented
+    return items == list(other)
+
+
 class _MessagesView(Sequence[Message]):
     """A read-only view of the conversation's list, without copying it."""
 
@@ -92,14 +100,8 @@ class _MessagesView(Sequence[Message]):
         return f"<{_counted(len(self._items))}>"
 
     def __eq__(self, other: object) -> bool:
-        """Equal to a view, list or tuple holding equal messages in the same order."""
-        if isinstance(other, _MessagesView):
-            return self._items == other._items
-        if isinstance(other, list):
-            return self._items == other
-        if isinstance(other, tuple):
-            return self._items == list(other)
-        return NotImplemented
+        """Equal to a conversation, view, list or tuple holding equal messages in the same order."""
+        return _equal_messages(self._items, other)
 
     __hash__: ClassVar[None] = None  # type: ignore[assignment]  # compares by value, like the list it shows
 
@@ -155,8 +157,10 @@ class Conversation(Sequence[Message]):
 
     A read-only ``Sequence`` of its messages (``len``, indexing, slices as lists, ``in``), so
     it goes wherever a sequence of messages does (``plan_prune``, ``find_problems``, ``dumps``).
-    ``messages`` is a read-only view; change the conversation through ``append``, ``extend``,
-    ``set_pinned``, ``resolve`` and ``replace_messages``. Messages themselves are immutable.
+    ``messages`` is a read-only view that follows every change; change the conversation through
+    ``append``, ``extend``, ``set_pinned``, ``set_token_count``, ``resolve``,
+    ``replace_messages``, and ``prune`` when it makes a summary. Messages themselves are
+    immutable. A conversation compares equal to a list or tuple of equal messages.
 
     Not thread-safe, like a ``list`` being changed: a conversation changed by one thread while
     another reads or plans it can keep a wrong cached plan. Share one between threads under a
@@ -232,9 +236,9 @@ class Conversation(Sequence[Message]):
         return f"Conversation({_counted(len(self._messages))})"
 
     def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Conversation):
-            return NotImplemented
-        return self._messages == other._messages
+        """Equal to a conversation, a ``messages`` view, a list or a tuple holding equal messages
+        in the same order (as ``messages`` compares); the id counter is not compared."""
+        return _equal_messages(self._messages, other)
 
     __hash__: ClassVar[None] = None  # type: ignore[assignment]  # compares by value, and changes
 
@@ -331,7 +335,7 @@ class Conversation(Sequence[Message]):
             ArgumentTypeError: as ``extend``.
         """
         new = _message_list(messages, "Conversation.replace_messages")
-        self._messages = []
+        self._messages.clear()  # the same list: a ``messages`` view taken before follows
         self._start_caches()
         self.extend(new)
 

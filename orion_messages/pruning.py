@@ -144,6 +144,7 @@ def prune(
     (default: a fresh ``msg-N`` past every id in ``messages``). If ``summarize`` raises, returns
     an empty text, or the summary does not fit the room left (a check orion-core does not make),
     nothing is folded: the sliding window applies and ``summary_error`` says why.
+    Under the sliding window ``summarize`` is never called (a host may always pass it).
 
     Raises:
         ContextOverflowError: as ``plan_prune``.

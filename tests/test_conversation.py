@@ -179,6 +179,36 @@ def test_equality_compares_messages() -> None:
     assert Conversation(_tool_loop()) != Conversation(_tool_loop()[:2])
 
 
+def test_a_conversation_equals_a_list_tuple_or_view_of_the_same_messages() -> None:
+    messages = _tool_loop()
+    conversation = Conversation(messages)
+    assert conversation == messages  # a reader's list and the conversation it was saved from
+    assert messages == conversation  # reflected
+    assert conversation == tuple(messages)
+    assert conversation == conversation.messages
+    assert conversation.messages == conversation
+    assert conversation != messages[:-1]
+    assert conversation != Conversation(messages[:-1]).messages
+    assert conversation != "msg-1"
+
+
+def test_the_view_follows_a_replacement_and_what_comes_after() -> None:
+    conversation = Conversation(_tool_loop())
+    view = conversation.messages
+    replacement = [Message.user("msg-9", "fresh", timestamp=10)]
+    conversation.replace_messages(replacement)
+    assert [m.id for m in view] == ["msg-9"]
+    conversation.append(Message.assistant("msg-10", "ok", timestamp=11))
+    assert [m.id for m in view] == ["msg-9", "msg-10"]
+
+
+def test_replacing_with_its_own_view_keeps_the_messages() -> None:
+    messages = _tool_loop()
+    conversation = Conversation(messages)
+    conversation.replace_messages(conversation.messages)
+    assert list(conversation) == messages
+
+
 # --- ids ---------------------------------------------------------------------------------------
 
 

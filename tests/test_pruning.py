@@ -540,6 +540,23 @@ def test_exactly_one_summary_accumulates() -> None:
     assert [m.id for m in result.dropped] == ["msg-1", "msg-2", "msg-3"]
 
 
+def test_a_summary_in_a_conversation_shows_in_a_view_taken_before() -> None:
+    conversation = Conversation(build("S2 U10 A10 U10 A10 U5"))
+    view = conversation.messages
+    conversation.prune(SUMMARIZE, summarize=summarizing("short", []))
+    # as in test_summarize_folds_dropped_turns_into_one_pinned_user_message: msg-2, msg-3 folded
+    assert [m.id for m in view] == ["msg-1", "msg-7", "msg-4", "msg-5", "msg-6"]
+
+
+def test_the_sliding_window_never_calls_summarize() -> None:
+    seen: list[tuple[list[str], str | None]] = []
+    sliding = ContextConfig(max_context_tokens=40, max_response_tokens=0)
+    result = Conversation(build("S2 U10 A10 U10 A10 U5")).prune(sliding, summarize=summarizing("x", seen))
+    assert seen == []
+    assert (result.summary, result.summary_error) == (None, None)
+    assert [m.id for m in result.messages] == ["msg-1", "msg-4", "msg-5", "msg-6"]
+
+
 @pytest.mark.parametrize(
     ("summarize", "error_type"),
     [
