@@ -313,13 +313,18 @@ def _fits_a_double(integer: int) -> bool:
     return True
 
 
+INFINITE_NUMBER = "expected a finite number, found infinity (such as a number too large for a double)"
+"""What is said of an infinite float, in a free JSON value and in an event's float field alike:
+right of a Python ``inf`` and of JSON's ``1e400``, which the parser reads as infinity."""
+
+
 def _scalar_problem(item: Any, kind: type, rules: _ValueKind, *, band: bool) -> str | None:
     """What breaks the rules in a value that is not a container, or None (``band``: an integer
     that rounds to a finite double is taken, as the value's float choice takes it)."""
     if kind is float and item != item:
         return "expected a finite number, found NaN"
     if kind is float and item - item != 0.0:
-        return "expected a finite number, found infinity (such as a number too large for a double)"
+        return INFINITE_NUMBER
     if kind is int and not -rules.int_limit < item < rules.int_limit and not (band and _fits_a_double(item)):
         return f"expected an integer {rules.integers}, found a larger one"
     if kind not in (str, int, float, bool, type(None)):

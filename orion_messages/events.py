@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 from pydantic_core import ErrorDetails
 from typing_extensions import Self, deprecated
 
-from ._json_rules import JSON_VALUE
+from ._json_rules import INFINITE_NUMBER, JSON_VALUE
 from ._problems import blamed_path, describe, integer_ranges, problem_from
 from ._text import kind_of, location
 from ._unknown_values import Origin
@@ -577,7 +577,7 @@ def _event_problem(detail: ErrorDetails) -> Problem:
     if kind in ("float_type", "float_parsing"):
         return Problem(where, f"expected a number, found {found}")
     if kind == "finite_number":
-        return Problem(where, "expected a finite number, found a number too large for a double")
+        return Problem(where, INFINITE_NUMBER)  # the words of a free value's (arguments, args)
     problem = problem_from(detail)
     return Problem(where, problem.message, problem.line, problem.column)
 

@@ -1026,3 +1026,32 @@ def test_dump_event_names_where_a_nan_or_an_unpaired_surrogate_is_as_dumps_does(
         with pytest.raises(FormatError) as raised:
             dump_event(event)
         assert [(p.location, p.message) for p in raised.value.problems] == [(where, what)]
+
+
+def test_a_number_past_a_double_is_said_alike_in_a_float_field_and_a_free_value() -> None:
+    # 1e400 is read as infinity: in a float field (tokens_per_sec) and in a free JSON value
+    # (args, a tool call's arguments, an unknown key) the same words, each at its own place.
+    words = "expected a finite number, found infinity (such as a number too large for a double)"
+    refused = {
+        "tokens_per_sec": '{"type":"message_delta","delta":"","tokens_generated":1,"tokens_per_sec":1e400}',
+        "generation_time_ms": (
+            '{"type":"generation_stats","tokens_generated":1,"prompt_tokens":2,'
+            '"tokens_per_sec":1.0,"time_to_first_token_ms":1.0,"generation_time_ms":-1e400}'
+        ),
+        "args.a": '{"type":"tool_exec_start","tool_call_id":"c","tool_name":"n","args":{"a":1e400}}',
+    }
+    for where, line in refused.items():
+        with pytest.raises(FormatError) as raised:
+            parse_event(line)
+        assert [(p.location, p.message) for p in raised.value.problems] == [(where, words)]
+    with pytest.raises(FormatError) as raised:
+        loads(
+            '[{"id":"a","role":"assistant","content":"","timestamp":1,'
+            '"tool_calls":[{"id":"c","name":"n","arguments":1e400}]}]'
+        )
+    assert [(p.location, p.message) for p in raised.value.problems] == [
+        ("[0].tool_calls[0].arguments", words)
+    ]
+    with pytest.warns(UnknownKeyWarning) as caught:
+        loads('[{"id":"a","role":"user","content":"","timestamp":1,"x":1e400}]')
+    assert [str(w.message) for w in caught] == [f'[0]: unknown key "x" left out: {words}']
