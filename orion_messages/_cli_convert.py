@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -108,8 +109,21 @@ def _usage(text: str) -> int:
 
 
 def _options(args: argparse.Namespace) -> dict[str, Any]:
-    given = ",".join(args.accept or ())  # each --accept adds its fields
-    return {"strict": args.strict, "accept": [f.strip() for f in given.split(",") if f.strip()]}
+    # Each --accept adds its fields; each is split alone, so a quote left open in one cannot
+    # take in the next.
+    fields = [field for given in args.accept or () for field in accepted_fields(given)]
+    return {"strict": args.strict, "accept": fields}
+
+
+# A field, up to a comma outside quotes: a key that is not a plain name is printed quoted in
+# brackets (``["a,b"]``, ``\"`` and ``\\`` escaped inside), commas included, and named so here.
+_FIELD = re.compile(r'(?:"(?:[^"\\]|\\.)*"?|[^,"])+')
+
+
+def accepted_fields(given: str) -> list[str]:
+    """The fields one ``--accept`` names: split on commas outside a quoted key (``["a,b"]``,
+    as the losses print a key that is not a plain name), each stripped, empty ones left out."""
+    return [field.strip() for field in _FIELD.findall(given) if field.strip()]
 
 
 def _system_prompt(args: argparse.Namespace, read_option_text: ReadOptionText) -> str:

@@ -46,7 +46,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="append",
         metavar="FIELDS",
         help="with --strict, comma-separated fields whose loss is fine (e.g. id,timestamp; "
-        "message: a message lost whole); may be given more than once",
+        "message: a message lost whole; a key as the report prints it, commas and all: '[\"a,b\"]'); "
+        "may be given more than once",
     )
     group.add_argument(
         "--orphans",

@@ -646,3 +646,36 @@ def test_strict_accepts_a_message_lost_whole_by_the_name_message(
     assert not out.exists()
     assert main([*base, "--accept", "id,timestamp,message"]) == 0
     assert json.loads(out.read_text())["system"] == "Be brief."
+
+
+# --- --accept names a key holding a comma as the report prints it -------------------------------
+
+
+def test_accept_takes_a_quoted_key_with_a_comma_as_printed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The report prints the unknown key a,b as ["a,b"]; --accept takes it so, its comma not
+    # splitting it, and a,b outside quotes stays two fields.
+    source, out = tmp_path / "in.json", tmp_path / "out.json"
+    source.write_text('[{"id":"msg-1","role":"user","content":"hi","timestamp":1,"a,b":1,"c":2}]')
+    base = ["convert", str(source), str(out), "--to", "openai", "--strict"]
+    assert main([*base, "--accept", "id,timestamp,a,b,c"]) == 1
+    assert capsys.readouterr().err.splitlines() == [
+        f'orion-messages: error: {source}: [0]["a,b"]: strict conversion refused: unknown key: '
+        "OpenAI Chat has no place for it"
+    ]
+    assert not out.exists()
+    assert main([*base, "--accept", 'id,timestamp,["a,b"],c']) == 0
+    assert out.exists()
+    out.unlink()
+    assert main([*base, "--accept", "id,timestamp", "--accept", '["a,b"]', "--accept", "c"]) == 0
+    assert out.exists()
+
+
+def test_accept_splits_on_commas_outside_quoted_keys_only() -> None:
+    from orion_messages._cli_convert import accepted_fields
+
+    assert accepted_fields(" id, timestamp ,,") == ["id", "timestamp"]
+    assert accepted_fields('id,["a,b"],tool_calls[]["x,y"].z') == ["id", '["a,b"]', 'tool_calls[]["x,y"].z']
+    # Inside the quotes, \" and \\ are escapes (the report's): neither ends the key.
+    assert accepted_fields(r'["say \"a,b\""],["c\\",d') == [r'["say \"a,b\""]', r'["c\\"', "d"]
