@@ -36,7 +36,7 @@ from .errors import (
     StoreError,
     require_bool,
 )
-from .models import I64_MAX, Message, Role, now_ms, require_token_count
+from .models import I64_MAX, Message, Role, now_ms, require_ordered, require_token_count
 from .pruning import ContextConfig, PrunePlan, PruneStrategy, TokenCounter, estimate_tokens, plan_prune
 from .wire import invalid_field, is_one_json_object, load_conversation, load_message, record_bytes
 
@@ -228,6 +228,7 @@ def _rows(messages: Any) -> list[tuple[Any, ...]]:
             f"messages must be an iterable of Message (a list), got {type(messages).__name__}"
             + ("; append takes one" if isinstance(messages, Message) else "")
         )
+    require_ordered(messages, "messages")  # rows take their positions from it
     return [_new_row(message, index) for index, message in enumerate(list(messages))]
 
 

@@ -28,13 +28,12 @@ from .conversions import (
     _check_policy,
     _fix_orphans,
     _input_list,
-    _messages,
     _metadata_losses,
     _remember_calls,
     _Report,
 )
 from .errors import ConversionError, Problem
-from .models import Message, Role, ToolCall
+from .models import Message, Role, ToolCall, message_list
 
 __all__ = ["AnthropicMessage", "AnthropicRequest", "AnthropicTextBlock", "from_anthropic", "to_anthropic"]
 
@@ -141,11 +140,11 @@ def to_anthropic(
     """
     report = _Report(strict=strict, accept=accept)
     _check_policy(orphans)
-    unique = _UniqueIds(_messages(messages))
+    unique = _UniqueIds(message_list(messages, "to_anthropic"))
     try:
         # System messages move to the system parameter: one between a call and its results misplaces nothing.
         fixed, sources, changes = _fix_orphans(
-            unique.messages, orphans, moved_out=frozenset({Role.SYSTEM}), blank_is_empty=True
+            unique.messages, orphans, "to_anthropic", moved_out=frozenset({Role.SYSTEM}), blank_is_empty=True
         )
     except ConversionError as error:
         raise unique.explain(error) from None

@@ -85,15 +85,15 @@ def to_chat_template(
     Raises:
         ConversionError: a tool_result message without a result, an orphan with
             ``orphans="error"``, an unknown ``orphans`` policy or ``arguments`` mode, a refused
-            loss in strict mode, an item that is not a ``Message``, or a string sent (the
-            ``"orion"`` metadata included) that holds a lone surrogate, at its place.
-        ArgumentTypeError: ``strict`` or ``metadata`` is not a bool, or ``accept`` is a string
-            or holds a non-string.
+            loss in strict mode, or a string sent (the ``"orion"`` metadata included) that holds
+            a lone surrogate, at its place.
+        ArgumentTypeError: ``messages`` or an item of it, as ``to_openai``; ``strict`` or
+            ``metadata`` is not a bool, or ``accept`` is a string or holds a non-string.
     """
     require_bool("metadata", metadata)
     report = _Report(strict=strict, accept=accept)
     _check_arguments_mode(arguments)
-    fixed, sources, changes = _fix_orphans(messages, orphans)
+    fixed, sources, changes = _fix_orphans(messages, orphans, "to_chat_template")
     report.extend(changes)
     sent = None if metadata else _SENT  # the "orion" metadata carries every field
     try:

@@ -7,7 +7,7 @@ from collections.abc import Iterable, Sequence
 from ._collector import collector_paused
 from ._text import kind_of, quoted
 from .errors import ArgumentTypeError, Problem
-from .models import Message, Role, not_a_collection
+from .models import Message, Role, not_a_collection, require_ordered
 
 __all__ = ["find_problems"]
 
@@ -26,7 +26,8 @@ def find_problems(messages: Iterable[Message]) -> list[Problem]:
 
     Raises:
         ArgumentTypeError: ``messages`` is not an iterable of messages (text, a mapping, a
-            single ``Message``, None or a number included), or an item is not a ``Message``.
+            single ``Message``, None or a number included), is a set (which keeps no order),
+            or an item is not a ``Message``.
     """
     return [problem for _index, problem in problems_by_message(messages)]
 
@@ -55,6 +56,7 @@ def problems_by_message(messages: Iterable[Message], *, within: str = "") -> lis
     # (text's characters, a mapping's keys, a model's fields) or is not iterable at all.
     if not_a_collection(messages):
         raise ArgumentTypeError(f"find_problems takes a list of messages, got {kind_of(messages)}")
+    require_ordered(messages, "find_problems")  # the locations and "first at" are positions
     problems: list[tuple[int, Problem]] = []
     message_ids: dict[str, int] = {}
     call_ids: dict[str, str] = {}

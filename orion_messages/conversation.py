@@ -32,7 +32,7 @@ from .errors import (
     require_bool,
 )
 from .ids import COUNTER_MAX, message_number, next_free_counter
-from .models import Message, ToolResult, not_a_collection, require_token_count
+from .models import Message, ToolResult, message_list, require_token_count
 from .planning import ContextConfig, PrunePlan, _context_config, _Counting, _counting, _plan, _PlanCache
 from .pruning import PruneResult, Summarizer, _prune
 from .templates import ChatTemplate, ToolSchema
@@ -49,22 +49,6 @@ def _counted(count: int) -> str:
 def _require_message(message: object) -> None:
     if not isinstance(message, Message):
         raise ArgumentTypeError(f"Conversation.append: expected a Message, got {kind_of(message)}")
-
-
-def _message_list(messages: Iterable[Message], function: str) -> list[Message]:
-    """``messages`` as a list of messages; ``ArgumentTypeError`` naming ``function`` for one
-    message, a string, a mapping or a non-iterable, and for an item that is not a ``Message``.
-
-    A mapping or a model is iterable, but as its keys or fields: refused whole, not per item.
-    """
-    if not_a_collection(messages):
-        hint = " (put it in a list: [message])" if isinstance(messages, Message) else ""
-        raise ArgumentTypeError(f"{function}: expected an iterable of Message, got {kind_of(messages)}{hint}")
-    new = list(messages)
-    for index, message in enumerate(new):
-        if not isinstance(message, Message):
-            raise ArgumentTypeError(f"{function}: [{index}]: expected a Message, found {kind_of(message)}")
-    return new
 
 
 def _equal_messages(items: list[Message], other: object) -> bool:
@@ -168,15 +152,15 @@ class Conversation(Sequence[Message]):
 
     Raises:
         ArgumentTypeError: (the constructor) ``messages`` is not an iterable of messages (a single
-            ``Message``, a string or a mapping included), or an item is not a ``Message`` (named
-            by its index).
+            ``Message``, a string or a mapping included), is a set (which keeps no order), or an
+            item is not a ``Message`` (named by its index).
     """
 
     def __init__(self, messages: Iterable[Message] = ()) -> None:
         self._messages: list[Message] = []
         self._last_counter = 0
         self._start_caches()
-        for message in _message_list(messages, "Conversation"):  # checked here to name the constructor
+        for message in message_list(messages, "Conversation"):  # checked here to name the constructor
             self.append(message)
 
     def _start_caches(self) -> None:
@@ -318,10 +302,10 @@ class Conversation(Sequence[Message]):
 
         Raises:
             ArgumentTypeError: ``messages`` is not an iterable of messages (a single ``Message``,
-                a string or a mapping included), or an item is not a ``Message`` (named by its
-                index).
+                a string or a mapping included), is a set (which keeps no order), or an item is
+                not a ``Message`` (named by its index).
         """
-        for message in _message_list(messages, "Conversation.extend"):
+        for message in message_list(messages, "Conversation.extend"):
             self.append(message)
 
     def replace_messages(self, messages: Iterable[Message]) -> None:
@@ -334,7 +318,7 @@ class Conversation(Sequence[Message]):
         Raises:
             ArgumentTypeError: as ``extend``.
         """
-        new = _message_list(messages, "Conversation.replace_messages")
+        new = message_list(messages, "Conversation.replace_messages")
         self._messages.clear()  # the same list: a ``messages`` view taken before follows
         self._start_caches()
         self.extend(new)

@@ -23,7 +23,7 @@ from ._problems import describe
 from ._text import excerpt, kind_of, location, quoted, shown_location
 from .errors import ArgumentTypeError, ConversionError, Problem, require_bool
 from .ids import FreshIds
-from .models import Message, Role, ToolCall, first_non_message, require_message_list
+from .models import Message, Role, ToolCall, first_non_message, message_list, require_message_list
 
 __all__ = [
     "MISSING_RESULT_TEXT",
@@ -288,19 +288,6 @@ def _input_list(value: Any, expected: str) -> list[Any]:
     return list(value)
 
 
-def _messages(messages: Iterable[Message]) -> list[Message]:
-    """The input as a list, every item checked to be a ``Message`` (private)."""
-    items = _input_list(messages, "a list of Message objects")
-    problems = [
-        Problem(f"[{index}]", f"expected a Message, found {describe(item)}")
-        for index, item in enumerate(items)
-        if not isinstance(item, Message)
-    ]
-    if problems:
-        raise ConversionError(problems)
-    return items
-
-
 def _check_policy(policy: object) -> None:
     """``ConversionError`` naming the accepted values unless ``policy`` is an ``OrphanPolicy`` (private)."""
     if not isinstance(policy, str) or policy not in _POLICIES:
@@ -319,7 +306,9 @@ def find_orphans(messages: Sequence[Message]) -> list[Orphan]:
     each format receives for it).
 
     Raises:
-        ArgumentTypeError: ``messages`` is not a list of messages.
+        ArgumentTypeError: ``messages`` is not a list of messages (text, a mapping, a single
+            ``Message``, a set or an iterator included: it is read twice), or an item is not a
+            ``Message`` (named by its index), as ``fix_orphans`` refuses them.
     """
     require_message_list(messages, "find_orphans")
     if (wrong := first_non_message(messages, "find_orphans")) is not None:
@@ -391,29 +380,34 @@ def fix_orphans(
     """Apply an orphan policy to a conversation; every change is reported as a ``Loss``.
 
     Raises:
-        ConversionError: ``orphans="error"`` and there is an orphan, an unknown policy, or an item
-            is not a ``Message``.
+        ConversionError: ``orphans="error"`` and there is an orphan, or an unknown policy.
+        ArgumentTypeError: ``messages`` is not an iterable of messages (text, a mapping, a single
+            ``Message`` or a set included), or an item is not a ``Message`` (named by its
+            index), as ``find_orphans`` refuses them.
     """
-    fixed, _sources, losses = _fix_orphans(messages, orphans)
+    fixed, _sources, losses = _fix_orphans(messages, orphans, "fix_orphans")
     return ConversionResult(fixed, tuple(losses))
 
 
 def _fix_orphans(
     given: Iterable[Message],
     policy: OrphanPolicy,
+    function: str,
     *,
     moved_out: frozenset[Role] = frozenset(),
     blank_is_empty: bool = False,
 ) -> tuple[list[Message], list[int | None], list[Loss]]:
     """The fixed messages, each one's index in the input (``None`` when added), and the changes.
 
-    The policy is checked first, whatever the messages hold; then the messages (``_messages``).
+    The policy is checked first, whatever the messages hold; then the messages (``message_list``,
+    naming ``function``, the caller's public name): a wrong type there is an argument's, refused
+    as ``find_orphans`` and every other function taking messages refuse it, not input to convert.
     ``moved_out``: as in ``_find_orphans``. ``blank_is_empty``: a message whose content is only
     whitespace counts as empty when its calls are all dropped (for a target that refuses such
     text: Anthropic); the whitespace dropped with it is named in the report.
     """
     _check_policy(policy)
-    messages = _messages(given)
+    messages = message_list(given, function)
     sources: list[int | None] = list(range(len(messages)))
     if policy == "keep":
         return messages, sources, []

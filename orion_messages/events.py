@@ -20,7 +20,7 @@ from collections.abc import Generator, Iterable, Mapping
 from functools import cache, partial
 from typing import Annotated, Any, ClassVar, Literal, cast, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, TypeAdapter
 from pydantic_core import ErrorDetails
 from typing_extensions import Self, deprecated
 
@@ -30,7 +30,7 @@ from ._text import kind_of, location
 from ._unknown_values import Origin
 from .checks import problems_by_message
 from .errors import ArgumentTypeError, FormatError, Problem, require_bool
-from .models import U32_MAX, Message, Role, ToolResult, _WireModel
+from .models import U32_MAX, Message, Role, ToolResult, _WireModel, require_ordered
 from .storage import _is_blank, _open_regular, _require_path
 from .wire import (
     dump_json,
@@ -72,6 +72,18 @@ _FIELDS_HEADING = "Fields:"
 
 _U32 = Annotated[int, Field(ge=0, le=U32_MAX)]
 """An unsigned 32-bit integer, as Rust's ``u32``: 0 to 4294967295."""
+
+
+def _in_order(where: str, items: str) -> BeforeValidator:
+    """A tuple field's check that refuses a set (``require_ordered``), which validation would
+    take in its hashes' order; it raises ``ArgumentTypeError`` through pydantic, which passes a
+    ``TypeError`` on. JSON holds arrays: only a value from Python can be a set."""
+
+    def checked(value: Any) -> Any:
+        require_ordered(value, where, items)
+        return value
+
+    return BeforeValidator(checked)
 
 
 class _Event(_WireModel, frozen=True, allow_inf_nan=False):
@@ -122,7 +134,9 @@ class AgentEndEvent(_Event, frozen=True):
 
     type: Literal["agent_end"] = "agent_end"
     """The event's tag: ``agent_end``."""
-    messages: tuple[Message, ...] = Field(strict=False)
+    messages: Annotated[tuple[Message, ...], _in_order("AgentEndEvent: messages", "messages")] = Field(
+        strict=False
+    )
     """The agent's messages when the run ended."""
 
     def __repr_args__(self) -> Iterable[tuple[str | None, Any]]:
@@ -152,7 +166,9 @@ class TurnEndEvent(_Event, frozen=True):
     """The event's tag: ``turn_end``."""
     message: Message
     """The assistant message the turn generated."""
-    tool_results: tuple[ToolResult, ...] = Field(strict=False)
+    tool_results: Annotated[
+        tuple[ToolResult, ...], _in_order("TurnEndEvent: tool_results", "tool results")
+    ] = Field(strict=False)
     """The results of the tools the turn called, in order (empty when it called none): tool results, not messages."""
 
 
@@ -493,9 +509,10 @@ def messages_from_events(events: Iterable[AgentEvent]) -> list[Message]:
     same message, and ``agent_end`` and ``turn_end`` repeat messages already recorded.
 
     Raises:
-        ArgumentTypeError: ``events`` is not iterable, or is text, bytes, a mapping or a single
-            model (one event or one message: put it in a list), or an item is not an event model
-            (a dict or a JSON line: ``parse_event`` and ``iter_events`` read those).
+        ArgumentTypeError: ``events`` is not iterable, or is text, bytes, a mapping, a set (which
+            keeps no order) or a single model (one event or one message: put it in a list), or an
+            item is not an event model (a dict or a JSON line: ``parse_event`` and ``iter_events``
+            read those).
     """
     _require_events(events)
     messages: list[Message] = []
@@ -533,6 +550,7 @@ def _require_events(events: object) -> None:
         raise ArgumentTypeError(
             f"{function}, got {kind_of(events)} (an iterable of event models, as iter_events gives)"
         )
+    require_ordered(events, "messages_from_events", "events")
 
 
 @deprecated(

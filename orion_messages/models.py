@@ -13,7 +13,8 @@ import threading
 import time
 import warnings
 import weakref
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, ItemsView, Iterable, KeysView, Mapping
+from collections.abc import Set as AbstractSet
 from datetime import datetime, timedelta, timezone
 from enum import Enum
 from functools import cache, partial
@@ -439,9 +440,10 @@ class Message(_WireModel, frozen=True):
             ArgumentTypeError: an argument of the wrong type, named (``Message.assistant: id: ...``);
                 ``tool_calls`` that is one ``ToolCall`` or a mapping rather than a list, or that
                 holds anything but ``ToolCall`` objects (a dict included: build it with
-                ``ToolCall(...)``).
+                ``ToolCall(...)``), or a set (which keeps no order).
             ArgumentValueError: ``timestamp`` outside the signed 64-bit range.
         """
+        require_ordered(tool_calls, "Message.assistant: tool_calls", "ToolCall")
         if not isinstance(tool_calls, (list, tuple, str, Mapping, ToolCall)) and isinstance(
             tool_calls, Iterable
         ):
@@ -618,14 +620,36 @@ def not_a_collection(value: object) -> bool:
     return isinstance(value, (str, bytes, bytearray, Mapping, BaseModel)) or not isinstance(value, Iterable)
 
 
+_ORDERED = (list, tuple)
+
+
+def require_ordered(value: object, where: str, items: str = "messages") -> None:
+    """Refuse a set where ``where`` takes ``items`` in order (the messages of a conversation, the
+    results of a turn): it would be read in its hashes' order, and written or counted so. A
+    ``set``, a ``frozenset`` and any other ``collections.abc.Set`` are refused; a dict's keys and
+    items are one too, but keep the dict's order, and are taken.
+
+    Raises:
+        ArgumentTypeError: naming ``where`` and the type found.
+    """
+    if type(value) in _ORDERED:  # the usual case, without the slower look through the ABCs
+        return
+    if isinstance(value, AbstractSet) and not isinstance(value, (KeysView, ItemsView)):
+        raise ArgumentTypeError(
+            f"{where}: expected a list of {items} (in order), got {kind_of(value)}, which keeps no order"
+        )
+
+
 def require_message_list(messages: object, function: str, because: str = "") -> None:
     """Refuse what is not a list of messages where ``function`` needs one (it reads it twice, or
     indexes into it): an iterator would be read once and give a wrong answer, text would be
     read as characters. ``because`` is said after "a list of messages", in parentheses.
 
     Raises:
-        ArgumentTypeError: ``messages`` is not a sequence, or is text or bytes.
+        ArgumentTypeError: ``messages`` is not a sequence, or is text, bytes or a set (said so:
+            ``require_ordered``).
     """
+    require_ordered(messages, function)
     if isinstance(messages, (str, bytes, bytearray, Mapping)) or not (
         hasattr(messages, "__len__") and hasattr(messages, "__getitem__")
     ):
@@ -639,6 +663,26 @@ def first_non_message(messages: Iterable[object], function: str) -> ArgumentType
         if not isinstance(item, Message):
             return ArgumentTypeError(f"{function}: [{index}]: expected a Message, found {kind_of(item)}")
     return None
+
+
+def message_list(messages: object, function: str) -> list[Message]:
+    """``messages`` (any iterable of messages, read once) as a new list, for ``function``.
+
+    A mapping or a model is iterable, but as its keys or fields, and a set in its hashes' order:
+    refused whole, not per item.
+
+    Raises:
+        ArgumentTypeError: naming ``function``: ``messages`` is one message, a string, a mapping,
+            a set or not iterable, or an item is not a ``Message`` (named by its index).
+    """
+    if not_a_collection(messages):
+        hint = " (put it in a list: [message])" if isinstance(messages, Message) else ""
+        raise ArgumentTypeError(f"{function}: expected an iterable of Message, got {kind_of(messages)}{hint}")
+    require_ordered(messages, function)
+    listed = list(cast("Iterable[object]", messages))
+    if (wrong := first_non_message(listed, function)) is not None:
+        raise wrong
+    return cast("list[Message]", listed)
 
 
 def _built(constructor: str, model: type[_Model], **values: Any) -> _Model:

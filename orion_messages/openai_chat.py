@@ -147,16 +147,17 @@ def to_openai(
 
     Raises:
         ConversionError: an orphan with ``orphans="error"``, an unknown ``orphans`` policy, a
-            tool_result message without a result, a refused loss in strict mode, ``messages``
-            not a list (a string or a single ``Message``), an item that is not a ``Message``,
-            or a string sent that holds a lone surrogate, which UTF-8 cannot encode (a message
-            built in Python may hold one), at its place (``[3].tool_calls[0].arguments.p``).
-        ArgumentTypeError: ``strict`` is not a bool, or ``accept`` is a string (it would be read
-            one character at a time), a mapping or a single model (read as its keys or fields),
-            or holds a non-string.
+            tool_result message without a result, a refused loss in strict mode, or a string
+            sent that holds a lone surrogate, which UTF-8 cannot encode (a message built in
+            Python may hold one), at its place (``[3].tool_calls[0].arguments.p``).
+        ArgumentTypeError: ``messages`` is not an iterable of messages (a string, a mapping, a
+            single ``Message`` or a set included) or an item is not a ``Message`` (named by its
+            index); ``strict`` is not a bool, or ``accept`` is a string (it would be read one
+            character at a time), a mapping or a single model (read as its keys or fields), or
+            holds a non-string.
     """
     report = _Report(strict=strict, accept=accept)
-    fixed, sources, changes = _fix_orphans(messages, orphans)
+    fixed, sources, changes = _fix_orphans(messages, orphans, "to_openai")
     report.extend(changes)
     try:
         out = _openai_messages(report, fixed, sources)

@@ -19,9 +19,9 @@ from typing import Any
 from ._collector import collector_paused
 from ._conversion_input import Sent, refuse_unencodable, refuse_unencodable_text
 from ._text import excerpt, quoted
-from .conversions import ConversionResult, _messages, _metadata_losses, _Report
+from .conversions import ConversionResult, _metadata_losses, _Report
 from .errors import ArgumentTypeError
-from .models import Message, Role
+from .models import Message, Role, message_list
 
 __all__ = ["TOOL_RESULT_PREFIX", "to_orion_backend"]
 
@@ -55,11 +55,11 @@ def to_orion_backend(
     included), as orion-core does. ``strict`` and ``accept`` work as in ``to_openai``.
 
     Raises:
-        ConversionError: a refused loss in strict mode, an item that is not a ``Message``, or
-            a string sent that holds a lone surrogate, which UTF-8 cannot encode, at its place
-            (``[0].content``, ``system_prompt``).
-        ArgumentTypeError: ``system_prompt`` is not a str, ``strict`` not a bool, or ``accept``
-            a string or holding a non-string (as ``to_openai``).
+        ConversionError: a refused loss in strict mode, or a string sent that holds a lone
+            surrogate, which UTF-8 cannot encode, at its place (``[0].content``, ``system_prompt``).
+        ArgumentTypeError: ``messages`` or an item of it (as ``to_openai``), ``system_prompt``
+            is not a str, ``strict`` not a bool, or ``accept`` a string or holding a non-string
+            (as ``to_openai``).
     """
     report = _Report(strict=strict, accept=accept)
     if not isinstance(system_prompt, str):
@@ -68,7 +68,7 @@ def to_orion_backend(
         )
     refuse_unencodable_text(system_prompt, "system_prompt")
     out: list[dict[str, str]] = [{"role": "system", "content": system_prompt}] if system_prompt else []
-    given = _messages(messages)
+    given = message_list(messages, "to_orion_backend")
     for index, message in enumerate(given):
         _metadata_losses(report, index, message, kept=("role",), why=_TARGET)
         _structure_losses(report, index, message)

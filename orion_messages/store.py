@@ -367,7 +367,12 @@ class ConversationStore:
         self._backend.run(ops.extend(conversation_id, (message,)))
 
     def extend(self, conversation_id: str, messages: Iterable[Message]) -> None:
-        """Append messages in order, all or none."""
+        """Append messages in order, all or none.
+
+        Raises:
+            ArgumentTypeError: ``messages`` is not an iterable of messages, or is a set (which
+                keeps no order).
+        """
         self._backend.run(ops.extend(conversation_id, messages))
 
     def load(
@@ -396,6 +401,10 @@ class ConversationStore:
         """Replace every message, all or none (orion-core's ``replace_messages``).
 
         With ``create=True`` a missing conversation is created first, in the same transaction.
+
+        Raises:
+            ArgumentTypeError: ``messages`` is not an iterable of messages, or is a set (which
+                keeps no order).
         """
         self._backend.run(ops.replace(conversation_id, messages, create))
 

@@ -44,7 +44,7 @@ from ._unknown_values import (
 )
 from .checks import find_problems
 from .errors import ArgumentTypeError, ArgumentValueError, FormatError, Problem, require_bool
-from .models import Message, ToolCall, ToolResult, _WireModel, is_complete
+from .models import Message, ToolCall, ToolResult, _WireModel, is_complete, require_ordered
 
 __all__ = ["FloatStyle", "dumps", "dumps_message", "loads", "loads_message"]
 
@@ -472,8 +472,8 @@ def dumps(
     gives the spelling of orion-core builds with serde_json before 1.0.146 (``1e16``).
 
     Raises:
-        TypeError: ``messages`` is one message, a string or a mapping rather than a list, or
-            an item is not a ``Message`` (the message names it: ``[3]``).
+        TypeError: ``messages`` is one message, a string, a mapping or a set (which keeps no
+            order) rather than a list, or an item is not a ``Message`` (the message names it: ``[3]``).
         FormatError: a message holds something that cannot be written back losslessly.
     """
     return dump_json(
@@ -486,13 +486,14 @@ def dumps(
 
 def listed_messages(messages: Iterable[Message], writer: str, hint: str) -> list[Message]:
     """``messages`` as a list for ``writer``; ``ArgumentTypeError`` for text, anything not
-    iterable (a path where the messages go), an item that is not a ``Message`` (named by its
-    index) and, with ``hint`` saying what to do instead, a mapping or a lone message (iterables
-    of their fields)."""
+    iterable (a path where the messages go), a set (``require_ordered``), an item that is not a
+    ``Message`` (named by its index) and, with ``hint`` saying what to do instead, a mapping or a
+    lone message (iterables of their fields)."""
     if isinstance(messages, (Mapping, BaseModel)):
         raise ArgumentTypeError(f"{writer} takes a list of messages, got {kind_of(messages)} ({hint})")
     if isinstance(messages, (str, bytes, bytearray)) or not isinstance(messages, Iterable):
         raise ArgumentTypeError(f"{writer} takes a list of messages, got {kind_of(messages)}")
+    require_ordered(messages, writer)
     listed = messages if isinstance(messages, list) else list(messages)
     # pydantic-core would write None as null and another model by the fields it shares with a
     # message. The types are gathered in C: no Python work per message.

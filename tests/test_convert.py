@@ -776,9 +776,11 @@ def test_from_chat_template_locates_problems_in_the_input(
 
 
 def test_to_converters_refuse_what_is_not_a_message() -> None:
-    for convert in (to_openai, to_anthropic, to_chat_template, to_orion_backend):
-        with pytest.raises(ConversionError, match=r"\[1\]: expected a Message"):
+    # An argument of the wrong type, as find_orphans and every function taking messages refuse it.
+    for convert in (to_openai, to_anthropic, to_chat_template, to_orion_backend, fix_orphans):
+        with pytest.raises(ArgumentTypeError) as caught:
             convert([Message.user("a", "b", timestamp=0), {"role": "user"}])  # type: ignore[list-item]
+        assert str(caught.value) == f"{convert.__name__}: [1]: expected a Message, found a dict"
 
 
 _TIMESTAMP_TEXT = (
@@ -851,16 +853,16 @@ def test_from_converters_still_take_any_iterable_of_dicts() -> None:
 @pytest.mark.parametrize(
     ("given", "found"),
     [
-        ("abc", 'the string "abc"'),
-        (Message.user("m", "x", timestamp=0), "a single Message"),
-        (7, "the number 7"),
+        ("abc", "a str"),
+        (Message.user("m", "x", timestamp=0), "a Message (put it in a list: [message])"),
+        (7, "an int"),
     ],
 )
 def test_to_converters_refuse_what_is_not_a_list_once(given: Any, found: str) -> None:
     for convert in (to_openai, to_anthropic, to_chat_template, to_orion_backend, fix_orphans):
-        with pytest.raises(ConversionError) as caught:
+        with pytest.raises(ArgumentTypeError) as caught:
             convert(given)
-        assert str(caught.value) == f"messages: expected a list of Message objects, found {found}"
+        assert str(caught.value) == f"{convert.__name__}: expected an iterable of Message, got {found}"
 
 
 def test_a_tool_result_message_without_a_result_is_an_error() -> None:
