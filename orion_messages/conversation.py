@@ -51,12 +51,13 @@ def _require_message(message: object) -> None:
         raise ArgumentTypeError(f"Conversation.append: expected a Message, got {kind_of(message)}")
 
 
-def _equal_messages(items: list[Message], other: object) -> bool:
-    """Whether ``other`` (a conversation, its view, a list or a tuple) holds messages equal to
-    ``items``, in the same order; ``NotImplemented`` for anything else."""
+def _comparable(other: object) -> list[object] | None:
+    """What a conversation or its view compares its messages with: ``other``'s items when it is
+    a conversation, a view, a list or a tuple (equal messages in the same order are equal), else
+    None (not comparable)."""
     if not isinstance(other, (Conversation, _MessagesView, list, tuple)):
-        return NotImplemented
-    return items == list(other)
+        return None
+    return list(other)
 
 
 class _MessagesView(Sequence[Message]):
@@ -85,7 +86,8 @@ class _MessagesView(Sequence[Message]):
 
     def __eq__(self, other: object) -> bool:
         """Equal to a conversation, view, list or tuple holding equal messages in the same order."""
-        return _equal_messages(self._items, other)
+        others = _comparable(other)
+        return NotImplemented if others is None else self._items == others
 
     __hash__: ClassVar[None] = None  # type: ignore[assignment]  # compares by value, like the list it shows
 
@@ -222,7 +224,8 @@ class Conversation(Sequence[Message]):
     def __eq__(self, other: object) -> bool:
         """Equal to a conversation, a ``messages`` view, a list or a tuple holding equal messages
         in the same order (as ``messages`` compares); the id counter is not compared."""
-        return _equal_messages(self._messages, other)
+        others = _comparable(other)
+        return NotImplemented if others is None else self._messages == others
 
     __hash__: ClassVar[None] = None  # type: ignore[assignment]  # compares by value, and changes
 
@@ -341,8 +344,9 @@ class Conversation(Sequence[Message]):
         Raises:
             ArgumentTypeError: ``id`` is not a str or ``pinned`` not a bool (nothing is coerced).
         """
-        require_bool("pinned", pinned)
-        return self._change_first(id, lambda message: message.pin() if pinned else message.unpin())
+        require_bool("Conversation.set_pinned: pinned", pinned)
+        change = Message.pin if pinned else Message.unpin
+        return self._change_first(id, change, "Conversation.set_pinned")
 
     def set_token_count(self, id: str, token_count: int | None) -> bool:
         """Set the ``token_count`` of the first message with ``id`` (None clears it); False when
@@ -352,13 +356,15 @@ class Conversation(Sequence[Message]):
             ArgumentTypeError: ``id`` is not a str, or ``token_count`` not an int or None.
             ArgumentValueError: ``token_count`` is outside 0 to 4,294,967,295 (unsigned 32-bit).
         """
-        require_token_count(token_count)
-        return self._change_first(id, lambda message: message.with_token_count(token_count))
+        require_token_count(token_count, "Conversation.set_token_count")
+        change: Callable[[Message], Message] = lambda message: message.with_token_count(token_count)  # noqa: E731
+        return self._change_first(id, change, "Conversation.set_token_count")
 
-    def _change_first(self, id: str, change: Callable[[Message], Message]) -> bool:
-        """Replace the first message with ``id`` by ``change`` of it; False when there is none."""
+    def _change_first(self, id: str, change: Callable[[Message], Message], function: str) -> bool:
+        """Replace the first message with ``id`` by ``change`` of it; False when there is none.
+        A wrong ``id`` is refused naming ``function``."""
         if not isinstance(id, str):
-            raise ArgumentTypeError(f"id must be a str, got {kind_of(id)} {excerpt(repr(id))}")
+            raise ArgumentTypeError(f"{function}: id must be a str, got {kind_of(id)} {excerpt(repr(id))}")
         index = self._lookup().first_with_id(id)
         if index is None:
             return False
@@ -399,11 +405,12 @@ class Conversation(Sequence[Message]):
         """
         if not isinstance(tool_call_id, str):
             raise ArgumentTypeError(
-                f"tool_call_id must be a str, got {kind_of(tool_call_id)} {excerpt(repr(tool_call_id))}"
+                f"Conversation.resolve: tool_call_id must be a str, got {kind_of(tool_call_id)} "
+                f"{excerpt(repr(tool_call_id))}"
             )
         if not isinstance(content, str):
-            raise ArgumentTypeError(f"content must be a str, got {kind_of(content)}")
-        require_bool("is_error", is_error)
+            raise ArgumentTypeError(f"Conversation.resolve: content must be a str, got {kind_of(content)}")
+        require_bool("Conversation.resolve: is_error", is_error)
         index = self._lookup().first_pending(tool_call_id)
         if index is None:
             resolved_at = self._lookup().last_result(tool_call_id)
@@ -465,7 +472,9 @@ class Conversation(Sequence[Message]):
         class is counted afresh); a template changed in place after a plan is not noticed.
         """
         counting = _by_identity(_counting(count, template, system_prompt, tools, counter))
-        return _plan(self._plans, self._messages, _context_config(config), counting)
+        return _plan(
+            self._plans, self._messages, _context_config(config, "Conversation.plan_prune"), counting
+        )
 
     def prune(
         self,
@@ -486,7 +495,7 @@ class Conversation(Sequence[Message]):
         ``result.history``), as orion-core does, with a fresh id from ``next_id``.
         """
         counting = _by_identity(_counting(count, template, system_prompt, tools, counter))
-        config = _context_config(config)
+        config = _context_config(config, "Conversation.prune")
         result = _prune(self._plans, self._messages, config, counting, summarize, self.next_id)
         if result.summary is not None:
             self.replace_messages(result.history)

@@ -573,18 +573,22 @@ class Message(_WireModel, frozen=True):
         return self.model_copy(update={"token_count": token_count})
 
 
-def require_token_count(token_count: object) -> None:
+def require_token_count(token_count: object, function: str = "") -> None:
     """Refuse what cannot be a message's ``token_count``: anything but an int from 0 to
-    ``U32_MAX`` or None (a bool included, which Python counts as an int).
+    ``U32_MAX`` or None (a bool included, which Python counts as an int). ``function``, when
+    given, is named first.
 
     Raises:
         ArgumentTypeError: not an int or None.
         ArgumentValueError: an int out of range.
     """
+    where = f"{function}: " if function else ""
     if token_count is not None and (type(token_count) is bool or not isinstance(token_count, int)):
-        raise ArgumentTypeError(f"token_count must be an int or None, got {kind_of(token_count)}")
+        raise ArgumentTypeError(f"{where}token_count must be an int or None, got {kind_of(token_count)}")
     if token_count is not None and not 0 <= token_count <= U32_MAX:
-        raise ArgumentValueError(f"token_count must be an integer from 0 to {U32_MAX}, got {token_count!r}")
+        raise ArgumentValueError(
+            f"{where}token_count must be an integer from 0 to {U32_MAX}, got {token_count!r}"
+        )
 
 
 def _require_tool_calls(tool_calls: object) -> None:

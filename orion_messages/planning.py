@@ -368,12 +368,13 @@ class _PlanCache:
         return column
 
 
-def _context_config(config: ContextConfig | None) -> ContextConfig:
-    """``config``, or the defaults for None; an ``ArgumentTypeError`` for anything else."""
+def _context_config(config: ContextConfig | None, function: str) -> ContextConfig:
+    """``config``, or the defaults for None; an ``ArgumentTypeError`` naming ``function`` for
+    anything else."""
     if config is None:
         return ContextConfig()
     if not isinstance(config, ContextConfig):
-        raise ArgumentTypeError(f"config must be a ContextConfig or None, got {kind_of(config)}")
+        raise ArgumentTypeError(f"{function}: config must be a ContextConfig or None, got {kind_of(config)}")
     return config
 
 
@@ -407,7 +408,7 @@ def plan_prune(
         ArgumentValueError: ``system_prompt`` or ``tools`` without a ``template`` (a ``ValueError``).
     """
     require_message_list(messages, "plan_prune", " (the plan's ranges index into it)")
-    config = _context_config(config)
+    config = _context_config(config, "plan_prune")
     counting = _counting(count, template, system_prompt, tools, counter)
     return _plan(_PlanCache(), messages, config, counting)
 

@@ -156,7 +156,7 @@ def prune(
     require_message_list(messages, "prune")
     if (wrong := first_non_message(messages, "prune")) is not None:
         raise wrong
-    config = _context_config(config)
+    config = _context_config(config, "prune")
     counting = _counting(count, template, system_prompt, tools, counter)
     if new_id is None:  # called once, if a summary is made: only then are the ids read
         new_id = lambda: FreshIds(message.id for message in messages).next()  # noqa: E731

@@ -987,3 +987,67 @@ def test_a_copy_keeps_a_subclasss_attributes_and_slots() -> None:
     plain = ___([Message.user("msg-1", "hi", timestamp=1)], "t")
     for again in (copy.copy(plain), copy.deepcopy(plain), pickle.loads(pickle.dumps(plain))):
         assert again.tag() == "t"
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "text"),
+    [
+        (
+            lambda c: c.set_pinned(5, True),
+            ArgumentTypeError,
+            "Conversation.set_pinned: id must be a str, got an int 5",
+        ),
+        (
+            lambda c: c.set_pinned("msg-1", 1),
+            ArgumentTypeError,
+            "Conversation.set_pinned: pinned must be a bool",
+        ),
+        (
+            lambda c: c.set_token_count(5, 1),
+            ArgumentTypeError,
+            "Conversation.set_token_count: id must be a str",
+        ),
+        (
+            lambda c: c.set_token_count("msg-1", "5"),
+            ArgumentTypeError,
+            "Conversation.set_token_count: token_count must be an int or None, got a str",
+        ),
+        (
+            lambda c: c.set_token_count("msg-1", -1),
+            ArgumentValueError,
+            "Conversation.set_token_count: token_count must be an integer from 0 to 4294967295, got -1",
+        ),
+        (
+            lambda c: c.resolve(None, "x"),
+            ArgumentTypeError,
+            "Conversation.resolve: tool_call_id must be a str",
+        ),
+        (
+            lambda c: c.resolve("k", 5),
+            ArgumentTypeError,
+            "Conversation.resolve: content must be a str, got an int",
+        ),
+        (
+            lambda c: c.resolve("k", "x", is_error="no"),
+            ArgumentTypeError,
+            "Conversation.resolve: is_error must be a bool",
+        ),
+        (
+            lambda c: c.plan_prune({}),
+            ArgumentTypeError,
+            "Conversation.plan_prune: config must be a ContextConfig or None",
+        ),
+        (
+            lambda c: c.prune({}),
+            ArgumentTypeError,
+            "Conversation.prune: config must be a ContextConfig or None",
+        ),
+    ],
+)
+def test_argument_errors_name_the_method(
+    call: Callable[[Conversation], object], error: type[Exception], text: str
+) -> None:
+    conversation = Conversation(_tool_loop())
+    with pytest.raises(error) as caught:
+        call(conversation)
+    assert str(caught.value).startswith(text)
