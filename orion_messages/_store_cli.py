@@ -14,10 +14,10 @@ import os
 import re
 from collections.abc import Generator, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any, NamedTuple
+from typing import NamedTuple
 from urllib.parse import quote, unquote
 
-from ._store_ops import checked_id, conversation_keys, conversations_without_id
+from ._store_ops import checked_id
 from ._store_url import masked_url
 from ._text import kind_of, quoted, shown_place
 from .checks import find_problems
@@ -238,9 +238,9 @@ def stored_conversations(raw: str) -> list[Stored] | None:
     return [_stored(name, masked) for name in names]
 
 
-def _stored(name: Any, masked: str) -> Stored:
+def _stored(name: object, masked: str) -> Stored:
     """The conversation ``name`` of the store ``masked`` names, or the entry of a row whose id
-    no operation takes (another program's: not text, empty, holding U+0000)."""
+    no operation takes (another program's: NULL or another type than text, empty, holding U+0000)."""
     if not isinstance(name, str):
         return Stored(None, masked, f"a stored conversation's id is {kind_of(name)} {quoted(name)}, not text")
     if not name:
@@ -252,28 +252,21 @@ def _stored(name: Any, masked: str) -> Stored:
     return Stored(name, _label(masked, name))
 
 
-def _conversation_ids(store: ConversationStore) -> list[Any]:
-    """Every conversation's id, oldest first as ``conversations()`` lists them, ``PAGE_SIZE`` at a
-    time; only the ids are kept. An id that is not text (another program's row) is kept as read.
+def _conversation_ids(store: ConversationStore) -> list[object]:
+    """Every conversation's id: first those no call takes (another program's rows, each one
+    invalid entry of ``validate``), then the others ``PAGE_SIZE`` at a time, by id.
 
-    Read by the store's own page statements, not by ``conversations()``: that one turns every
-    row into a ``ConversationInfo`` and refuses a whole page for one title, metadata or
-    ``created_ms`` another program wrote oddly, none of which ``validate`` needs. A page starts
-    after the previous page's last ``(created_ms, id)`` as read, which need not exist any more.
-    Rows without an id (SQLite's NULL, which no key pages past) come first, one None each.
+    Ids alone: ``conversations()`` would turn every row into a ``ConversationInfo`` and refuse
+    a whole page for one title, metadata or ``created_ms`` another program wrote oddly, none of
+    which ``validate`` needs. A page starts after the previous page's last id, which need not
+    exist any more: a conversation deleted meanwhile stops nothing.
     """
-    ids: list[Any] = [None] * store._backend.run(conversations_without_id())
-    page = _id_page(store, None)
+    ids: list[object] = list(store.unusable_conversation_ids())
+    page = store.conversation_ids(limit=PAGE_SIZE)
     while page:
-        ids.extend(identifier for _, identifier in page)
-        page = _id_page(store, page[-1]) if len(page) == PAGE_SIZE else []
+        ids.extend(page)
+        page = store.conversation_ids(limit=PAGE_SIZE, after=page[-1]) if len(page) == PAGE_SIZE else []
     return ids
-
-
-def _id_page(store: ConversationStore, after: tuple[Any, Any] | None) -> list[tuple[Any, Any]]:
-    """A page of ``(created_ms, id)`` keys as stored, none of their values checked, after the key ``after``."""
-    # Until the store offers a listing of ids alone, its operation runner reads the page.
-    return store._backend.run(conversation_keys(PAGE_SIZE, after))
 
 
 def _pages(store: ConversationStore) -> Iterator[ConversationInfo]:

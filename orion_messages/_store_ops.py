@@ -476,32 +476,39 @@ def conversations(
     return Operation(False, steps)
 
 
-def conversation_keys(limit: int, after: tuple[Any, Any] | None) -> Operation[list[tuple[Any, Any]]]:
-    """A page of at most ``limit`` conversations' ``(created, id)`` keys as stored, in the order
-    of ``conversations``, after the key ``after`` (None starts at the first); a row without an
-    id (``conversations_without_id``) is not among them.
+def conversation_ids(limit: int | None = None, after: str | None = None) -> Operation[list[str]]:
+    """The ids every call takes, in the order the database sorts text: every one, or a page of
+    at most ``limit`` starting right after the id ``after`` (None: at the first).
 
-    For a reader that must get past a row another program wrote (``validate``): no value is
-    checked, where ``conversations`` refuses a page for one odd title, metadata or created time.
+    Keyset paging on the id alone: ``after`` is compared, never looked up, so it need not
+    exist any more, and no other column is read. A row whose id no call takes
+    (``unusable_conversation_ids``) is never among them.
+
+    Raises:
+        ArgumentTypeError: ``limit`` is not an int or None; ``after`` not a non-empty str or None.
+        ArgumentValueError: ``limit`` is negative or above 2**63 - 1, or ``after`` holds U+0000
+            or a lone surrogate.
     """
+    limit = _checked_count("limit", limit)
+    # "" sorts before every id listed: the empty id is one no call takes.
+    start = "" if after is None else checked_id(after, "after (a conversation id)")
+    size = _INT64_MAX if limit is None else limit
 
-    def steps(s: Statements) -> Steps[list[tuple[Any, Any]]]:
-        if after is None:
-            rows = yield s["key_page"], (limit,), "all"
-        else:
-            rows = yield s["key_page_after"], (*after, limit), "all"
-        return [(row[0], row[1]) for row in rows]
+    def steps(s: Statements) -> Steps[list[str]]:
+        rows = yield s["id_page"], (start, size), "all"
+        return [row[0] for row in rows]
 
     return Operation(False, steps)
 
 
-def conversations_without_id() -> Operation[int]:
-    """How many conversation rows have a NULL id: SQLite lets another program write one (its
-    primary key is no INTEGER), which no key can page past."""
+def unusable_conversation_ids() -> Operation[list[object]]:
+    """The ids, as the driver reads them, of the conversation rows whose id no call takes
+    (``checked_id`` refuses it): another program's NULL (None), empty text, and in SQLite a blob
+    (bytes) or a text holding U+0000; none in a store only orion-messages wrote."""
 
-    def steps(s: Statements) -> Steps[int]:
-        row = yield s["count_null_ids"], (), "one"
-        return int(row[0])
+    def steps(s: Statements) -> Steps[list[object]]:
+        rows = yield s["unusable_ids"], (), "all"
+        return [row[0] for row in rows]
 
     return Operation(False, steps)
 

@@ -37,6 +37,10 @@ class Dialect:
     table_exists: str
     nul: str
     """What U+0000 becomes in the ``id`` and ``tool_call_id`` columns (PostgreSQL's text refuses it)."""
+    unusable_id: str
+    """True of a conversation row whose id no call takes (``_store_ops.checked_id`` refuses it):
+    another program's NULL or empty text, and in SQLite, whose columns keep any type, a blob or
+    a text holding U+0000 (PostgreSQL's text holds neither)."""
 
 
 SQLITE = Dialect(
@@ -56,6 +60,7 @@ SQLITE = Dialect(
     schema_lock=None,
     table_exists="SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
     nul="\x00",
+    unusable_id="id IS NULL OR id = '' OR typeof(id) <> 'text' OR instr(id, char(0)) > 0",
 )
 
 POSTGRES = Dialect(
@@ -74,6 +79,7 @@ POSTGRES = Dialect(
     schema_lock="SELECT pg_advisory_xact_lock(7061726) ",  # any constant, the same in every process
     table_exists="SELECT 1 FROM pg_tables WHERE schemaname = current_schema() AND tablename = ?",
     nul="\ufffd",
+    unusable_id="id IS NULL OR id = ''",
 )
 
 _MESSAGE_COLUMNS = (
@@ -96,13 +102,10 @@ _TEMPLATES = {
     "page": f"SELECT {_CONVERSATION_COLUMNS} FROM orion_conversations ORDER BY created_ms, id LIMIT ?",
     "page_after": f"SELECT {_CONVERSATION_COLUMNS} FROM orion_conversations WHERE (created_ms, id) > (?, ?) "
     "ORDER BY created_ms, id LIMIT ?",
-    # validate's listing of keys alone, past rows another program wrote: SQLite lets one hold a
-    # NULL id (compared as NULL, no key to page from), counted apart.
-    "key_page": "SELECT created_ms, id FROM orion_conversations WHERE id IS NOT NULL "
-    "ORDER BY created_ms, id LIMIT ?",
-    "key_page_after": "SELECT created_ms, id FROM orion_conversations WHERE id IS NOT NULL "
-    "AND (created_ms, id) > (?, ?) ORDER BY created_ms, id LIMIT ?",
-    "count_null_ids": "SELECT COUNT(*) FROM orion_conversations WHERE id IS NULL",
+    # The ids alone, by id: a page starts after an id, which need not exist any more, and is
+    # read from the primary key's index. The ids no call takes are listed apart.
+    "id_page": "SELECT id FROM orion_conversations WHERE id > ? AND NOT ({unusable_id}) ORDER BY id LIMIT ?",
+    "unusable_ids": "SELECT id FROM orion_conversations WHERE {unusable_id} ORDER BY id",
     "delete_archived": "DELETE FROM orion_archived_messages WHERE conversation_id = ?",
     "delete_messages": "DELETE FROM orion_messages WHERE conversation_id = ?",
     "delete": "DELETE FROM orion_conversations WHERE id = ?",
@@ -178,6 +181,7 @@ def render(template: str, dialect: Dialect) -> str:
         json=dialect.json,
         int64=dialect.int64,
         boolean=dialect.boolean,
+        unusable_id=dialect.unusable_id,
     )
     return text.replace("?", dialect.placeholder)
 

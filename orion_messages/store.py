@@ -358,6 +358,45 @@ class ConversationStore:
         """How many conversations the store holds: ``len(conversations())`` without reading them."""
         return self._backend.run(ops.count_conversations())
 
+    def conversation_ids(self, *, limit: int | None = None, after: str | None = None) -> list[str]:
+        """The conversations' ids alone, by id; or a page of them. Nothing else of a row is read.
+
+        Sorted by id (as the database compares text: bytewise in SQLite, by the database's
+        collation in PostgreSQL), not oldest first as ``conversations()``: a page holds at most
+        ``limit`` ids and starts right after the id ``after`` (None: at the first), which is
+        compared, never looked up, so it need not exist any more. Pages are read by key, as
+        ``conversations()``' are (here from the primary key's index); an empty page is the end::
+
+            page = store.conversation_ids(limit=1000)
+            while page:
+                ...
+                page = store.conversation_ids(limit=1000, after=page[-1])
+
+        Every id listed is one the other calls take. A row another program wrote with an id
+        none takes (NULL, empty, in SQLite bytes or a text holding U+0000) is left out, never
+        raised: ``unusable_conversation_ids()`` lists those, and ``count_conversations()``
+        counts them too.
+
+        Raises:
+            ArgumentTypeError: ``limit`` is not an int or None, or ``after`` not a non-empty str
+                or None (a ``TypeError``).
+            ArgumentValueError: ``limit`` is negative or above 2**63 - 1, or ``after`` holds
+                U+0000 or a lone surrogate (a ``ValueError``).
+        """
+        return self._backend.run(ops.conversation_ids(limit, after))
+
+    def unusable_conversation_ids(self) -> list[object]:
+        """The ids of the rows ``conversation_ids()`` leaves out, as the database driver reads them.
+
+        Another program may write a conversation row with an id no call takes: NULL (read as
+        None), empty text, and in SQLite, whose columns keep any type, a blob (bytes) or a text
+        holding U+0000. No call of this store loads or deletes such a row; this lists them,
+        all at once, for a checker (``orion-messages validate`` reports each). A store only
+        orion-messages wrote holds none. In SQLite, finding them reads every id (from the
+        primary key's index), as one page of every id would.
+        """
+        return self._backend.run(ops.unusable_conversation_ids())
+
     def delete(self, conversation_id: str) -> None:
         """Delete a conversation, its messages and its archive."""
         self._backend.run(ops.delete(conversation_id))
@@ -587,6 +626,14 @@ class AsyncConversationStore:
     async def count_conversations(self) -> int:
         """See ``ConversationStore.count_conversations``."""
         return await self._backend.run(ops.count_conversations())
+
+    async def conversation_ids(self, *, limit: int | None = None, after: str | None = None) -> list[str]:
+        """See ``ConversationStore.conversation_ids``."""
+        return await self._backend.run(ops.conversation_ids(limit, after))
+
+    async def unusable_conversation_ids(self) -> list[object]:
+        """See ``ConversationStore.unusable_conversation_ids``."""
+        return await self._backend.run(ops.unusable_conversation_ids())
 
     async def delete(self, conversation_id: str) -> None:
         """See ``ConversationStore.delete``."""

@@ -689,9 +689,13 @@ def _scenario() -> list[tuple[str, tuple[Any, ...], dict[str, Any]]]:
         ("info", ("c",), {}),
         ("conversations", (), {}),
         ("count_conversations", (), {}),
+        ("conversation_ids", (), {}),
+        ("conversation_ids", (), {"limit": 1, "after": "c"}),
+        ("unusable_conversation_ids", (), {}),
         ("delete", ("d",), {}),
         ("conversations", (), {}),
         ("count_conversations", (), {}),
+        ("conversation_ids", (), {"after": "d"}),
     ]
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import json
 import re
 from pathlib import Path
@@ -134,23 +135,22 @@ def test_validate_lists_a_store_a_page_at_a_time(
 ) -> None:
     monkeypatch.setattr(_store_cli, "PAGE_SIZE", 2)
     asked: list[Any] = []
-    reading = _store_cli._id_page
+    reading = ConversationStore.conversation_ids
 
-    def noted(store: ConversationStore, after: Any) -> list[Any]:
-        asked.append(after)
-        return reading(store, after)
+    def noted(store: ConversationStore, *, limit: int | None = None, after: str | None = None) -> list[str]:
+        asked.append((limit, after))
+        return reading(store, limit=limit, after=after)
 
-    monkeypatch.setattr(_store_cli, "_id_page", noted)
-    names = ["a", "b", "c", "d", "e"]  # created in this order: the listing's order
+    monkeypatch.setattr(ConversationStore, "conversation_ids", noted)
+    names = ["e", "b", "d", "a", "c"]  # created in this order, checked by id
     for name in names:
         assert main(["convert", str(GOLDEN), with_conversation(store_url, name)]) == 0
     capsys.readouterr()
     assert main(["validate", "--format", "json", store_url]) == 0
     labels = [entry["path"] for entry in json.loads(capsys.readouterr().out)["files"]]
-    assert [label.rsplit("conversation=", 1)[1] for label in labels] == names
-    # Each page after the previous page's last (created_ms, id) (no lookup by id); 5 = 2 + 2 + 1.
-    assert [after and after[1] for after in asked] == [None, "b", "d"]
-    assert all(isinstance(after[0], int) for after in asked[1:])
+    assert [label.rsplit("conversation=", 1)[1] for label in labels] == ["a", "b", "c", "d", "e"]
+    # Each page after the previous page's last id; 5 = 2 + 2 + 1.
+    assert asked == [(2, None), (2, "b"), (2, "d")]
 
 
 def test_prune_with_a_template_into_a_store_keeps_the_preamble(
@@ -199,8 +199,8 @@ def test_rows_without_an_id_hide_no_conversation_from_validate(
 ) -> None:
     # SQLite lets another program write NULL in the id column (a non-INTEGER primary key), which
     # compares as NULL: no page can start after it. docs/cli.md: every conversation is checked,
-    # each such row one invalid entry named by the store's URL. Ids of every kind around them,
-    # "#general" sorting before most texts, and pages of 2.
+    # each such row one invalid entry named by the store's URL, before the others, which follow
+    # by id ("#general" before "a", whatever their creation times), in pages of 2.
     monkeypatch.setattr(_store_cli, "PAGE_SIZE", 2)
     for name in ["a", "#general", "c"]:
         assert main(["convert", str(GOLDEN), with_conversation(sqlite_url, name)]) == 0
@@ -217,7 +217,7 @@ def test_rows_without_an_id_hide_no_conversation_from_validate(
     report = json.loads(capsys.readouterr().out)
     paths = [entry["path"] for entry in report["files"]]
     store = masked_url(sqlite_url)
-    assert paths == [store, store, *(with_conversation(store, name) for name in ["a", "%23general", "c"])]
+    assert paths == [store, store, *(with_conversation(store, name) for name in ["%23general", "a", "c"])]
     assert [entry["valid"] for entry in report["files"]] == [False, False, True, True, True]
 
 
@@ -256,11 +256,13 @@ def test_the_listing_goes_on_when_a_page_s_last_conversation_is_deleted(
     # Deleted right after the page holding them is read, before the next page is asked for; a
     # conversation listed before its deletion stays listed (validate then reports it missing).
     monkeypatch.setattr(_store_cli, "PAGE_SIZE", 2)
-    reading = _store_cli._id_page
+    reading = ConversationStore.conversation_ids
 
-    def deleting(store: ConversationStore, after: Any) -> list[Any]:
-        page = reading(store, after)
-        for _, identifier in page:
+    def deleting(
+        store: ConversationStore, *, limit: int | None = None, after: str | None = None
+    ) -> list[str]:
+        page = reading(store, limit=limit, after=after)
+        for identifier in page:
             if identifier in deleted:
                 store.delete(identifier)
         return page
@@ -268,10 +270,17 @@ def test_the_listing_goes_on_when_a_page_s_last_conversation_is_deleted(
     with open_store(sqlite_url) as store:
         for name in "abcdef":
             store.create(name)
-        monkeypatch.setattr(_store_cli, "_id_page", deleting)
+        monkeypatch.setattr(ConversationStore, "conversation_ids", deleting)
         assert _store_cli._conversation_ids(store) == listed
         monkeypatch.undo()
         assert [info.id for info in store.conversations()] == [n for n in "abcdef" if n not in deleted]
+
+
+def test_the_command_line_reads_a_store_through_its_public_calls_only() -> None:
+    # It listed validate's ids through the store's private operation runner (store._backend).
+    source = inspect.getsource(_store_cli)
+    assert "._backend" not in source
+    assert "from ._store_ops import checked_id\n" in source  # the id rule, no operation
 
 
 # --------------------------------------------------------------------------------------------
@@ -490,9 +499,7 @@ def test_validate_checks_every_conversation_whatever_its_title_or_metadata_hold(
     expected = [
         f'{a}: [1].id: warning: duplicate message id "msg-1" (first at [0])',
         f'{b}: conversation "b", position 1: line 1, column 2: malformed JSON: expected an object key (a string)',
-    ]
-    if change.startswith("created_ms"):  # SQLite sorts a text after every integer: "a" comes last
-        expected.reverse()
+    ]  # by id, whatever created_ms holds
     summary = "checked 2 stored conversations and 1 file (3 messages in the valid ones): 1 invalid (1 error), 1 warning"
     assert (captured.err, captured.out.splitlines()) == ("", [*expected, summary])
 

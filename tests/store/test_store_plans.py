@@ -222,10 +222,12 @@ def test_the_first_match_by_position_stays_first_whatever_the_index_order(store_
 # the pages of conversations()
 
 # The statements reading a page of conversations (``conversations(limit=...)``, with ``after``
-# or without; ``validate``'s pages of keys alike), each with the number of its parameters: a
-# page of 20 after a conversation in the middle.
-PAGES = {"page": 1, "page_after": 3, "key_page": 1, "key_page_after": 3}
+# or without; ``conversation_ids``' pages of ids alike), each with the number of its parameters:
+# a page of 20 after a conversation in the middle.
+PAGES = {"page": 1, "page_after": 3, "id_page": 2}
 LISTING_INDEX = "orion_conversations_by_created"
+# The index each page reads: the listing's, or for the ids alone the primary key's.
+PAGE_INDEX = {"page": LISTING_INDEX, "page_after": LISTING_INDEX}
 CONVERSATIONS = 300
 
 
@@ -255,15 +257,14 @@ def test_every_page_statement_is_checked() -> None:
 
 
 @pytest.mark.parametrize("analyzed", [False, True], ids=["no statistics", "after ANALYZE"])
-def test_sqlite_reads_a_page_from_the_listing_index(sqlite_url: str, analyzed: bool) -> None:
+def test_sqlite_reads_a_page_from_its_index(sqlite_url: str, analyzed: bool) -> None:
     after = fill_conversations(sqlite_url)
     expected = {
         "page": rf"SCAN orion_conversations USING INDEX {LISTING_INDEX}",
         "page_after": rf"SEARCH orion_conversations USING INDEX {LISTING_INDEX} \(\(created_ms,id\)>\(\?,\?\)\)",
-        # The keys alone are in the index: it covers them.
-        "key_page": rf"SCAN orion_conversations USING COVERING INDEX {LISTING_INDEX}",
-        "key_page_after": rf"SEARCH orion_conversations USING COVERING INDEX {LISTING_INDEX} "
-        r"\(\(created_ms,id\)>\(\?,\?\)\)",
+        # The ids alone are in the primary key's index: it covers them.
+        "id_page": r"SEARCH orion_conversations USING COVERING INDEX sqlite_autoindex_orion_conversations_1 "
+        r"\(id>\?\)",
     }
     with sqlite3.connect(parse_store_url(sqlite_url).database) as connection:
         if analyzed:
@@ -280,7 +281,7 @@ def test_sqlite_reads_a_page_from_the_listing_index(sqlite_url: str, analyzed: b
 
 
 @pytest.mark.parametrize("plan", ["custom", "generic"])
-def test_postgres_reads_a_page_from_the_listing_index(postgres_url: str, plan: str) -> None:
+def test_postgres_reads_a_page_from_its_index(postgres_url: str, plan: str) -> None:
     import psycopg
 
     after = fill_conversations(postgres_url)
@@ -289,9 +290,12 @@ def test_postgres_reads_a_page_from_the_listing_index(postgres_url: str, plan: s
         for name in PAGES:
             sql = statements(POSTGRES)[name]
             text = postgres_plan(connection, sql, page_parameters(name, after), plan, f"page_{name}")
-            assert re.search(rf"Index (Only )?Scan using {LISTING_INDEX}\b", text), text
-            if name.endswith("page_after"):
+            index = PAGE_INDEX.get(name, "orion_conversations_pkey")
+            assert re.search(rf"Index (Only )?Scan using {index}\b", text), text
+            if name == "page_after":
                 assert re.search(r"Index Cond: \(+ROW\(created_ms, id\) > ROW\(.+\)\)", text), text
+            if name == "id_page":
+                assert re.search(r"Index Cond: \(+id > ", text), text
             assert "Sort" not in text, text
             assert "Seq Scan" not in text, text
 

@@ -1,0 +1,140 @@
+"""``conversation_ids()``: the ids alone, by id, a page at a time; and the rows it leaves out.
+
+The expectations are written by hand: the ids sorted by id, the pages of a listing, the argument
+errors' texts, and the ids of rows another program wrote (SQLite keeps any type in any column).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from typing import Any
+
+import pytest
+
+from orion_messages import ArgumentTypeError, ArgumentValueError, OrionMessagesError, _store_ops
+from orion_messages.store import ConversationStore, open_async_store, open_store
+
+from .test_store import raw_sql
+
+# Created in this order, at these clocks: oldest first (then by id) is k, z, a, m, c.
+CREATED = [("m", 5), ("z", 3), ("a", 5), ("k", 3), ("c", 7)]
+BY_ID = ["a", "c", "k", "m", "z"]
+
+
+def filled(url: str, monkeypatch: pytest.MonkeyPatch) -> ConversationStore:
+    """The store at ``url`` holding the conversations of ``CREATED``, each created at its clock."""
+    store = open_store(url)
+    for name, clock in CREATED:
+        with monkeypatch.context() as patch:
+            patch.setattr(_store_ops, "now_ms", lambda clock=clock: clock)
+            store.create(name, title=f"title {name}")
+    return store
+
+
+def test_the_ids_are_listed_by_id(store_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    with filled(store_url, monkeypatch) as store:
+        assert store.conversation_ids() == ["a", "c", "k", "m", "z"]
+        assert [info.id for info in store.conversations()] == ["k", "z", "a", "m", "c"]  # oldest first
+
+
+@pytest.mark.parametrize(("size", "pages"), [(1, 5), (2, 3), (4, 2), (5, 1), (6, 1), (2**63 - 1, 1)])
+def test_pages_put_end_to_end_are_the_whole_listing(
+    store_url: str, monkeypatch: pytest.MonkeyPatch, size: int, pages: int
+) -> None:
+    with filled(store_url, monkeypatch) as store:
+        read: list[list[str]] = []
+        page = store.conversation_ids(limit=size)
+        while page:
+            read.append(page)
+            page = store.conversation_ids(limit=size, after=page[-1])
+        assert [name for page in read for name in page] == BY_ID
+        assert len(read) == pages
+
+
+def test_a_page_starts_right_after_an_id_that_need_not_exist(
+    store_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with filled(store_url, monkeypatch) as store:
+        assert store.conversation_ids(limit=2) == ["a", "c"]
+        assert store.conversation_ids(limit=2, after="c") == ["k", "m"]
+        assert store.conversation_ids(after="b") == ["c", "k", "m", "z"]  # no conversation "b"
+        store.delete("k")
+        assert store.conversation_ids(limit=2, after="k") == ["m", "z"]  # deleted: goes on
+        assert store.conversation_ids(after="z") == []
+        assert store.conversation_ids(limit=0) == []
+        assert store.count_conversations() == 4
+
+
+def test_the_async_store_lists_as_the_sync_one(store_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    filled(store_url, monkeypatch).close()
+
+    async def run() -> tuple[list[str], list[str], list[object]]:
+        async with await open_async_store(store_url) as store:
+            return (
+                await store.conversation_ids(),
+                await store.conversation_ids(limit=2, after="b"),
+                await store.unusable_conversation_ids(),
+            )
+
+    assert asyncio.run(run()) == (["a", "c", "k", "m", "z"], ["c", "k"], [])
+
+
+@pytest.mark.parametrize(
+    ("arguments", "error", "text"),
+    [
+        ({"limit": True}, ArgumentTypeError, "limit must be an int or None, got a bool True"),
+        ({"limit": -1}, ArgumentValueError, "limit must be a non-negative integer, got -1"),
+        ({"limit": 2**63}, ArgumentValueError, "limit must be at most 2**63 - 1, got 9223372036854775808"),
+        ({"after": 5}, ArgumentTypeError, "after (a conversation id) is a non-empty str, got 5"),
+        ({"after": ""}, ArgumentTypeError, "after (a conversation id) is a non-empty str, got ''"),
+        (
+            {"after": "a\x00"},
+            ArgumentValueError,
+            "after (a conversation id) cannot hold U+0000 (PostgreSQL text cannot), got 'a\\x00'",
+        ),
+    ],
+)
+def test_arguments_are_checked_before_the_database_is_touched(
+    sqlite_url: str, arguments: dict[str, Any], error: type[Exception], text: str
+) -> None:
+    store = open_store(sqlite_url)
+    store.close()  # a call reaching the database would raise StoreError: the store is closed
+    with pytest.raises(error, match=f"^{re.escape(text)}$") as caught:
+        store.conversation_ids(**arguments)
+    assert isinstance(caught.value, OrionMessagesError)
+    assert isinstance(caught.value, TypeError if error is ArgumentTypeError else ValueError)
+
+
+def test_rows_another_program_wrote_are_left_out_and_listed_apart(sqlite_url: str) -> None:
+    # docs/store.md: conversation_ids() lists only ids the other calls take, and never raises for
+    # another program's row; unusable_conversation_ids() gives those as the driver reads them.
+    with open_store(sqlite_url) as store:
+        for name in ("b", "d"):
+            store.create(name)
+    columns = "INSERT INTO orion_conversations (id, created_ms, updated_ms, message_count, next_position)"
+    for value in ("NULL", "''", "x'ff'", "'c' || char(0)", "x'61'"):  # x'61' is the bytes b"a"
+        raw_sql(sqlite_url, f"{columns} VALUES ({value}, 1, 1, 0, 0)")
+    # A title, metadata or time another program wrote oddly is not read at all.
+    raw_sql(sqlite_url, "UPDATE orion_conversations SET title = x'c3', created_ms = 'soon' WHERE id = 'd'")
+    with open_store(sqlite_url, create=False) as store:
+        assert store.conversation_ids() == ["b", "d"]
+        assert store.conversation_ids(limit=1) == ["b"]
+        assert store.conversation_ids(limit=1, after="b") == ["d"]
+        # NULL first, then text ("" before "c\0"), then blobs: SQLite's order of types.
+        assert store.unusable_conversation_ids() == [None, "", "c\x00", b"a", b"\xff"]
+        assert store.count_conversations() == 7
+
+
+def test_an_empty_id_is_left_out_on_postgresql_too(postgres_url: str) -> None:
+    with open_store(postgres_url) as store:
+        store.create("a")
+    raw_sql(
+        postgres_url,
+        "INSERT INTO orion_conversations (id, created_ms, updated_ms, message_count, next_position)"
+        " VALUES ('', 1, 1, 0, 0)",
+    )
+    with open_store(postgres_url, create=False) as store:
+        assert store.conversation_ids() == ["a"]
+        assert store.unusable_conversation_ids() == [""]
+        assert store.count_conversations() == 2
