@@ -18,7 +18,7 @@ from typing import NamedTuple
 from urllib.parse import quote, unquote
 
 from ._store_ops import checked_id
-from ._store_url import masked_url
+from ._store_url import masked_url, password_forms
 from ._text import kind_of, quoted, shown_place
 from .checks import find_problems
 from .errors import FormatError, OrionMessagesError, Problem, StoreError
@@ -106,22 +106,30 @@ def _opened(url: StoreURL, raw: str, *, create: bool) -> Iterator[ConversationSt
     except StoreError as error:
         cause = error.__cause__
         if isinstance(cause, OSError):  # a missing folder: the URL as given, and why
-            raise StoreError(f"{url.display}: {_reason(cause, url.display)}") from cause
+            raise StoreError(f"{url.display}: {_reason(cause, url, raw)}") from cause
         raise
     except OrionMessagesError:  # MissingExtraError (no psycopg) included: it names the URL
         raise
     except Exception as error:  # the driver's own errors (sqlite3.Error, psycopg.Error) and OSError
-        raise StoreError(f"{url.display}: {_redacted(_reason(error, url.display), raw)}") from error
+        raise StoreError(f"{url.display}: {_reason(error, url, raw)}") from error
 
 
-def _reason(error: Exception, display: str) -> str:
-    """Why opening failed, on one line: an ``OSError`` without its ``[Errno 2]`` and quotes, the
-    file named only when the URL shown does not already name it; a driver's message of several
-    lines (libpq's ``...refused\n\tIs the server running...``) with its lines joined by ``; ``."""
+def _reason(error: Exception, url: StoreURL, raw: str) -> str:
+    """Why opening the store at ``raw`` failed, on one line, its passwords masked: an
+    ``OSError`` without its ``[Errno 2]`` and quotes, the file named only when it is not the
+    store's own (``url.display`` names that one); a driver's message of several lines (libpq's
+    ``...refused\n\tIs the server running...``) with its lines joined by ``; ``.
+
+    Masked before it is escaped and joined, as libpq quotes a password (a host, a port):
+    escaped, one holding a tab or a newline would no longer be found.
+    """
     if not isinstance(error, OSError) or not error.strerror:
-        return shown_place("; ".join(line.strip() for line in str(error).splitlines() if line.strip()))
-    name = shown_place(os.fsdecode(error.filename)) if error.filename is not None else ""
-    return f"{error.strerror}: {name}" if name and name not in display else error.strerror
+        text = _redacted(str(error), raw)
+        return shown_place("; ".join(line.strip() for line in text.splitlines() if line.strip()))
+    reason = _redacted(error.strerror, raw)
+    if error.filename is None or os.fsdecode(error.filename) == url.database:
+        return reason
+    return f"{reason}: {shown_place(_redacted(os.fsdecode(error.filename), raw))}"
 
 
 def _redacted(text: str, raw: str) -> str:
@@ -130,16 +138,18 @@ def _redacted(text: str, raw: str) -> str:
     libpq ends a URL's password at a raw ``@`` or ``/`` and reads the rest as hosts, ports, the
     path and the query, whose parts its errors quote decoded (a port, a host name): for a
     password written so, each part between two delimiters and each rest after one are masked
-    too, as written and decoded.
+    too, as written and decoded. Each is also masked as ``repr`` escapes it, as psycopg quotes a
+    host (``'se\\tcret'``).
     """
     secrets = url_passwords(raw)
-    forms = {form for secret in secrets for form in (secret, unquote(secret))}
+    forms = password_forms(raw)
     for secret in secrets:
         if _PASSWORD_END.search(secret):
             bounds = [-1, *(found.start() for found in _URL_DELIMITER.finditer(secret)), len(secret)]
             parts = [secret[start + 1 : end] for start, end in itertools.pairwise(bounds)]
             parts += [secret[cut + 1 :] for cut in bounds[1:-1]]
             forms.update(form for part in parts for form in (part, unquote(part)))
+    forms.update([repr(form)[1:-1] for form in forms])  # psycopg quotes a host it cannot resolve by repr
     for form in sorted(forms, key=len, reverse=True):  # the whole before its parts
         if len(form) >= 3:  # a shorter one would mask ordinary words
             text = text.replace(form, "***")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from urllib.parse import unquote
 
-__all__ = ["SCHEMES", "is_store_url", "is_url", "masked_url", "url_passwords"]
+__all__ = ["SCHEMES", "is_store_url", "is_url", "masked_url", "password_forms", "url_passwords"]
 
 SCHEMES = {"sqlite": "sqlite", "postgresql": "postgresql", "postgres": "postgresql"}
 """The schemes of store URLs, each with its backend."""
@@ -39,15 +39,22 @@ def masked_url(url: str) -> str:
 
     Conservatively: the password in the authority runs from the user name's colon to the last
     ``@`` (a password may hold ``@``, ``/`` and ``?``), so an ``@`` later in the URL masks more
-    than the password, never less. A whole parameter value equal to a password is masked too.
+    than the password, never less. A whole parameter value equal to a password is masked too,
+    either of them percent-decoded or as written (``password=s3cr%65t&host=s3cret``).
     """
     spans = _secret_spans(url)
     masked = url
     for start, end in reversed(spans):
         masked = f"{masked[:start]}***{masked[end:]}"
-    for secret in {url[start:end] for start, end in spans if end > start}:
-        masked = re.sub(f"=({re.escape(secret)})(?=[&#]|$)", "=***", masked)  # whole values only
-    return masked
+    forms = password_forms(url)
+    if not forms:
+        return masked
+    # Whole values only: from an "=" to the next "&", "#" or the end, with no "=" between.
+    return _VALUE.sub(lambda found: "=***" if _decoded_forms(found[1]) & forms else found[0], masked)
+
+
+_VALUE = re.compile(r"=([^&#=]*)(?=[&#]|$)")
+"""A whole parameter value, after its ``=``: what ``masked_url`` compares with the passwords."""
 
 
 def url_passwords(url: str) -> list[str]:
@@ -55,6 +62,17 @@ def url_passwords(url: str) -> list[str]:
     name's colon to the last ``@``), then the value of each ``password`` and ``sslpassword``
     parameter."""
     return [url[start:end] for start, end in _secret_spans(url)]
+
+
+def password_forms(url: str) -> set[str]:
+    """Each password of ``url`` (``url_passwords``) as written and percent-decoded, as libpq
+    reads it and may quote it: every form a text shown must not hold (an empty one is none)."""
+    return {form for secret in url_passwords(url) for form in _decoded_forms(secret) if form}
+
+
+def _decoded_forms(text: str) -> set[str]:
+    """``text`` as written and percent-decoded (libpq decodes ``%XX``, and keeps ``+``)."""
+    return {text, unquote(text)}
 
 
 def _secret_spans(url: str) -> list[tuple[int, int]]:

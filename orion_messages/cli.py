@@ -54,7 +54,7 @@ from ._cli_text import problem_lines as _problem_lines
 from ._collector import collector_paused
 from ._json_rules import JSON_WHITESPACE, may_repeat_keys
 from ._problems import describe, problem_from
-from ._store_url import is_store_url, is_url, masked_url, url_passwords
+from ._store_url import is_store_url, is_url, masked_url, password_forms
 from ._text import quoted
 from ._version import __version__
 from ._whitespace import UNICODE_WHITESPACE
@@ -265,9 +265,10 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _passwords(argv: Sequence[str]) -> list[str]:
-    """The passwords in the arguments that are URLs, longest first (one may hold another)."""
-    found = {secret for item in argv if is_url(item) or is_store_url(item) for secret in url_passwords(item)}
-    return sorted(filter(None, found), key=len, reverse=True)
+    """The passwords in the arguments that are URLs, as written and decoded, longest first (one
+    may hold another)."""
+    found = {form for item in argv if is_url(item) or is_store_url(item) for form in password_forms(item)}
+    return sorted(found, key=len, reverse=True)
 
 
 _PATH_ARGUMENTS = ("paths", "path", "input", "output", "url")

@@ -9,6 +9,7 @@ output.
 from __future__ import annotations
 
 import errno
+import json
 import os
 from pathlib import Path
 from typing import Any
@@ -17,7 +18,7 @@ import pytest
 
 from orion_messages import FormatError, Message, Role, StoreError, ToolCall
 from orion_messages.cli import main
-from orion_messages.store import open_store, parse_store_url
+from orion_messages.store import masked_url, open_store, parse_store_url
 
 from .test_store import raw_sql
 
@@ -89,6 +90,21 @@ def test_a_name_too_long_says_so_and_is_cut_in_the_message(tmp_path: Path, creat
     assert str(caught.value) == "a" * 4093 + f"...: cannot open the store's database: {reason}"
     assert isinstance(caught.value.__cause__, OSError)
     assert caught.value.__cause__.errno == errno.ENAMETOOLONG
+
+
+@pytest.mark.parametrize("command", ["list", "validate"])
+def test_the_command_line_names_a_store_too_long_once(
+    command: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The URL, cut to 4,096 characters (4,093 and "..."), says where; the system's reason
+    # follows, with no second copy of the file name it holds.
+    monkeypatch.chdir(tmp_path)
+    url = "sqlite:///" + "a" * 5000 + ".db"
+    assert main([command, url]) == 1
+    reason = os.strerror(errno.ENAMETOOLONG)
+    assert capsys.readouterr().err.splitlines() == [
+        "orion-messages: error: sqlite:///" + "a" * 4083 + f"...: {reason}"
+    ]
 
 
 def test_the_store_s_name_is_escaped_as_a_file_name_in_messages(tmp_path: Path) -> None:
@@ -253,3 +269,79 @@ def test_no_part_libpq_reads_apart_reaches_the_terminal(url: str, capsys: pytest
     text = capsys.readouterr().err
     for part in ("word99", "Secr3tTail", "Secr3tHost", "Zz9Port"):
         assert part not in text
+
+
+# A password given as a parameter (``?password=``), which libpq reads as it reads one in the
+# authority: masked as written and decoded, wherever the URL or libpq's words are shown.
+
+
+@pytest.mark.parametrize(
+    ("option", "written", "said"),
+    [
+        ("port", "%09", 'invalid integer value "***" for connection option "port"'),
+        ("port", "%0A", 'invalid integer value "***" for connection option "port"'),
+        ("host", "%09", "failed to resolve host '***'"),  # psycopg's words: the host as repr shows it
+    ],
+)
+def test_a_password_parameter_libpq_quotes_decoded_is_masked(
+    option: str, written: str, said: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # libpq reads a parameter decoded, a tab or a newline in it, and quotes it in its error,
+    # which the command line shows on one line, escaped: masked all the same, in the URL too.
+    secret = f"se{written}cretpw"
+    url = f"postgresql://u@127.0.0.1:1/db?password={secret}&{option}={secret}"
+    assert main(["list", url]) == 1
+    text = capsys.readouterr().err
+    assert text.startswith(
+        f"orion-messages: error: postgresql://u@127.0.0.1:1/db?password=***&{option}=***: "
+    )
+    assert said in text
+    assert "cretpw" not in text
+
+
+def test_a_value_equal_to_the_password_once_decoded_is_masked(capsys: pytest.CaptureFixture[str]) -> None:
+    url = "postgresql://u@127.0.0.1:1/db?password=secretpw&port=secr%65tpw"
+    assert main(["list", "--format", "json", url]) == 1
+    text = capsys.readouterr().err
+    assert text.startswith("orion-messages: error: postgresql://u@127.0.0.1:1/db?password=***&port=***: ")
+    assert "cretpw" not in text
+    assert masked_url("postgresql://me@db/x?password=s3cr%65t&host=s3cret&port=s3cr%65t&sslmode=s3cre") == (
+        "postgresql://me@db/x?password=***&host=***&port=***&sslmode=s3cre"
+    )
+    assert masked_url("postgresql://me:s3cr%65t@db/x?application_name=s3cret") == (
+        "postgresql://me:***@db/x?application_name=***"
+    )
+
+
+def test_list_masks_a_password_parameter_in_every_url(
+    postgres_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with open_store(postgres_url) as store:
+        store.create("c1")
+    # The test server trusts its clients: the password is sent and not needed.
+    url = f"{postgres_url}&password=s3cr%65tpw&application_name=s3cretpw"
+    masked = f"{postgres_url}&password=***&application_name=***"
+    assert main(["list", "--format", "json", url]) == 0
+    out = capsys.readouterr().out
+    assert "s3cr" not in out
+    listed = json.loads(out)
+    assert (listed["store"], [c["url"] for c in listed["conversations"]]) == (
+        masked,
+        [f"{masked}&conversation=c1"],
+    )
+    assert main(["list", url]) == 0
+    out = capsys.readouterr().out
+    assert "s3cr" not in out
+    assert out.splitlines()[-1] == f"1 conversation in {masked}"
+    assert main(["validate", "--format", "json", url]) == 0
+    assert [entry["path"] for entry in json.loads(capsys.readouterr().out)["files"]] == [
+        f"{masked}&conversation=c1"
+    ]
+
+
+def test_a_usage_error_masks_a_password_parameter_decoded(capsys: pytest.CaptureFixture[str]) -> None:
+    # argparse quotes every argument it refuses: one that is the password, decoded, too.
+    assert main(["list", "sqlite:///s.db", "postgresql://bob@h/db?password=s3cr%65tpw", "s3cretpw"]) == 2
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        "orion-messages: error: unrecognized arguments: postgresql://bob@h/db?password=*** ***"
+    )
