@@ -20,7 +20,7 @@ from collections.abc import Generator, Iterable, Mapping
 from functools import cache, partial
 from typing import Annotated, Any, ClassVar, Literal, cast, get_args
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, TypeAdapter
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 from pydantic_core import ErrorDetails
 from typing_extensions import Self, deprecated
 
@@ -30,7 +30,7 @@ from ._text import kind_of, location
 from ._unknown_values import Origin
 from .checks import problems_by_message
 from .errors import ArgumentTypeError, FormatError, Problem, require_bool
-from .models import U32_MAX, Message, Role, ToolResult, _WireModel, require_ordered
+from .models import U32_MAX, Message, OrderedFromPython, Role, ToolResult, _WireModel, require_ordered
 from .storage import _is_blank, _open_regular, _require_path
 from .wire import (
     dump_json,
@@ -72,18 +72,6 @@ _FIELDS_HEADING = "Fields:"
 
 _U32 = Annotated[int, Field(ge=0, le=U32_MAX)]
 """An unsigned 32-bit integer, as Rust's ``u32``: 0 to 4294967295."""
-
-
-def _in_order(where: str, items: str) -> BeforeValidator:
-    """A tuple field's check that refuses a set (``require_ordered``), which validation would
-    take in its hashes' order; it raises ``ArgumentTypeError`` through pydantic, which passes a
-    ``TypeError`` on. JSON holds arrays: only a value from Python can be a set."""
-
-    def checked(value: Any) -> Any:
-        require_ordered(value, where, items)
-        return value
-
-    return BeforeValidator(checked)
 
 
 class _Event(_WireModel, frozen=True, allow_inf_nan=False):
@@ -134,8 +122,8 @@ class AgentEndEvent(_Event, frozen=True):
 
     type: Literal["agent_end"] = "agent_end"
     """The event's tag: ``agent_end``."""
-    messages: Annotated[tuple[Message, ...], _in_order("AgentEndEvent: messages", "messages")] = Field(
-        strict=False
+    messages: Annotated[tuple[Message, ...], OrderedFromPython("AgentEndEvent: messages", "messages")] = (
+        Field(strict=False)
     )
     """The agent's messages when the run ended."""
 
@@ -167,7 +155,7 @@ class TurnEndEvent(_Event, frozen=True):
     message: Message
     """The assistant message the turn generated."""
     tool_results: Annotated[
-        tuple[ToolResult, ...], _in_order("TurnEndEvent: tool_results", "tool results")
+        tuple[ToolResult, ...], OrderedFromPython("TurnEndEvent: tool_results", "tool results")
     ] = Field(strict=False)
     """The results of the tools the turn called, in order (empty when it called none): tool results, not messages."""
 

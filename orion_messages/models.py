@@ -13,12 +13,11 @@ import threading
 import time
 import warnings
 import weakref
-from collections.abc import Callable, ItemsView, Iterable, KeysView, Mapping
-from collections.abc import Set as AbstractSet
+from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime, timedelta, timezone
 from enum import Enum
 from functools import cache, partial
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar, cast, get_origin, overload
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Protocol, TypeVar, cast, get_origin, overload
 
 from pydantic import BaseModel, Field, GetCoreSchemaHandler, ValidationError
 from pydantic.config import ExtraValues
@@ -254,6 +253,31 @@ def _note_unchecked(values: Iterable[Any]) -> None:
             _WireModel.values_unchecked = True
 
 
+class OrderedFromPython:
+    """A tuple field's check that refuses a set given from Python (``require_ordered``), which
+    validation would take in its hashes' order; it raises ``ArgumentTypeError`` through
+    pydantic, which passes a ``TypeError`` on. JSON holds arrays: JSON input is validated by the
+    field's own schema alone, with no Python call per value."""
+
+    def __init__(self, where: str, items: str) -> None:
+        self.where = where
+        """The field, named first in the error (``Message: tool_calls``)."""
+        self.items = items
+        """What the field holds, in words (``ToolCall``, ``messages``)."""
+
+    def __get_pydantic_core_schema__(
+        self, source: Any, handler: GetCoreSchemaHandler
+    ) -> core_schema.CoreSchema:
+        """The field's schema, checked first for a set when the input is a Python value."""
+        schema = handler(source)
+        checked = core_schema.no_info_before_validator_function(self._in_order, schema)
+        return core_schema.json_or_python_schema(json_schema=schema, python_schema=checked)
+
+    def _in_order(self, value: Any) -> Any:
+        require_ordered(value, self.where, self.items)
+        return value
+
+
 class ToolCall(_WireModel, frozen=True):
     """A tool call an assistant message asks for, as orion-core writes it.
 
@@ -357,7 +381,9 @@ class Message(_WireModel, frozen=True):
 
     In Python, the constructors (``Message.user`` and the others) stamp the current time.
     """
-    tool_calls: tuple[ToolCall, ...] = Field(default=(), strict=False, exclude_if=_IF_EMPTY)  # lists, dicts
+    tool_calls: Annotated[tuple[ToolCall, ...], OrderedFromPython("Message: tool_calls", "ToolCall")] = Field(
+        default=(), strict=False, exclude_if=_IF_EMPTY
+    )  # lists, dicts; not sets
     """The tool calls an assistant message asks for; written only when non-empty."""
     if TYPE_CHECKING:
         # For type checkers: a constructor on the class, the field on an instance.
@@ -624,21 +650,16 @@ def not_a_collection(value: object) -> bool:
     return isinstance(value, (str, bytes, bytearray, Mapping, BaseModel)) or not isinstance(value, Iterable)
 
 
-_ORDERED = (list, tuple)
-
-
 def require_ordered(value: object, where: str, items: str = "messages") -> None:
-    """Refuse a set where ``where`` takes ``items`` in order (the messages of a conversation, the
-    results of a turn): it would be read in its hashes' order, and written or counted so. A
-    ``set``, a ``frozenset`` and any other ``collections.abc.Set`` are refused; a dict's keys and
-    items are one too, but keep the dict's order, and are taken.
+    """Refuse a ``set`` or ``frozenset`` (or a subclass) where ``where`` takes ``items`` in order
+    (the messages of a conversation, the results of a turn): it would be read in its hashes'
+    order, and written or counted so. Other collections are taken in the order they give: a
+    dict's keys or values keep its order, and so does an insertion-ordered set type.
 
     Raises:
         ArgumentTypeError: naming ``where`` and the type found.
     """
-    if type(value) in _ORDERED:  # the usual case, without the slower look through the ABCs
-        return
-    if isinstance(value, AbstractSet) and not isinstance(value, (KeysView, ItemsView)):
+    if isinstance(value, (set, frozenset)):
         raise ArgumentTypeError(
             f"{where}: expected a list of {items} (in order), got {kind_of(value)}, which keeps no order"
         )

@@ -1,12 +1,13 @@
 """A conversation is ordered: a set of messages (or of tool results, calls, events) is refused
 wherever a list of them is taken, with ``ArgumentTypeError`` naming the place, instead of being
-read in its hashes' order. And the same wrong messages give the same error from ``find_orphans``
-and ``fix_orphans``."""
+read in its hashes' order. And the same wrong messages give the same error class from
+``find_orphans`` and ``fix_orphans``, each naming itself."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+import collections.abc
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -103,6 +104,53 @@ def test_the_stores_writes_refuse_a_set() -> None:
             await store.close()
 
     asyncio.run(written())
+
+
+def test_a_message_refuses_a_set_of_tool_calls_however_it_is_built() -> None:
+    calls = [ToolCall(id=f"c{k}", name="t", arguments=k) for k in range(3)]
+    fields: dict[str, Any] = {"id": "m", "role": "assistant", "content": "", "timestamp": 1}
+    built = Message(**fields, tool_calls=calls)
+    refused: list[Callable[[], object]] = [
+        lambda: Message(**fields, tool_calls=set(calls)),
+        lambda: Message.model_validate({**fields, "tool_calls": frozenset(calls)}),
+        lambda: built.model_copy(update={"tool_calls": set(calls)}),
+    ]
+    for build in refused:
+        with pytest.raises(ArgumentTypeError) as raised:
+            build()
+        assert str(raised.value).startswith(
+            "Message: tool_calls: expected a list of ToolCall (in order), got a "
+        )
+    assert [call.id for call in Message(**fields, tool_calls=tuple(calls)).tool_calls] == ["c0", "c1", "c2"]
+
+
+class _InsertionOrderedSet(collections.abc.Set[Message]):
+    """A set type that keeps the order its items came in (as ``ordered_set.OrderedSet`` does)."""
+
+    def __init__(self, items: list[Message]) -> None:
+        self._items = dict.fromkeys(items)
+
+    def __contains__(self, item: object) -> bool:
+        return item in self._items
+
+    def __iter__(self) -> Iterator[Message]:
+        return iter(self._items)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+
+def test_an_ordered_set_type_is_taken_in_its_order_and_a_set_subclass_refused() -> None:
+    assert list(Conversation(_InsertionOrderedSet([SECOND, FIRST]))) == [SECOND, FIRST]
+    assert dumps(_InsertionOrderedSet([SECOND, FIRST])) == dumps([SECOND, FIRST])
+
+    class _Tagged(frozenset[Message]):
+        pass
+
+    with pytest.raises(
+        ArgumentTypeError, match=r"^dumps: expected a list of messages \(in order\), got a _Tagged"
+    ):
+        dumps(_Tagged({FIRST}))
 
 
 def test_a_dicts_views_keep_its_order_and_are_taken() -> None:
