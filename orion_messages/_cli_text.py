@@ -8,7 +8,8 @@ import re
 import select
 import sys
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 from ._text import printable
@@ -20,12 +21,16 @@ __all__ = [
     "display_width",
     "json_report",
     "one_line",
+    "out",
     "padded",
+    "plural",
+    "print_stdout",
     "printable",
     "problem_line",
     "problem_lines",
     "whole_number",
     "write_stdout",
+    "writing_stdout",
 ]
 
 MAX_PROBLEMS_ON_STDERR = 20
@@ -195,3 +200,31 @@ def problem_lines(name: str, problems: Sequence[Problem], omitted: int = 0) -> l
         lines.append(f"{name}: invalid")
     lines[0] = f"error: {lines[0]}"
     return lines
+
+
+def out(line: str) -> None:
+    """Print one line of human output; data in it cannot reach the terminal raw."""
+    print_stdout(printable(line))
+
+
+def print_stdout(text: str, end: str = "\n") -> None:
+    """Print ``text`` on stdout (see ``writing_stdout``)."""
+    with writing_stdout():
+        print(text, end=end)
+
+
+@contextmanager
+def writing_stdout() -> Iterator[None]:
+    """A failure to write stdout (a full disk) becomes an ``OSError`` naming ``<stdout>``, as a
+    file's names the file. A closed pipe stays itself: ``main`` is quiet then."""
+    try:
+        yield
+    except BrokenPipeError:
+        raise
+    except OSError as error:
+        raise OSError(error.errno, f"cannot write: {error.strerror or error}", "<stdout>") from None
+
+
+def plural(count: int, word: str) -> str:
+    """``1 message``, ``2 messages``, ``1,024 messages``."""
+    return f"{count:,} {word}" + ("" if count == 1 else "s")

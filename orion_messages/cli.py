@@ -34,6 +34,10 @@ from pydantic import TypeAdapter
 from pydantic_core import ErrorDetails
 
 from . import _cli_convert_options
+from ._cli_base import STDIO, Kind
+from ._cli_base import Fatal as _Fatal
+from ._cli_base import kind_by_name as _kind_by_name
+from ._cli_base import stdin_once as _stdin_once
 from ._cli_exit import (
     EXIT_CLOSED_PIPE,
     EXIT_INTERRUPTED,
@@ -48,9 +52,13 @@ from ._cli_lazy import LazyModule, interrupts_held
 from ._cli_text import MAX_PROBLEMS_ON_STDERR as _MAX_PROBLEMS_ON_STDERR
 from ._cli_text import display_width, one_line, padded, whole_number, write_stdout
 from ._cli_text import json_report as _json_report
+from ._cli_text import out as _out
+from ._cli_text import plural as _plural
+from ._cli_text import print_stdout as _print_stdout
 from ._cli_text import printable as _printable
 from ._cli_text import problem_line as _problem_line
 from ._cli_text import problem_lines as _problem_lines
+from ._cli_text import writing_stdout as _writing_stdout
 from ._collector import collector_paused
 from ._json_rules import JSON_WHITESPACE, may_repeat_keys
 from ._problems import describe, problem_from
@@ -72,15 +80,7 @@ from .errors import (
 from .models import Message, utc_datetime
 from .pruning import ContextConfig, PruneResult, prune
 from .stats import conversation_stats
-from .storage import (
-    _is_blank,
-    _is_torn,
-    _joined_records,
-    _read_joined,
-    _split_records,
-    save,
-    save_jsonl,
-)
+from .storage import _is_blank, _is_torn, _joined_records, _read_joined, _split_records, save, save_jsonl
 from .templates import ChatTemplate, ToolSchema, detect_template, get_template
 from .text_counters import (
     count_words,
@@ -89,14 +89,7 @@ from .text_counters import (
     sentencepiece_counter,
     tiktoken_counter,
 )
-from .wire import (
-    dumps,
-    dumps_message,
-    duplicate_key_problems,
-    loads,
-    loads_message,
-    validate_json,
-)
+from .wire import dumps, dumps_message, duplicate_key_problems, loads, loads_message, validate_json
 
 if TYPE_CHECKING:
     from _typeshed import SupportsWrite
@@ -112,29 +105,10 @@ else:  # each loaded when a command first needs it: the rest start without their
     stores = LazyModule("store")  # list
 
 __all__ = ["main"]
-
-STDIO = "-"
-"""The name that means standard input (for an input) or standard output (for an output)."""
-
-Kind = Literal["json", "jsonl", "events"]
-"""What a file holds: a conversation (JSON array), a JSON Lines log of messages, or agent events."""
-
-# The one table from file name to format; everything else is refused (or, when walking a
-# folder, skipped).
-_SUFFIXES: dict[str, Literal["json", "jsonl"]] = {".json": "json", ".jsonl": "jsonl", ".ndjson": "jsonl"}
 _PROGRESS_MIN_FILES = 20
 _PROGRESS_MIN_BYTES = 8 << 20
 _READ_CHUNK = 1 << 20
 _MAX_PROBLEMS_PER_FILE = MAX_REPORTED_PROBLEMS  # what a FormatError keeps: one cap for .json and .jsonl
-
-
-class _Fatal(Exception):
-    """A failure reported as one line (or a few) on stderr, with an exit status."""
-
-    def __init__(self, *lines: str, code: int = EXIT_INVALID) -> None:
-        super().__init__(lines[0] if lines else "")
-        self.lines = lines
-        self.code = code
 
 
 # --------------------------------------------------------------------------------------------
@@ -195,29 +169,6 @@ def _quiet_stdout() -> None:
     with suppress(OSError, ValueError, AttributeError):
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
-
-
-def _out(line: str) -> None:
-    """Print one line of human output; data in it cannot reach the terminal raw."""
-    _print_stdout(_printable(line))
-
-
-def _print_stdout(text: str, end: str = "\n") -> None:
-    """Print ``text`` on stdout (see ``_writing_stdout``)."""
-    with _writing_stdout():
-        print(text, end=end)
-
-
-@contextmanager
-def _writing_stdout() -> Iterator[None]:
-    """A failure to write stdout (a full disk) becomes an ``OSError`` naming ``<stdout>``, as a
-    file's names the file. A closed pipe stays itself: ``main`` is quiet then."""
-    try:
-        yield
-    except BrokenPipeError:
-        raise
-    except OSError as error:
-        raise OSError(error.errno, f"cannot write: {error.strerror or error}", "<stdout>") from None
 
 
 # --------------------------------------------------------------------------------------------
@@ -558,10 +509,6 @@ class _Input:
     """A ``.jsonl`` file, open at its start and read line by line (issue 10); ``data`` is then empty."""
     size: int = 0
     """The input's size in bytes (for progress)."""
-
-
-def _kind_by_name(name: str) -> Literal["json", "jsonl"] | None:
-    return _SUFFIXES.get(Path(name).suffix.lower())
 
 
 def _kind(name: str, data: bytes) -> Kind:
@@ -1363,10 +1310,6 @@ def _print_problems(report: _Parsed) -> None:
         _out(f"{report.name}: ... and {report.omitted + report.omitted_warnings:,} more problems")
 
 
-def _plural(count: int, word: str) -> str:
-    return f"{count:,} {word}" + ("" if count == 1 else "s")
-
-
 def _validate_summary(tallies: Sequence[_Tally], *, stores: bool) -> str:
     """The summary line; ``stores``: a store URL was checked, so its conversations are counted
     even when it holds none (``0 stored conversations``)."""
@@ -1617,19 +1560,6 @@ def _plan_json(name: str, output: str | None, messages: int, result: PruneResult
         "dropped_tokens": plan.dropped_tokens,
         "written_messages": len(result.history) if output else 0,
     }
-
-
-def _stdin_once(*inputs: tuple[str, str | None]) -> None:
-    """Standard input can be read only once: two inputs naming ``-`` are a usage error, before
-    anything is read. Each input is its option (or argument) and the value given, if any."""
-    named = [option for option, value in inputs if value == STDIO]
-    if len(named) > 1:
-        both = "both" if len(named) == 2 else "all"
-        names = ", ".join(named[:-1]) + f" and {named[-1]}"
-        raise _Fatal(
-            f"error: {names} {both} name - (standard input), which can be read only once",
-            code=EXIT_USAGE,
-        )
 
 
 def _refusal_json(name: str, error: ContextOverflowError) -> dict[str, Any]:
