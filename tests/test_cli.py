@@ -986,10 +986,10 @@ def test_convert_to_standard_output_needs_a_format(hand: Path, capsys: CaptureFi
 def test_validate_parses_a_file_once(hand: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # Once, leniently, valid or not: the command sorts the repeated keys and the semantic
     # problems itself (a file with problems was parsed a second time before).
-    from orion_messages import cli, storage
+    from orion_messages import _cli_input, storage
 
     calls: list[bool] = []
-    real = cli.loads  # type: ignore[attr-defined]
+    real = _cli_input.loads  # type: ignore[attr-defined]
 
     def counting(data: Any, *, strict: bool = False) -> Any:
         calls.append(strict)
@@ -1001,7 +1001,7 @@ def test_validate_parses_a_file_once(hand: Path, tmp_path: Path, monkeypatch: py
         calls.append(strict)
         return read_file(data, strict=strict, origin=origin)
 
-    monkeypatch.setattr(cli, "loads", counting)
+    monkeypatch.setattr(_cli_input, "loads", counting)
     # a CLI that reads through load() counts too
     monkeypatch.setattr(storage, "load_conversation", counting_file)
     assert main(["validate", str(hand)]) == 0
@@ -1216,10 +1216,10 @@ def test_a_refused_plan_still_prints_json(hand: Path, capsys: CaptureFixture) ->
 def test_reading_a_large_file_shows_byte_progress_on_a_terminal_only(
     hand: Path, tty: bool, monkeypatch: pytest.MonkeyPatch, capsys: CaptureFixture
 ) -> None:
-    from orion_messages import cli
+    from orion_messages import _cli_input
 
-    monkeypatch.setattr(cli, "_PROGRESS_MIN_BYTES", 1)
-    monkeypatch.setattr(cli, "_READ_CHUNK", 256)
+    monkeypatch.setattr(_cli_input, "_PROGRESS_MIN_BYTES", 1)
+    monkeypatch.setattr(_cli_input, "_READ_CHUNK", 256)
     stderr = _Terminal() if tty else io.StringIO()
     monkeypatch.setattr(sys, "stderr", stderr)
     assert main(["stats", str(hand)]) == 0
@@ -1235,12 +1235,12 @@ def test_reading_a_large_file_shows_byte_progress_on_a_terminal_only(
 def test_checking_a_large_log_shows_progress_by_records(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: CaptureFixture
 ) -> None:
-    from orion_messages import cli
+    from orion_messages import _cli_input
 
     log = tmp_path / "big.jsonl"
     log.write_text("".join(json.dumps(dict(HAND[1], id=f"m{i}")) + "\n" for i in range(50)), encoding="utf-8")
-    monkeypatch.setattr(cli, "_PROGRESS_MIN_BYTES", 1)
-    monkeypatch.setattr(cli, "_RUN_RECORDS", 10)
+    monkeypatch.setattr(_cli_input, "_PROGRESS_MIN_BYTES", 1)
+    monkeypatch.setattr(_cli_input, "_RUN_RECORDS", 10)
     stderr = _Terminal()
     monkeypatch.setattr(sys, "stderr", stderr)
     assert main(["validate", str(log)]) == 0
@@ -2409,10 +2409,10 @@ def test_the_repeated_key_scanner_runs_only_where_a_key_may_repeat(
     # The scanner (json.loads with a Python hook on every object) costs more than the load: it
     # is skipped for a .json file where no key repeats, and where one may, it runs before the
     # messages are built, so that its objects and the messages are never in memory together.
-    from orion_messages import _json_rules, cli
+    from orion_messages import _cli_input, _json_rules
 
     calls: list[str] = []
-    scan, load = _json_rules.scan_repeated_keys, cli.loads  # type: ignore[attr-defined]
+    scan, load = _json_rules.scan_repeated_keys, _cli_input.loads  # type: ignore[attr-defined]
 
     def scanning(data: Any) -> Any:
         calls.append("scan")
@@ -2423,7 +2423,7 @@ def test_the_repeated_key_scanner_runs_only_where_a_key_may_repeat(
         return load(data, strict=strict)
 
     monkeypatch.setattr(_json_rules, "scan_repeated_keys", scanning)
-    monkeypatch.setattr(cli, "loads", loading)
+    monkeypatch.setattr(_cli_input, "loads", loading)
     escaped = tmp_path / "escaped.json"  # "<" as HTML-safe writers escape it: no colon
     escaped.write_text(json.dumps(HAND).replace("Read two", "Read \\u003c two"), encoding="utf-8")
     repeated = tmp_path / "repeated.json"
