@@ -27,7 +27,7 @@ from pydantic import TypeAdapter
 from pydantic_core import ErrorDetails
 
 from . import _cli_convert_options
-from ._cli_base import STDIO, Kind
+from ._cli_base import STDIO
 from ._cli_base import Fatal as _Fatal
 from ._cli_base import kind_by_name as _kind_by_name
 from ._cli_base import stdin_once as _stdin_once
@@ -58,6 +58,12 @@ from ._cli_input import read_input as _read
 from ._cli_input import read_stdin as _read_stdin
 from ._cli_input import warning_problems as _warning_problems
 from ._cli_lazy import LazyModule, interrupts_held
+from ._cli_output import STORE_TO as _STORE_TO
+from ._cli_output import output_kind as _output_kind
+from ._cli_output import shown_output as _shown_output
+from ._cli_output import store_messages as _store_messages
+from ._cli_output import write as _write
+from ._cli_output import write_orion as _write_orion
 from ._cli_text import MAX_PROBLEMS_ON_STDERR as _MAX_PROBLEMS_ON_STDERR
 from ._cli_text import display_width, one_line, padded, whole_number, write_stdout
 from ._cli_text import json_report as _json_report
@@ -77,7 +83,6 @@ from .errors import ContextOverflowError, FormatError, OrionMessagesError, Orion
 from .models import Message, utc_datetime
 from .pruning import ContextConfig, PruneResult, prune
 from .stats import conversation_stats
-from .storage import save, save_jsonl
 from .templates import ChatTemplate, ToolSchema, detect_template, get_template
 from .text_counters import (
     count_words,
@@ -86,7 +91,7 @@ from .text_counters import (
     sentencepiece_counter,
     tiktoken_counter,
 )
-from .wire import dumps, dumps_message, duplicate_key_problems, validate_json
+from .wire import duplicate_key_problems, validate_json
 
 if TYPE_CHECKING:
     from _typeshed import SupportsWrite
@@ -1119,26 +1124,7 @@ def _schema(args: argparse.Namespace) -> int:
 
 
 # --------------------------------------------------------------------------------------------
-# convert and writing
-
-
-def _output_kind(args: argparse.Namespace, *, default: Kind | None = None) -> Literal["json", "jsonl"]:
-    """The format to write ``args.output`` in: ``--to``, else its extension, else ``default`` for ``-``."""
-    parser: argparse.ArgumentParser = args.parser
-    if args.to is not None:
-        named = _kind_by_name(args.output) if args.output != STDIO else None
-        if named in ("json", "jsonl") and named != args.to:
-            # The file would not read back as its name says (load() of a log fails, and so on).
-            parser.error(f"--to {args.to} contradicts the extension of {_printable(args.output)}: rename it, or leave --to out")  # fmt: skip
-        return "jsonl" if args.to == "jsonl" else "json"
-    if args.output == STDIO:
-        if default is None or default == "events":
-            parser.error("writing to standard output: say which format with --to json or --to jsonl")
-        return "jsonl" if default == "jsonl" else "json"
-    kind = _kind_by_name(args.output)
-    if kind is None:
-        parser.error(f"cannot tell the format of {_printable(args.output)} from its extension: use .json or .jsonl, or --to")  # fmt: skip
-    return kind
+# convert
 
 
 def _convert(args: argparse.Namespace) -> int:
@@ -1197,61 +1183,9 @@ def _orion_target(args: argparse.Namespace) -> Literal["json", "jsonl"] | None:
     return kind
 
 
-_STORE_TO = "--to is for a file or -: a store URL holds messages, not a file format"
 _PRETTY_COMPACT = "--pretty is for .json output; a JSON Lines record or a stored row is compact"
-
-
-def _shown_output(name: str) -> str:
-    """An output's name as printed: a store URL without its password."""
-    return masked_url(name) if is_store_url(name) else name
 
 
 def _read_messages(name: str) -> list[Message]:
     """The messages of one input (a file, ``-`` or a store URL); any problem is a fatal error."""
     return _messages(name)[2]
-
-
-def _write_orion(
-    output: str, messages: Sequence[Message], *, kind: Literal["json", "jsonl"] | None, pretty: bool
-) -> None:
-    """Write ``messages`` to a store URL (``kind`` None), or to a file or ``-`` as ``kind`` says
-    (``_orion_target`` chose it)."""
-    if kind is None:
-        _store_messages(output, messages)
-    else:
-        _write(output, messages, kind, pretty=pretty)
-
-
-def _store_messages(url: str, messages: Sequence[Message]) -> None:
-    """Write ``messages`` as the conversation a store URL names (created, or replaced whole)."""
-    try:
-        _store_cli.write_target(url, messages)
-    except OrionMessagesError as error:
-        raise _Fatal(f"error: {_printable(str(error))}") from None
-
-
-def _write(output: str, messages: Sequence[Message], kind: Literal["json", "jsonl"], *, pretty: bool) -> None:
-    """Write ``messages`` to standard output, or atomically to a file, as a JSON array or JSON Lines."""
-    try:
-        if output == STDIO:
-            if kind == "jsonl":
-                data = b"".join(dumps_message(message) + b"\n" for message in messages)
-            else:
-                data = dumps(messages, indent=2 if pretty else None)  # as save writes it
-            write_stdout(data)
-            return
-        path = Path(output)
-        if path.is_dir():
-            raise _Fatal(f"error: {output}: is a folder")
-        if not path.parent.is_dir():
-            raise _Fatal(f"error: {path.parent}: no such folder")
-        if kind == "jsonl":
-            save_jsonl(path, messages)
-        else:
-            save(path, messages, indent=2 if pretty else None)
-    except FormatError as error:
-        raise _Fatal(f"error: {output}: {error}") from None
-    except BrokenPipeError:
-        raise
-    except OSError as error:
-        raise _Fatal(f"error: {output}: cannot write: {error.strerror or error}") from None
