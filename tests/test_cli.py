@@ -808,8 +808,9 @@ def test_a_real_ctrl_c_while_loading_waits_for_the_import_and_is_one_line(module
 
 _REAL_CTRL_C_WHILE_THE_TOOLS_READER_IS_BUILT = """
 import os, signal, sys, time
-import orion_messages.cli as cli
-build = cli.TypeAdapter
+import orion_messages._cli_options as options
+from orion_messages.cli import main
+build = options.TypeAdapter
 def building(*args, **kwargs):  # the same Ctrl-C, where prune --tools builds its tools reader
     try:
         os.kill(os.getpid(), signal.SIGINT)
@@ -817,8 +818,8 @@ def building(*args, **kwargs):  # the same Ctrl-C, where prune --tools builds it
     except KeyboardInterrupt as interrupt:
         raise RuntimeError("Error building validator") from interrupt
     return build(*args, **kwargs)
-cli.TypeAdapter = building
-sys.exit(cli.main(sys.argv[1:]))
+options.TypeAdapter = building
+sys.exit(main(sys.argv[1:]))
 """
 
 
@@ -1777,12 +1778,12 @@ def test_a_counter_that_fails_to_load_is_one_usage_line(
     monkeypatch: pytest.MonkeyPatch,
     capsys: CaptureFixture,
 ) -> None:
-    from orion_messages import cli
+    from orion_messages import _cli_options
 
     def fail(argument: str) -> Any:
         raise failure
 
-    monkeypatch.setattr(cli, adapter, fail)
+    monkeypatch.setattr(_cli_options, adapter, fail)
     conversation = _write(tmp_path / "hi.json", HI)
     (tmp_path / "tok.json").write_text("{}", encoding="utf-8")
     kind = f"hf:{tmp_path / 'tok.json'}" if adapter == "huggingface_counter" else "tiktoken:x"
@@ -1795,12 +1796,12 @@ def test_a_counter_that_fails_to_load_is_one_usage_line(
 def test_a_long_counter_failure_is_cut_to_one_short_line(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: CaptureFixture
 ) -> None:
-    from orion_messages import cli
+    from orion_messages import _cli_options
 
     def fail(argument: str) -> Any:
         raise RuntimeError("y" * 1000)
 
-    monkeypatch.setattr(cli, "tiktoken_counter", fail)
+    monkeypatch.setattr(_cli_options, "tiktoken_counter", fail)
     assert main(_templated(_write(tmp_path / "hi.json", HI), "--counter", "tiktoken:x")) == 2
     (line,) = _lines(capsys.readouterr().err)
     assert line.startswith("orion-messages: error: --counter tiktoken:x: cannot load it: yyy")
