@@ -49,7 +49,15 @@ LAYERS: list[tuple[str, ...]] = [
         "store",
         "_store*",
     ),
-    ("cli", "_cli*", "__main__"),  # the command line
+    # The command line, bottom to top: its exit statuses, lazy loading and printed text; what every
+    # command shares; reading inputs, writing outputs, convert's options; prune's template options,
+    # convert --to/--from; the validate and prune commands; main, its parser and the small commands.
+    ("_cli_exit", "_cli_lazy", "_cli_text"),
+    ("_cli_base",),
+    ("_cli_input", "_cli_output", "_cli_convert_options"),
+    ("_cli_options", "_cli_convert"),
+    ("_cli_validate", "_cli_prune"),
+    ("cli", "_cli*", "__main__"),  # a new _cli module lands here until it is placed lower
     ("__init__",),  # the public facade re-exports everything; nothing imports it
 ]
 
