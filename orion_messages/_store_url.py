@@ -49,12 +49,16 @@ def masked_url(url: str) -> str:
     forms = password_forms(url)
     if not forms:
         return masked
-    # Whole values only: from an "=" to the next "&", "#" or the end, with no "=" between.
-    return _VALUE.sub(lambda found: "=***" if _decoded_forms(found[1]) & forms else found[0], masked)
+    return _VALUE.sub(
+        lambda found: f"{found[1]}***" if _decoded_forms(found[2]) & forms else found[0], masked
+    )
 
 
-_VALUE = re.compile(r"=([^&#=]*)(?=[&#]|$)")
-"""A whole parameter value, after its ``=``: what ``masked_url`` compares with the passwords."""
+# A value may hold "=" (libpq refuses it, and quotes the URL in its error): it runs from its
+# key's first "=" to the next "&" or "#", so a password holding "=" is found whole. A key
+# starts after "?", "&" or "#" (what follows a "#" is masked too, never less).
+_VALUE = re.compile(r"(?<=[?&#])([^=&#]*=)([^&#]*)")
+"""A parameter's key with its ``=``, then its whole value: what ``masked_url`` compares with the passwords."""
 
 
 def url_passwords(url: str) -> list[str]:

@@ -313,6 +313,32 @@ def test_a_value_equal_to_the_password_once_decoded_is_masked(capsys: pytest.Cap
     )
 
 
+@pytest.mark.parametrize(
+    ("url", "shown", "parameter"),
+    [
+        (
+            "postgresql://u:se=cret@127.0.0.1:1/db?application_name=se=cret",
+            "postgresql://u:***@127.0.0.1:1/db?application_name=***",
+            "application_name",
+        ),
+        (
+            "postgresql://u@127.0.0.1:1/db?password=se=cret&host=se=cret",
+            "postgresql://u@127.0.0.1:1/db?password=***&host=***",
+            "password",
+        ),
+    ],
+)
+def test_a_value_equal_to_a_password_holding_an_equals_sign_is_masked(
+    url: str, shown: str, parameter: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # libpq refuses the raw "=" in a value and the command line shows the URL in that error.
+    assert main(["validate", url]) == 1
+    text = capsys.readouterr().err
+    assert text == (
+        f'orion-messages: error: {shown}: extra key/value separator "=" in URI query parameter: "{parameter}"\n'
+    )
+
+
 def test_list_masks_a_password_parameter_in_every_url(
     postgres_url: str, capsys: pytest.CaptureFixture[str]
 ) -> None:

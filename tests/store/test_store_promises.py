@@ -317,6 +317,18 @@ def test_stats_and_convert_name_the_url_of_a_corrupt_row(
             "postgresql://me:***@host&password=***",
         ),
         ("postgresql://db:5432/x?user=a@b&password=secret", "postgresql://db:***@b&password=***"),
+        # A password holding "=", repeated as another parameter's whole value.
+        (
+            "postgresql://u:se=cret@127.0.0.1:1/db?application_name=se=cret",
+            "postgresql://u:***@127.0.0.1:1/db?application_name=***",
+        ),
+        (
+            "postgresql://u@127.0.0.1:1/db?password=se=cret&host=se=cret",
+            "postgresql://u@127.0.0.1:1/db?password=***&host=***",
+        ),
+        # A value starts after "?", "&" or "#", never at an "=" in the path.
+        ("postgresql://u:pw1@h/d=b?application_name=pw1", "postgresql://u:***@h/d=b?application_name=***"),
+        ("postgresql://u:se=cret@h/db?a=x#b=se=cret", "postgresql://u:***@h/db?a=x#b=***"),
     ],
 )
 def test_every_password_is_masked(url: str, shown: str) -> None:
