@@ -18,7 +18,7 @@ from typing import NamedTuple
 from urllib.parse import quote, unquote
 
 from ._store_ops import checked_id
-from ._store_url import masked_url, password_forms
+from ._store_url import masked_forms, masked_url, password_forms
 from ._text import kind_of, quoted, shown_place
 from .checks import find_problems
 from .errors import FormatError, OrionMessagesError, Problem, StoreError
@@ -150,10 +150,7 @@ def _redacted(text: str, raw: str) -> str:
             parts += [secret[cut + 1 :] for cut in bounds[1:-1]]
             forms.update(form for part in parts for form in (part, unquote(part)))
     forms.update([repr(form)[1:-1] for form in forms])  # psycopg quotes a host it cannot resolve by repr
-    for form in sorted(forms, key=len, reverse=True):  # the whole before its parts
-        if len(form) >= 3:  # a shorter one would mask ordinary words
-            text = text.replace(form, "***")
-    return text
+    return masked_forms(text, forms)
 
 
 _PASSWORD_END = re.compile(r"[/@]")

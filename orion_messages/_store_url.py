@@ -8,9 +8,18 @@ no store URL never loads them. ``store`` parses a URL (``parse_store_url``) with
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from urllib.parse import unquote
 
-__all__ = ["SCHEMES", "is_store_url", "is_url", "masked_url", "password_forms", "url_passwords"]
+__all__ = [
+    "SCHEMES",
+    "is_store_url",
+    "is_url",
+    "masked_forms",
+    "masked_url",
+    "password_forms",
+    "url_passwords",
+]
 
 SCHEMES = {"sqlite": "sqlite", "postgresql": "postgresql", "postgres": "postgresql"}
 """The schemes of store URLs, each with its backend."""
@@ -72,6 +81,21 @@ def password_forms(url: str) -> set[str]:
     """Each password of ``url`` (``url_passwords``) as written and percent-decoded, as libpq
     reads it and may quote it: every form a text shown must not hold (an empty one is none)."""
     return {form for secret in url_passwords(url) for form in _decoded_forms(secret) if form}
+
+
+MASKED_FORM_MIN = 3
+"""The shortest form of a password ``masked_forms`` masks on its own, in characters."""
+
+
+def masked_forms(text: str, forms: Iterable[str]) -> str:
+    """``text`` with each of a password's ``forms`` (``password_forms``) replaced by ``***``, the
+    longest first (one may hold another). A form shorter than ``MASKED_FORM_MIN`` is not masked
+    on its own: it would mask ordinary words (``%65`` decodes to ``e``); the URL that holds it
+    is shown by ``masked_url``, which masks every password whole, however short."""
+    for form in sorted(set(forms), key=len, reverse=True):
+        if len(form) >= MASKED_FORM_MIN:
+            text = text.replace(form, "***")
+    return text
 
 
 def _decoded_forms(text: str) -> set[str]:

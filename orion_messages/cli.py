@@ -55,7 +55,7 @@ from ._cli_text import print_stdout as _print_stdout
 from ._cli_text import printable as _printable
 from ._cli_text import writing_stdout as _writing_stdout
 from ._collector import collector_paused
-from ._store_url import is_store_url, is_url, masked_url, password_forms
+from ._store_url import is_store_url, is_url, masked_forms, masked_url, password_forms
 from ._version import __version__
 from .errors import OrionMessagesError
 from .models import Message, utc_datetime
@@ -154,9 +154,7 @@ class _UsageError(Exception):
     def report(self, argv: Sequence[str]) -> int:
         """Print the usage and the error line, passwords masked and escaped, and a hint for each
         argument argparse took for an option that names a file; return the status."""
-        line = self.line
-        for secret in _passwords(argv):
-            line = line.replace(secret, "***")
+        line = _without_passwords(self.line, argv)
         sys.stderr.write(self.usage)
         sys.stderr.write(_printable(line) + "\n")  # a file name may hold ``\x1b]0;...\x07``
         for item in argv:
@@ -181,11 +179,20 @@ class _Parser(argparse.ArgumentParser):
             super()._print_message(message, file)
 
 
-def _passwords(argv: Sequence[str]) -> list[str]:
-    """The passwords in the arguments that are URLs, as written and decoded, longest first (one
-    may hold another)."""
-    found = {form for item in argv if is_url(item) or is_store_url(item) for form in password_forms(item)}
-    return sorted(found, key=len, reverse=True)
+def _without_passwords(line: str, argv: Sequence[str]) -> str:
+    """``line`` with the passwords of the arguments that are URLs (``--name=URL`` included)
+    masked: each URL where it is quoted whole, as ``masked_url`` shows it (every password,
+    however short), then each password's forms elsewhere, as written and decoded
+    (``masked_forms``: an argument may be the password itself)."""
+    urls = [item for item in (_option_value(item) for item in argv) if is_url(item) or is_store_url(item)]
+    for url in sorted(urls, key=len, reverse=True):  # one may hold another
+        line = line.replace(url, masked_url(url))
+    return masked_forms(line, {form for url in urls for form in password_forms(url)})
+
+
+def _option_value(item: str) -> str:
+    """The value of an argument written ``--name=VALUE``, which argparse quotes alone; else the argument."""
+    return item.partition("=")[2] if item.startswith("-") and "=" in item else item
 
 
 _PATH_ARGUMENTS = ("paths", "path", "input", "output", "url")

@@ -2899,6 +2899,15 @@ def test_a_folder_named_like_a_file_has_no_format(tmp_path: Path, capsys: Captur
             ["list", "HTTP://bob:hunter2@x/"],
             "orion-messages list: error: HTTP://bob:***@x/: not a store URL;",
         ),
+        # Written --name=URL, the value alone is quoted.
+        (
+            ["list", "sqlite:///s.db", "--format=postgresql://bob:hunter2@h/db"],
+            "orion-messages list: error: argument --format: invalid choice: 'postgresql://bob:***@h/db'",
+        ),
+        (
+            ["stats", "a.json", "--bogus=postgresql://bob:hunter2@h/db"],
+            "orion-messages: error: unrecognized arguments: --bogus=postgresql://bob:***@h/db",
+        ),
     ],
 )
 def test_a_usage_error_never_shows_a_password(argv: list[str], expected: str, capsys: CaptureFixture) -> None:
@@ -2908,6 +2917,32 @@ def test_a_usage_error_never_shows_a_password(argv: list[str], expected: str, ca
     assert "hunter2" not in captured.err
     assert "p%40ss" not in captured.err
     assert _lines(captured.err)[-1].startswith(expected)
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        # "%65" is "e": masked in the URL, whatever its length, and nowhere else.
+        (
+            ["validate", "--bogus", "postgresql://u:%65@h/db"],
+            "orion-messages: error: unrecognized arguments: --bogus",
+        ),
+        (
+            ["list", "sqlite:///s.db", "postgresql://u:%65@h/db"],
+            "orion-messages: error: unrecognized arguments: postgresql://u:***@h/db",
+        ),
+        (
+            ["list", "sqlite:///s.db", "--format", "postgresql://me:ab@h/db?password=e"],
+            "orion-messages list: error: argument --format: invalid choice: 'postgresql://me:***@h/db?password=***' "
+            "(choose from ",
+        ),
+    ],
+)
+def test_a_short_password_is_masked_in_its_url_only(
+    argv: list[str], expected: str, capsys: CaptureFixture
+) -> None:
+    assert main(argv) == 2
+    assert _lines(capsys.readouterr().err)[-1].startswith(expected)
 
 
 def test_a_postgresql_url_without_its_slashes_is_refused_without_its_password(capsys: CaptureFixture) -> None:
