@@ -36,7 +36,7 @@ from .errors import (
     StoreError,
     require_bool,
 )
-from .models import I64_MAX, Message, Role, now_ms, require_ordered, require_token_count
+from .models import I64_MAX, Message, Role, message_list, now_ms, require_token_count
 from .pruning import ContextConfig, PrunePlan, PruneStrategy, TokenCounter, estimate_tokens, plan_prune
 from .wire import invalid_field, is_one_json_object, load_conversation, load_message, record_bytes
 
@@ -221,15 +221,11 @@ def _text(what: str, value: Any) -> str:
     return value
 
 
-def _rows(messages: Any) -> list[tuple[Any, ...]]:
-    """The rows of an iterable of messages, every one checked before the database is touched."""
-    if isinstance(messages, (Message, str, bytes)) or not isinstance(messages, Iterable):
-        raise ArgumentTypeError(
-            f"messages must be an iterable of Message (a list), got {type(messages).__name__}"
-            + ("; append takes one" if isinstance(messages, Message) else "")
-        )
-    require_ordered(messages, "messages")  # rows take their positions from it
-    return [_new_row(message, index) for index, message in enumerate(list(messages))]
+def _rows(messages: object, function: str) -> list[tuple[Any, ...]]:
+    """The rows of an iterable of messages, every one checked before the database is touched,
+    as ``function`` (the store's method) takes them: ``message_list`` names it, and a wrong item
+    by its index (a set is refused: rows take their positions from the order)."""
+    return [_new_row(message, index) for index, message in enumerate(message_list(messages, function))]
 
 
 def _new_row(message: Message, index: int) -> tuple[Any, ...]:
@@ -540,10 +536,20 @@ def delete(conversation_id: str) -> Operation[None]:
 # messages
 
 
-def extend(conversation_id: str, messages: Iterable[Message]) -> Operation[None]:
-    """Append messages at the end, all or none; positions are taken under the conversation's lock."""
+def append(conversation_id: str, message: Message, function: str) -> Operation[None]:
+    """Append one message (``extend`` by it) for ``function``, which names a wrong one as its
+    argument, not as the item ``[0]`` of a list."""
     checked_id(conversation_id)
-    rows = _rows(messages)  # fails before the database is touched
+    if not isinstance(message, Message):
+        raise ArgumentTypeError(f"{function}: expected a Message, got {kind_of(message)}")
+    return extend(conversation_id, (message,), function)
+
+
+def extend(conversation_id: str, messages: Iterable[Message], function: str) -> Operation[None]:
+    """Append messages at the end, all or none; positions are taken under the conversation's lock.
+    ``function`` (the store's method) is named in an error about ``messages``."""
+    checked_id(conversation_id)
+    rows = _rows(messages, function)  # fails before the database is touched
     if not rows:  # nothing changes, so ``updated`` stays; a missing conversation still raises
         return Operation(False, lambda s: _require(s, conversation_id))
 
@@ -555,13 +561,16 @@ def extend(conversation_id: str, messages: Iterable[Message]) -> Operation[None]
     return Operation(True, steps)
 
 
-def replace(conversation_id: str, messages: Iterable[Message], create: bool) -> Operation[None]:
+def replace(
+    conversation_id: str, messages: Iterable[Message], create: bool, function: str
+) -> Operation[None]:
     """Replace every message, all or none (creating the conversation first with ``create``).
+    ``function`` (the store's method) is named in an error about ``messages``.
 
     Positions keep growing, so an archived message never collides with a new one.
     """
     checked_id(conversation_id)
-    rows = _rows(messages)
+    rows = _rows(messages, function)
     require_bool("create", create)
     if create:
         _check_id_bytes("conversation id", conversation_id)

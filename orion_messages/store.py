@@ -403,7 +403,7 @@ class ConversationStore:
 
     def append(self, conversation_id: str, message: Message) -> None:
         """Append one message; its cost does not grow with the conversation."""
-        self._backend.run(ops.extend(conversation_id, (message,)))
+        self._backend.run(ops.append(conversation_id, message, "ConversationStore.append"))
 
     def extend(self, conversation_id: str, messages: Iterable[Message]) -> None:
         """Append messages in order, all or none.
@@ -412,7 +412,7 @@ class ConversationStore:
             ArgumentTypeError: ``messages`` is not an iterable of messages, or is a set (which
                 keeps no order).
         """
-        self._backend.run(ops.extend(conversation_id, messages))
+        self._backend.run(ops.extend(conversation_id, messages, "ConversationStore.extend"))
 
     def load(
         self, conversation_id: str, *, last: int | None = None, since: str | None = None
@@ -445,7 +445,9 @@ class ConversationStore:
             ArgumentTypeError: ``messages`` is not an iterable of messages, or is a set (which
                 keeps no order).
         """
-        self._backend.run(ops.replace(conversation_id, messages, create))
+        self._backend.run(
+            ops.replace(conversation_id, messages, create, "ConversationStore.replace_messages")
+        )
 
     def set_pinned(self, conversation_id: str, message_id: str, pinned: bool) -> bool:
         """Pin or unpin the first message with ``message_id``; False when there is none, as in orion-core.
@@ -641,11 +643,11 @@ class AsyncConversationStore:
 
     async def append(self, conversation_id: str, message: Message) -> None:
         """See ``ConversationStore.append``."""
-        await self._backend.run(ops.extend(conversation_id, (message,)))
+        await self._backend.run(ops.append(conversation_id, message, "AsyncConversationStore.append"))
 
     async def extend(self, conversation_id: str, messages: Iterable[Message]) -> None:
         """See ``ConversationStore.extend``."""
-        await self._backend.run(ops.extend(conversation_id, messages))
+        await self._backend.run(ops.extend(conversation_id, messages, "AsyncConversationStore.extend"))
 
     async def load(
         self, conversation_id: str, *, last: int | None = None, since: str | None = None
@@ -661,7 +663,9 @@ class AsyncConversationStore:
         self, conversation_id: str, messages: Iterable[Message], *, create: bool = False
     ) -> None:
         """See ``ConversationStore.replace_messages``."""
-        await self._backend.run(ops.replace(conversation_id, messages, create))
+        await self._backend.run(
+            ops.replace(conversation_id, messages, create, "AsyncConversationStore.replace_messages")
+        )
 
     async def set_pinned(self, conversation_id: str, message_id: str, pinned: bool) -> bool:
         """See ``ConversationStore.set_pinned``."""

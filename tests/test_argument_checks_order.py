@@ -56,7 +56,7 @@ def _calls(tmp_path: Path) -> dict[str, Callable[[Any], object]]:
         "Conversation": Conversation,
         "Conversation.extend": lambda given: Conversation().extend(given),
         "Conversation.replace_messages": lambda given: Conversation().replace_messages(given),
-        "messages": lambda given: store.extend("c", given),  # the store's rows: named by the argument
+        "ConversationStore.extend": lambda given: store.extend("c", given),
         "find_problems": find_problems,
         "fix_orphans": fix_orphans,
         "to_openai": to_openai,
@@ -85,12 +85,12 @@ def test_every_entry_point_for_messages_refuses_a_set(tmp_path: Path, kind: type
 
 
 def test_the_stores_writes_refuse_a_set() -> None:
-    expected = "messages: expected a list of messages (in order), got a set, which keeps no order"
+    expected = "expected a list of messages (in order), got a set, which keeps no order"
     with open_store("sqlite://") as store:
         store.create("c")
         with pytest.raises(ArgumentTypeError) as raised:
             store.replace_messages("c", {FIRST, SECOND})
-        assert str(raised.value) == expected
+        assert str(raised.value) == f"ConversationStore.replace_messages: {expected}"
         assert store.load("c") == []
 
     async def written() -> None:
@@ -99,7 +99,7 @@ def test_the_stores_writes_refuse_a_set() -> None:
             await store.create("c")
             with pytest.raises(ArgumentTypeError) as raised:
                 await store.extend("c", {FIRST})
-            assert str(raised.value) == expected
+            assert str(raised.value) == f"AsyncConversationStore.extend: {expected}"
         finally:
             await store.close()
 

@@ -285,7 +285,7 @@ def test_replace_messages_is_atomic_and_positions_keep_growing(store_url: str) -
         def replace_then_fail(s: Statements) -> Steps[None]:
             from orion_messages import _store_ops
 
-            yield from _store_ops.replace("c", new, False).steps(s)
+            yield from _store_ops.replace("c", new, False, "replace_messages").steps(s)
             raise RuntimeError("the host died mid-transaction")
 
         with pytest.raises(RuntimeError):

@@ -195,11 +195,15 @@ def test_the_async_calls_check_the_conversation_id(sqlite_url: str) -> None:
 @pytest.mark.parametrize(
     ("call", "error", "text"),
     [
-        (lambda s: s.extend("c1", 5), ArgumentTypeError, "messages must be an iterable of Message"),
+        (
+            lambda s: s.extend("c1", 5),
+            ArgumentTypeError,
+            "ConversationStore.extend: expected an iterable of Message",
+        ),
         (
             lambda s: s.replace_messages("c1", None),
             ArgumentTypeError,
-            "messages must be an iterable of Message",
+            "ConversationStore.replace_messages: expected an iterable of Message",
         ),
         (lambda s: s.load("c1", last=2**63), ArgumentValueError, "last must be at most 2\\*\\*63 - 1"),
         (lambda s: s.create("x", metadata="\ud800"), ArgumentTypeError, "metadata must be a JSON value"),

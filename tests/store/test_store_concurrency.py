@@ -84,7 +84,7 @@ def _commit_then_hang_mid_transaction(url: str, report: int) -> None:
         uncommitted = [Message.user(f"lost-{i}", "x", timestamp=i) for i in range(BATCH)]
 
         def insert_then_hang(s: Statements) -> Steps[None]:
-            yield from _store_ops.extend("c", uncommitted).steps(s)  # rows inserted, not committed
+            yield from _store_ops.extend("c", uncommitted, "extend").steps(s)  # rows inserted, not committed
             os.write(report, b"inside\n")
             time.sleep(60)  # killed here, holding the lock
 

@@ -182,9 +182,21 @@ def _nested(levels: int) -> list[object]:
             ArgumentValueError,
             "metadata may nest at most 120",
         ),
-        (lambda s: s.append("c1", "hello"), ArgumentTypeError, "expected a Message, got str"),
-        (lambda s: s.extend("c1", [None]), ArgumentTypeError, "expected a Message, got NoneType"),
-        (lambda s: s.replace_messages("c1", [1]), ArgumentTypeError, "expected a Message, got int"),
+        (
+            lambda s: s.append("c1", "hello"),
+            ArgumentTypeError,
+            "ConversationStore.append: expected a Message, got a str",
+        ),
+        (
+            lambda s: s.extend("c1", [None]),
+            ArgumentTypeError,
+            r"ConversationStore.extend: \[0\]: expected a Message, found a NoneType",
+        ),
+        (
+            lambda s: s.replace_messages("c1", [1]),
+            ArgumentTypeError,
+            r"ConversationStore.replace_messages: \[0\]: expected a Message, found an int",
+        ),
         (lambda s: s.load("c1", last=-1), ArgumentValueError, "last must be a non-negative integer, got -1"),
         (
             lambda s: s.load("c1", last=True),
@@ -204,6 +216,44 @@ def test_argument_errors_are_orion_errors_with_their_builtin_base(
     assert isinstance(caught.value, OrionMessagesError)
     assert [m.id for m in store.load("c1")] == ["msg-1", "msg-2", "msg-3"]
     assert [c.id for c in store.conversations()] == ["c1"]
+
+
+def test_the_message_writes_name_the_method_and_the_wrong_item_s_index(store_url: str) -> None:
+    # As Conversation.extend names itself; it was "expected a Message, got NoneType", no call, no index.
+    first = Message.user("msg-9", "hi", timestamp=9)
+    expected = [
+        "{store}.append: expected a Message, got a NoneType",
+        "{store}.extend: [1]: expected a Message, found a NoneType",
+        "{store}.replace_messages: [2]: expected a Message, found a str",
+        "{store}.extend: expected an iterable of Message, got a Message (put it in a list: [message])",
+        "{store}.replace_messages: expected an iterable of Message, got an int",
+    ]
+    calls: list[Any] = [
+        lambda s: s.append("c1", None),
+        lambda s: s.extend("c1", [first, None]),
+        lambda s: s.replace_messages("c1", [first, first, "msg-10"]),
+        lambda s: s.extend("c1", first),
+        lambda s: s.replace_messages("c1", 5),
+    ]
+    with open_store(store_url) as store:
+        store.create("c1")
+        for call, text in zip(calls, expected, strict=True):
+            with pytest.raises(ArgumentTypeError) as caught:
+                call(store)
+            assert str(caught.value) == text.format(store="ConversationStore")
+        assert store.load("c1") == []
+
+    async def run() -> list[str]:
+        said = []
+        async with await open_async_store(store_url) as store:
+            for call in calls:
+                with pytest.raises(ArgumentTypeError) as caught:
+                    await call(store)
+                said.append(str(caught.value))
+            assert await store.load("c1") == []
+        return said
+
+    assert asyncio.run(run()) == [text.format(store="AsyncConversationStore") for text in expected]
 
 
 def test_resolve_fills_a_placeholder_beside_a_completed_result_as_the_conversation_does(
