@@ -161,23 +161,35 @@ def checked_id(conversation_id: Any, what: str = "a conversation id") -> str:
     return _plain_text(what, conversation_id)
 
 
-def _page_key(after: Any) -> tuple[int, str] | None:
-    """A page's start from a ``ConversationInfo``; None for an id (looked up) or no ``after``."""
+def _after_id(after: Any) -> str | None:
+    """The id of a listing's ``after``: the id itself, or a ``ConversationInfo``'s; None for none.
+
+    Raises:
+        ArgumentTypeError: ``after`` is not a ``ConversationInfo``, a non-empty str or None.
+        ArgumentValueError: the id holds U+0000 or a lone surrogate (``checked_id``).
+    """
     if after is None:
         return None
     if isinstance(after, str):
-        checked_id(after, "after (a conversation id)")
-        return None
+        return checked_id(after, "after (a conversation id)")
     if not isinstance(after, ConversationInfo):
         raise ArgumentTypeError(
             f"after must be a ConversationInfo, a conversation id or None, got {kind_of(after)} {after!r}"
         )
+    return checked_id(after.id, "after.id (a conversation id)")
+
+
+def _page_key(after: Any) -> tuple[int, str] | None:
+    """A page's start from a ``ConversationInfo``; None for an id (looked up) or no ``after``."""
+    identifier = _after_id(after)  # every ``after`` checked
+    if identifier is None or not isinstance(after, ConversationInfo):
+        return None
     created = after.created
     if isinstance(created, bool) or not isinstance(created, int):
         raise ArgumentTypeError(f"after.created must be an int, got {kind_of(created)} {created!r}")
     if not -_INT64_MAX - 1 <= created <= _INT64_MAX:
         raise ArgumentValueError(f"after.created must fit in 64 bits, got {created!r}")
-    return created, checked_id(after.id, "after.id (a conversation id)")
+    return created, identifier
 
 
 def _checked_count(what: str, value: Any) -> int | None:
@@ -472,22 +484,26 @@ def conversations(
     return Operation(False, steps)
 
 
-def conversation_ids(limit: int | None = None, after: str | None = None) -> Operation[list[str]]:
+def conversation_ids(
+    limit: int | None = None, after: str | ConversationInfo | None = None
+) -> Operation[list[str]]:
     """The ids every call takes, in the order the database sorts text: every one, or a page of
-    at most ``limit`` starting right after the id ``after`` (None: at the first).
+    at most ``limit`` starting right after the id ``after`` (a ``ConversationInfo``: its id;
+    None: at the first).
 
     Keyset paging on the id alone: ``after`` is compared, never looked up, so it need not
     exist any more, and no other column is read. A row whose id no call takes
     (``unusable_conversation_ids``) is never among them.
 
     Raises:
-        ArgumentTypeError: ``limit`` is not an int or None; ``after`` not a non-empty str or None.
-        ArgumentValueError: ``limit`` is negative or above 2**63 - 1, or ``after`` holds U+0000
-            or a lone surrogate.
+        ArgumentTypeError: ``limit`` is not an int or None; ``after`` not a ``ConversationInfo``,
+            a non-empty str or None.
+        ArgumentValueError: ``limit`` is negative or above 2**63 - 1, or ``after``'s id holds
+            U+0000 or a lone surrogate.
     """
     limit = _checked_count("limit", limit)
     # "" sorts before every id listed: the empty id is one no call takes.
-    start = "" if after is None else checked_id(after, "after (a conversation id)")
+    start = _after_id(after) or ""
     size = _INT64_MAX if limit is None else limit
 
     def steps(s: Statements) -> Steps[list[str]]:

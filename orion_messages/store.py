@@ -358,13 +358,16 @@ class ConversationStore:
         """How many conversations the store holds: ``len(conversations())`` without reading them."""
         return self._backend.run(ops.count_conversations())
 
-    def conversation_ids(self, *, limit: int | None = None, after: str | None = None) -> list[str]:
+    def conversation_ids(
+        self, *, limit: int | None = None, after: ConversationInfo | str | None = None
+    ) -> list[str]:
         """The conversations' ids alone, by id; or a page of them. Nothing else of a row is read.
 
         Sorted by id (as the database compares text: bytewise in SQLite, by the database's
         collation in PostgreSQL), not oldest first as ``conversations()``: a page holds at most
-        ``limit`` ids and starts right after the id ``after`` (None: at the first), which is
-        compared, never looked up, so it need not exist any more. Pages are read by key, as
+        ``limit`` ids and starts right after the id ``after`` (a ``ConversationInfo``: its id, so
+        its place by id; None: at the first), which is compared, never looked up, so it need not
+        exist any more. Pages are read by key, as
         ``conversations()``' are (here from the primary key's index); an empty page is the end::
 
             page = store.conversation_ids(limit=1000)
@@ -378,9 +381,9 @@ class ConversationStore:
         counts them too.
 
         Raises:
-            ArgumentTypeError: ``limit`` is not an int or None, or ``after`` not a non-empty str
-                or None (a ``TypeError``).
-            ArgumentValueError: ``limit`` is negative or above 2**63 - 1, or ``after`` holds
+            ArgumentTypeError: ``limit`` is not an int or None, or ``after`` not a
+                ``ConversationInfo``, a non-empty str or None (a ``TypeError``).
+            ArgumentValueError: ``limit`` is negative or above 2**63 - 1, or ``after``'s id holds
                 U+0000 or a lone surrogate (a ``ValueError``).
         """
         return self._backend.run(ops.conversation_ids(limit, after))
@@ -629,7 +632,9 @@ class AsyncConversationStore:
         """See ``ConversationStore.count_conversations``."""
         return await self._backend.run(ops.count_conversations())
 
-    async def conversation_ids(self, *, limit: int | None = None, after: str | None = None) -> list[str]:
+    async def conversation_ids(
+        self, *, limit: int | None = None, after: ConversationInfo | str | None = None
+    ) -> list[str]:
         """See ``ConversationStore.conversation_ids``."""
         return await self._backend.run(ops.conversation_ids(limit, after))
 

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from orion_messages import ArgumentTypeError, ArgumentValueError, OrionMessagesError, _store_ops
-from orion_messages.store import ConversationStore, open_async_store, open_store
+from orion_messages.store import ConversationInfo, ConversationStore, open_async_store, open_store
 
 from .test_store import raw_sql
 
@@ -66,18 +66,32 @@ def test_a_page_starts_right_after_an_id_that_need_not_exist(
         assert store.count_conversations() == 4
 
 
+def test_a_page_starts_right_after_a_conversation_info_s_id(
+    store_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # As conversations(after=...) takes the previous page's last ConversationInfo; the order stays by id.
+    with filled(store_url, monkeypatch) as store:
+        k = store.info("k")  # the oldest: conversations(after=k) would give z, a, m, c
+        assert store.conversation_ids(after=k) == ["m", "z"]
+        assert store.conversation_ids(limit=1, after=k) == ["m"]
+        c = store.info("c")
+        store.delete("c")
+        assert store.conversation_ids(limit=2, after=c) == ["k", "m"]  # deleted: goes on from its place
+
+
 def test_the_async_store_lists_as_the_sync_one(store_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
     filled(store_url, monkeypatch).close()
 
-    async def run() -> tuple[list[str], list[str], list[object]]:
+    async def run() -> tuple[list[str], list[str], list[str], list[object]]:
         async with await open_async_store(store_url) as store:
             return (
                 await store.conversation_ids(),
                 await store.conversation_ids(limit=2, after="b"),
+                await store.conversation_ids(after=await store.info("k")),
                 await store.unusable_conversation_ids(),
             )
 
-    assert asyncio.run(run()) == (["a", "c", "k", "m", "z"], ["c", "k"], [])
+    assert asyncio.run(run()) == (["a", "c", "k", "m", "z"], ["c", "k"], ["m", "z"], [])
 
 
 @pytest.mark.parametrize(
@@ -86,7 +100,16 @@ def test_the_async_store_lists_as_the_sync_one(store_url: str, monkeypatch: pyte
         ({"limit": True}, ArgumentTypeError, "limit must be an int or None, got a bool True"),
         ({"limit": -1}, ArgumentValueError, "limit must be a non-negative integer, got -1"),
         ({"limit": 2**63}, ArgumentValueError, "limit must be at most 2**63 - 1, got 9223372036854775808"),
-        ({"after": 5}, ArgumentTypeError, "after (a conversation id) is a non-empty str, got 5"),
+        (
+            {"after": 5},
+            ArgumentTypeError,
+            "after must be a ConversationInfo, a conversation id or None, got an int 5",
+        ),
+        (
+            {"after": ConversationInfo("", None, None, 1, 1, 0)},
+            ArgumentTypeError,
+            "after.id (a conversation id) is a non-empty str, got ''",
+        ),
         ({"after": ""}, ArgumentTypeError, "after (a conversation id) is a non-empty str, got ''"),
         (
             {"after": "a\x00"},
