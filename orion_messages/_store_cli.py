@@ -247,7 +247,8 @@ def stored_conversations(raw: str) -> list[Stored] | None:
 
 def _stored(name: object, masked: str) -> Stored:
     """The conversation ``name`` of the store ``masked`` names, or the entry of a row whose id
-    no operation takes (another program's: NULL or another type than text, empty, holding U+0000)."""
+    no operation takes (another program's: NULL or another type than text, text that is not UTF-8
+    (bytes), empty, holding U+0000)."""
     if not isinstance(name, str):
         return Stored(None, masked, f"a stored conversation's id is {kind_of(name)} {quoted(name)}, not text")
     if not name:

@@ -507,8 +507,15 @@ def conversation_ids(
     size = _INT64_MAX if limit is None else limit
 
     def steps(s: Statements) -> Steps[list[str]]:
-        rows = yield s["id_page"], (start, size), "all"
-        return [row[0] for row in rows]
+        ids: list[str] = []
+        key: str | bytes = start
+        while True:
+            wanted = size - len(ids)
+            rows = yield s["id_page"], (key, wanted), "all"
+            ids += [found for found in (_listed_id(*row) for row in rows) if isinstance(found, str)]
+            if len(rows) < wanted or len(ids) == size:
+                return ids
+            key = rows[-1][0]  # an id left out (not UTF-8) shortened the page: on past it, as read
 
     return Operation(False, steps)
 
@@ -516,13 +523,24 @@ def conversation_ids(
 def unusable_conversation_ids() -> Operation[list[object]]:
     """The ids, as the driver reads them, of the conversation rows whose id no call takes
     (``checked_id`` refuses it): another program's NULL (None), empty text, and in SQLite a blob
-    (bytes) or a text holding U+0000; none in a store only orion-messages wrote."""
+    (bytes), a text holding U+0000 or a text that is not UTF-8 (its bytes); none in a store only
+    orion-messages wrote."""
 
     def steps(s: Statements) -> Steps[list[object]]:
         rows = yield s["unusable_ids"], (), "all"
-        return [row[0] for row in rows]
+        read = ((_listed_id(value, as_bytes), unusable) for value, as_bytes, unusable in rows)
+        return [found for found, unusable in read if unusable or not isinstance(found, str)]
 
     return Operation(False, steps)
+
+
+def _listed_id(value: Any, as_bytes: Any) -> object:
+    """An id as a listing reads it (``Dialect.id_read``): a text read ``as_bytes`` (SQLite's) as
+    a str, or still bytes when they are not UTF-8, which no call takes; else as the driver read it."""
+    if as_bytes and isinstance(value, bytes):
+        with suppress(UnicodeDecodeError):
+            return value.decode()
+    return value
 
 
 def count_conversations() -> Operation[int]:

@@ -40,7 +40,19 @@ class Dialect:
     unusable_id: str
     """True of a conversation row whose id no call takes (``_store_ops.checked_id`` refuses it):
     another program's NULL or empty text, and in SQLite, whose columns keep any type, a blob or
-    a text holding U+0000 (PostgreSQL's text holds neither)."""
+    a text holding U+0000 (PostgreSQL's text holds neither). SQL cannot tell a text that is not
+    UTF-8: ``id_read`` hands it to the operations, which leave it out too."""
+    id_read: str
+    """How a listing reads a conversation's id, as two columns: the id as the driver reads it,
+    except, in SQLite, a text as its bytes, and whether it was so read. Another program may
+    write a text that is not UTF-8 (SQLite keeps it), which sqlite3 would fail to decode, failing
+    the whole listing: the operations decode it (``_store_ops._listed_id``)."""
+    id_after: str
+    """The id a page of ids starts after, as the statement takes it: in SQLite a text made of the
+    bytes given, so a page goes on past an id that is not UTF-8 (read as bytes)."""
+    maybe_not_utf8: str
+    """True of every id that may be a text that is not UTF-8 (in SQLite, one holding a byte past
+    ASCII), among which ``unusable_conversation_ids`` decodes to find them."""
 
 
 SQLITE = Dialect(
@@ -61,6 +73,10 @@ SQLITE = Dialect(
     table_exists="SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
     nul="\x00",
     unusable_id="id IS NULL OR id = '' OR typeof(id) <> 'text' OR instr(id, char(0)) > 0",
+    id_read="CASE WHEN typeof(id) = 'text' THEN CAST(id AS BLOB) ELSE id END, typeof(id) = 'text'",
+    id_after="CAST(? AS TEXT)",
+    # SQLite's GLOB reads each byte past ASCII, valid UTF-8 or not, as a character past U+007F.
+    maybe_not_utf8="id GLOB '*[^' || char(1) || '-' || char(127) || ']*'",
 )
 
 POSTGRES = Dialect(
@@ -80,6 +96,9 @@ POSTGRES = Dialect(
     table_exists="SELECT 1 FROM pg_tables WHERE schemaname = current_schema() AND tablename = ?",
     nul="\ufffd",
     unusable_id="id IS NULL OR id = ''",
+    id_read="id, FALSE",
+    id_after="?",
+    maybe_not_utf8="FALSE",  # a database's text is valid in its encoding
 )
 
 _MESSAGE_COLUMNS = (
@@ -104,8 +123,10 @@ _TEMPLATES = {
     "ORDER BY created_ms, id LIMIT ?",
     # The ids alone, by id: a page starts after an id, which need not exist any more, and is
     # read from the primary key's index. The ids no call takes are listed apart.
-    "id_page": "SELECT id FROM orion_conversations WHERE id > ? AND NOT ({unusable_id}) ORDER BY id LIMIT ?",
-    "unusable_ids": "SELECT id FROM orion_conversations WHERE {unusable_id} ORDER BY id",
+    "id_page": "SELECT {id_read} FROM orion_conversations WHERE id > {id_after} AND NOT ({unusable_id}) "
+    "ORDER BY id LIMIT ?",
+    "unusable_ids": "SELECT {id_read}, ({unusable_id}) FROM orion_conversations "
+    "WHERE {unusable_id} OR {maybe_not_utf8} ORDER BY id",
     "delete_archived": "DELETE FROM orion_archived_messages WHERE conversation_id = ?",
     "delete_messages": "DELETE FROM orion_messages WHERE conversation_id = ?",
     "delete": "DELETE FROM orion_conversations WHERE id = ?",
@@ -182,6 +203,9 @@ def render(template: str, dialect: Dialect) -> str:
         int64=dialect.int64,
         boolean=dialect.boolean,
         unusable_id=dialect.unusable_id,
+        id_read=dialect.id_read,
+        id_after=dialect.id_after,
+        maybe_not_utf8=dialect.maybe_not_utf8,
     )
     return text.replace("?", dialect.placeholder)
 

@@ -376,9 +376,9 @@ class ConversationStore:
                 page = store.conversation_ids(limit=1000, after=page[-1])
 
         Every id listed is one the other calls take. A row another program wrote with an id
-        none takes (NULL, empty, in SQLite bytes or a text holding U+0000) is left out, never
-        raised: ``unusable_conversation_ids()`` lists those, and ``count_conversations()``
-        counts them too.
+        none takes (NULL, empty, in SQLite bytes, a text holding U+0000 or a text that is not
+        UTF-8) is left out, never raised, and a page goes on past it: ``unusable_conversation_ids()``
+        lists those, and ``count_conversations()`` counts them too.
 
         Raises:
             ArgumentTypeError: ``limit`` is not an int or None, or ``after`` not a
@@ -392,11 +392,12 @@ class ConversationStore:
         """The ids of the rows ``conversation_ids()`` leaves out, as the database driver reads them.
 
         Another program may write a conversation row with an id no call takes: NULL (read as
-        None), empty text, and in SQLite, whose columns keep any type, a blob (bytes) or a text
-        holding U+0000. No call of this store loads or deletes such a row; this lists them,
-        all at once, for a checker (``orion-messages validate`` reports each). A store only
-        orion-messages wrote holds none. In SQLite, finding them reads every id (from the
-        primary key's index), as one page of every id would.
+        None), empty text, and in SQLite, whose columns keep any type, a blob (bytes), a text
+        holding U+0000, or a text that is not UTF-8 (read as its bytes: the driver cannot decode
+        it). No call of this store loads or deletes such a row; this lists them, all at once, for
+        a checker (``orion-messages validate`` reports each). A store only orion-messages wrote
+        holds none. In SQLite, finding them reads every id (from the primary key's index), as one
+        page of every id would, and decodes those holding a byte past ASCII.
         """
         return self._backend.run(ops.unusable_conversation_ids())
 

@@ -7,12 +7,14 @@ errors' texts, and the ids of rows another program wrote (SQLite keeps any type 
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 from typing import Any
 
 import pytest
 
-from orion_messages import ArgumentTypeError, ArgumentValueError, OrionMessagesError, _store_ops
+from orion_messages import ArgumentTypeError, ArgumentValueError, Message, OrionMessagesError, _store_ops
+from orion_messages.cli import main
 from orion_messages.store import ConversationInfo, ConversationStore, open_async_store, open_store
 
 from .test_store import raw_sql
@@ -147,6 +149,52 @@ def test_rows_another_program_wrote_are_left_out_and_listed_apart(sqlite_url: st
         # NULL first, then text ("" before "c\0"), then blobs: SQLite's order of types.
         assert store.unusable_conversation_ids() == [None, "", "c\x00", b"a", b"\xff"]
         assert store.count_conversations() == 7
+
+
+def test_a_text_id_that_is_not_utf8_is_left_out_and_listed_apart_as_bytes(sqlite_url: str) -> None:
+    # docs/store.md: such a row is left out, never raised. sqlite3 failed to decode it, and the
+    # whole listing raised sqlite3.OperationalError; unusable_conversation_ids() missed it.
+    with open_store(sqlite_url) as store:
+        for name in ("b", "d", "\u00e9"):  # "é" is x'c3a9', valid UTF-8 past ASCII
+            store.create(name)
+    columns = "INSERT INTO orion_conversations (id, created_ms, updated_ms, message_count, next_position)"
+    # By their bytes: "d" < x'c3' < x'c3a9' < x'e282' (a cut "€") < x'ff'.
+    for value in ("x'c3'", "x'e282'", "x'ff'", "x'ff00'"):
+        raw_sql(sqlite_url, f"{columns} VALUES (CAST({value} AS TEXT), 1, 1, 0, 0)")
+    with open_store(sqlite_url, create=False) as store:
+        assert store.conversation_ids() == ["b", "d", "\u00e9"]
+        pages: list[list[str]] = []
+        page = store.conversation_ids(limit=1)
+        while page:
+            pages.append(page)
+            page = store.conversation_ids(limit=1, after=page[-1])
+        assert pages == [["b"], ["d"], ["\u00e9"]]  # on past x'c3', which sorts before "é"
+        assert store.conversation_ids(limit=2, after="d") == ["\u00e9"]
+        assert store.conversation_ids(limit=1, after="\u00e9") == []  # x'e282' and x'ff' only are left
+        assert store.unusable_conversation_ids() == [b"\xc3", b"\xe2\x82", b"\xff", b"\xff\x00"]
+        assert store.count_conversations() == 7
+
+
+def test_validate_reports_a_text_id_that_is_not_utf8_and_goes_on(
+    sqlite_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with open_store(sqlite_url) as store:
+        store.create("a")
+        store.append("a", Message.user("msg-1", "hi", timestamp=1))
+    raw_sql(
+        sqlite_url,
+        "INSERT INTO orion_conversations (id, created_ms, updated_ms, message_count, next_position)"
+        " VALUES (CAST(x'ff' AS TEXT), 1, 1, 0, 0)",
+    )
+    assert main(["validate", "--format", "json", sqlite_url]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert [(f["path"], f["valid"], f["messages"]) for f in report["files"]] == [
+        (sqlite_url, False, None),
+        (f"{sqlite_url}?conversation=a", True, 1),
+    ]
+    assert [e["message"] for e in report["files"][0]["errors"]] == [
+        "a stored conversation's id is a bytes b'\\xff', not text"
+    ]
 
 
 def test_an_empty_id_is_left_out_on_postgresql_too(postgres_url: str) -> None:
