@@ -498,7 +498,7 @@ def listed_messages(messages: Iterable[Message], writer: str, hint: str) -> list
     # pydantic-core would write None as null and another model by the fields it shares with a
     # message. The types are gathered in C: no Python work per message.
     if not all(issubclass(kind, Message) for kind in set(map(type, listed))):
-        _refuse_non_messages(listed)
+        _refuse_non_messages(listed, f"{writer}: ")
     return listed
 
 
@@ -646,11 +646,12 @@ def unencodable_string(model: BaseModel, problem: Problem) -> Problem | None:
     return None if found is None else Problem(location(found.path), problem.message)
 
 
-def _refuse_non_messages(value: Any) -> None:
-    """Raise ``TypeError`` for the first item of a list of messages that is not one."""
+def _refuse_non_messages(value: Any, writer: str = "") -> None:
+    """Raise ``TypeError`` for the first item of a list of messages that is not one, after
+    ``writer`` (the function's name and a colon, when known)."""
     for index, item in enumerate(value if isinstance(value, list) else ()):
         if not isinstance(item, Message):
-            raise ArgumentTypeError(f"[{index}]: expected a Message, found {kind_of(item)}") from None
+            raise ArgumentTypeError(f"{writer}[{index}]: expected a Message, found {kind_of(item)}") from None
 
 
 def invalid_field(model: BaseModel, problem: ProblemFrom = problem_from) -> Problem | None:

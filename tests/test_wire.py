@@ -561,7 +561,7 @@ def test_writers_refuse_what_is_not_a_list_of_messages(tmp_path: Path) -> None:
         dumps("abc")  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="got a Message"):
         dumps(message)  # type: ignore[arg-type]
-    with pytest.raises(TypeError, match=r"^\[1\]: expected a Message, found a dict$"):
+    with pytest.raises(TypeError, match=r"^dumps: \[1\]: expected a Message, found a dict$"):
         dumps([message, {"id": "msg-2"}])  # type: ignore[list-item]
     with pytest.raises(TypeError, match="expected a Message, got a dict"):
         dumps_message({"id": "msg-2"})  # type: ignore[arg-type]
@@ -570,7 +570,7 @@ def test_writers_refuse_what_is_not_a_list_of_messages(tmp_path: Path) -> None:
     before = log.read_bytes()
     with pytest.raises(TypeError):
         append_jsonl(log, {"id": "msg-2", "role": "user", "content": "x"})  # type: ignore[arg-type]
-    with pytest.raises(TypeError, match=r"^\[1\]: expected a Message, found a dict$"):
+    with pytest.raises(TypeError, match=r"^save_jsonl: \[1\]: expected a Message, found a dict$"):
         save_jsonl(log, [message, {"id": "msg-2"}])  # type: ignore[list-item]
     with pytest.raises(TypeError):
         save(tmp_path / "c.json", "abc")  # type: ignore[arg-type]
@@ -626,7 +626,7 @@ def test_a_wrong_type_set_without_validation_in_a_model_inside_a_message_is_refu
 
 
 def test_a_wrong_type_is_named_with_its_article() -> None:
-    with pytest.raises(TypeError, match=r"^\[0\]: expected a Message, found an int$"):
+    with pytest.raises(TypeError, match=r"^dumps: \[0\]: expected a Message, found an int$"):
         dumps([1])  # type: ignore[list-item]
     with pytest.raises(TypeError, match=r"^expected a Message, got a dict$"):
         dumps_message({})  # type: ignore[arg-type]
@@ -751,11 +751,11 @@ def test_the_writers_refuse_none_and_other_models_in_a_list_of_messages(
     from orion_messages import load, save
 
     message = Message.user("msg-1", "hi", timestamp=1)
-    with pytest.raises(ArgumentTypeError, match=r"^\[1\]: expected a Message, found "):
+    with pytest.raises(ArgumentTypeError, match=r"^dumps: \[1\]: expected a Message, found "):
         dumps([message, stranger])  # type: ignore[list-item]
     path = tmp_path / "c.json"
     save(path, [message])
-    with pytest.raises(ArgumentTypeError, match=r"^\[1\]: expected a Message, found "):
+    with pytest.raises(ArgumentTypeError, match=r"^save: \[1\]: expected a Message, found "):
         save(path, [message, stranger])  # type: ignore[list-item]
     assert load(path) == [message]
 
