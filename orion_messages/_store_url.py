@@ -63,10 +63,10 @@ def masked_url(url: str) -> str:
     )
 
 
-# A value may hold "=" (libpq refuses it, and quotes the URL in its error): it runs from its
-# key's first "=" to the next "&" or "#", so a password holding "=" is found whole. A key
-# starts after "?", "&" or "#" (what follows a "#" is masked too, never less).
-_VALUE = re.compile(r"(?<=[?&#])([^=&#]*=)([^&#]*)")
+# A value may hold "=" (libpq refuses it, and quotes the URL in its error) and "#" (libpq reads
+# no fragment): it runs from its key's first "=" to the next "&", as libpq reads it, so a
+# password holding either is found whole.
+_VALUE = re.compile(r"(?<=[?&])([^=&]*=)([^&]*)")
 """A parameter's key with its ``=``, then its whole value: what ``masked_url`` compares with the passwords."""
 
 

@@ -180,19 +180,38 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _without_passwords(line: str, argv: Sequence[str]) -> str:
-    """``line`` with the passwords of the arguments that are URLs (``--name=URL`` included)
-    masked: each URL where it is quoted whole, as ``masked_url`` shows it (every password,
-    however short), then each password's forms elsewhere, as written and decoded
+    """``line`` with the passwords of the URLs in the arguments (``--name=URL`` and ``-xURL``
+    included) masked: each URL where it is quoted whole, as written or as ``repr`` quotes it
+    (argparse's ``invalid choice: %r``), as ``masked_url`` shows it (every password, however
+    short), then each password's forms elsewhere, as written, decoded and ``repr``-quoted
     (``masked_forms``: an argument may be the password itself)."""
-    urls = [item for item in (_option_value(item) for item in argv) if is_url(item) or is_store_url(item)]
+    urls = {url for item in argv for url in _option_values(item) if is_url(url) or is_store_url(url)}
     for url in sorted(urls, key=len, reverse=True):  # one may hold another
-        line = line.replace(url, masked_url(url))
-    return masked_forms(line, {form for url in urls for form in password_forms(url)})
+        line = line.replace(url, masked_url(url)).replace(_repr_inner(url), _repr_inner(masked_url(url)))
+    forms = {form for url in urls for form in password_forms(url)}
+    return masked_forms(line, forms | {_repr_inner(form) for form in forms})
 
 
-def _option_value(item: str) -> str:
-    """The value of an argument written ``--name=VALUE``, which argparse quotes alone; else the argument."""
-    return item.partition("=")[2] if item.startswith("-") and "=" in item else item
+def _option_values(item: str) -> list[str]:
+    """What argparse may quote alone of an argument: the argument, the value of ``--name=VALUE``,
+    and each value glued to short options (``-qVALUE``, ``-qvVALUE``: every rest after a ``-``
+    and a letter or more that starts at most ``_SCHEME_MAX`` characters before the first ``://``,
+    where a URL's scheme ends)."""
+    values = [item]
+    if item.startswith("--") and "=" in item:
+        values.append(item.partition("=")[2])
+    elif item.startswith("-") and (end := item.find("://")) > 1:
+        values += [item[start:] for start in range(max(2, end - _SCHEME_MAX), end)]
+    return values
+
+
+_SCHEME_MAX = 32
+"""The longest URL scheme looked for inside an argument glued to short options (``postgresql`` is 10)."""
+
+
+def _repr_inner(text: str) -> str:
+    """``text`` as ``repr`` quotes it, without the quotes (a backslash doubled, say)."""
+    return repr(text)[1:-1]
 
 
 _PATH_ARGUMENTS = ("paths", "path", "input", "output", "url")

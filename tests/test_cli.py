@@ -2908,6 +2908,21 @@ def test_a_folder_named_like_a_file_has_no_format(tmp_path: Path, capsys: Captur
             ["stats", "a.json", "--bogus=postgresql://bob:hunter2@h/db"],
             "orion-messages: error: unrecognized arguments: --bogus=postgresql://bob:***@h/db",
         ),
+        # Glued to a short option, the value alone is quoted.
+        (
+            ["validate", "-qpostgresql://bob:hunter2@h/db"],
+            "orion-messages validate: error: argument -q/--quiet: ignored explicit argument "
+            "'postgresql://bob:***@h/db'",
+        ),
+        # argparse quotes an invalid choice with repr(), a backslash doubled.
+        (
+            ["list", "sqlite:///s.db", "--format", "postgresql://bob:hunter2\\x@h/db"],
+            "orion-messages list: error: argument --format: invalid choice: 'postgresql://bob:***@h/db'",
+        ),
+        (
+            ["list", "sqlite:///s.db", "--format", "postgresql://bob:p\\@h/db"],
+            "orion-messages list: error: argument --format: invalid choice: 'postgresql://bob:***@h/db'",
+        ),
     ],
 )
 def test_a_usage_error_never_shows_a_password(argv: list[str], expected: str, capsys: CaptureFixture) -> None:

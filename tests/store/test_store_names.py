@@ -339,6 +339,24 @@ def test_a_value_equal_to_a_password_holding_an_equals_sign_is_masked(
     )
 
 
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        (
+            "postgresql://bob:s3cr#t@h/db?application_name=s3cr#t",
+            "postgresql://bob:***@h/db?application_name=***",
+        ),
+        (
+            "postgresql://bob@h/db?password=s3cr#t&application_name=s3cr#t",
+            "postgresql://bob@h/db?password=***&application_name=***",
+        ),
+    ],
+)
+def test_a_value_runs_past_a_hash_as_libpq_reads_it(url: str, shown: str) -> None:
+    # libpq reads no fragment: "s3cr#t" is the whole value of application_name.
+    assert masked_url(url) == shown
+
+
 def test_list_masks_a_password_parameter_in_every_url(
     postgres_url: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
