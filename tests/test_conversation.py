@@ -515,6 +515,26 @@ def test_saving_again_writes_every_change(tmp_path: Path) -> None:
     assert (tmp_path / "empty.jsonl").read_bytes() == b""
 
 
+def test_load_passes_strict_and_repair_on(tmp_path: Path) -> None:
+    # Conversation.load and load_jsonl read as load and read_jsonl do, with their options.
+    from orion_messages import FormatError, TornLineWarning
+
+    doubled = b'{"id":"msg-1","id":"msg-2","role":"user","content":"a","timestamp":1}'
+    (tmp_path / "chat.json").write_bytes(b"[" + doubled + b"]")
+    assert [m.id for m in Conversation.load(tmp_path / "chat.json")] == ["msg-2"]  # the last wins
+    with pytest.raises(FormatError, match='duplicate key "id"'):
+        Conversation.load(tmp_path / "chat.json", strict=True)
+    log = tmp_path / "chat.jsonl"
+    record = b'{"id":"msg-1","role":"user","content":"a","timestamp":1}\n'
+    log.write_bytes(record + b'{"id":"msg-2","ro')
+    with pytest.warns(TornLineWarning):
+        assert len(Conversation.load_jsonl(log)) == 1
+    assert log.read_bytes() == record + b'{"id":"msg-2","ro'  # left as it was
+    with pytest.warns(TornLineWarning):
+        assert len(Conversation.load_jsonl(log, repair=True)) == 1
+    assert log.read_bytes() == record  # the torn line cut off
+
+
 def _check_save_jsonl(conversation: Conversation, folder: Path) -> None:
     """``save_jsonl``, from the bytes kept, writes what ``save_jsonl`` of the messages writes."""
     conversation.save_jsonl(folder / "chat.jsonl")
@@ -590,6 +610,63 @@ def test_a_message_that_cannot_be_written_leaves_the_next_save_whole(
     assert path.read_bytes() == dumps(_tool_loop())  # the file is left as it was
     monkeypatch.undo()
     conversation.save(path)
+    assert path.read_bytes() == dumps(list(conversation))
+
+
+def test_a_save_with_an_indent_of_zero_is_pretty_not_compact(tmp_path: Path) -> None:
+    # Conversation.save writes exactly as save does, and the writers take indent=0 as json.dumps
+    # does (test_wire): a newline before each item, no indent; only indent=None is compact.
+    conversation = Conversation([Message.user("msg-1", "hi", timestamp=1)])
+    conversation.save(tmp_path / "chat.json", indent=0)
+    expected = b'[\n{\n"id": "msg-1",\n"role": "user",\n"content": "hi",\n"timestamp": 1\n}\n]'
+    assert (tmp_path / "chat.json").read_bytes() == expected
+
+
+def test_messages_replaced_back_to_front_are_spliced_in_order(tmp_path: Path) -> None:
+    # The replaced indexes are kept in a set, whose order is not the indexes' order: 9 then 1
+    # iterate as [9, 1] (9 and 1 share a slot of a small set's table).
+    path = tmp_path / "chat.json"
+    messages = [Message.user(f"msg-{n}", f"text {n}", timestamp=n) for n in range(1, 11)]
+    conversation = Conversation(messages)
+    conversation.save(path)
+    assert conversation.set_pinned("msg-10", True)
+    assert conversation.set_pinned("msg-2", True)
+    conversation.save(path)
+    expected = [m.pin() if m.id in ("msg-2", "msg-10") else m for m in messages]
+    assert loads(path.read_bytes()) == expected
+    assert path.read_bytes() == dumps(expected)
+    _check_save_jsonl(conversation, tmp_path)
+
+
+def _failed_save(conversation: Conversation, path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A ``conversation.save(path)`` whose write fails with a full disk."""
+    import errno
+    import os
+
+    def full(fd: int, data: object) -> int:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "write", full)
+    with pytest.raises(OSError, match="No space left"):
+        conversation.save(path)
+    monkeypatch.undo()
+
+
+def test_a_save_that_failed_to_write_leaves_the_next_saves_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The failed write's error holds a view of the kept bytes (BufferError on resizing them):
+    # the next save, and one after an append, still write what dumps writes.
+    path = tmp_path / "chat.json"
+    conversation = Conversation(_tool_loop())
+    conversation.save(path)
+    _failed_save(conversation, path, monkeypatch)
+    assert path.read_bytes() == dumps(_tool_loop())
+    conversation.save(path)
+    assert path.read_bytes() == dumps(_tool_loop())
+    conversation.append(Message.user("msg-7", "more", timestamp=7))
+    conversation.save(path)
+    assert loads(path.read_bytes()) == [*_tool_loop(), Message.user("msg-7", "more", timestamp=7)]
     assert path.read_bytes() == dumps(list(conversation))
 
 
