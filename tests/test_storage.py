@@ -312,6 +312,66 @@ def test_a_save_that_finds_every_name_taken_by_live_saves_lists_the_folder_once(
     assert load(path) == _chat(3)
 
 
+def test_a_folder_sweep_removes_only_the_names_a_save_takes(tmp_path: Path) -> None:
+    # A save with a random name lists the folder and removes abandoned .NAME.<16 hex digits>.tmp
+    # files; a file of the user's that only starts and ends alike is not one of them.
+    path = tmp_path / "chat.json"
+    slots = [_slot(tmp_path, "chat.json", n) for n in range(8)]
+    kept = [".chat.json.notes.tmp", ".chat.json.0123.tmp", ".chat.json.0123456789abcdef0.tmp"]
+    for name in kept:
+        (tmp_path / name).write_bytes(b"mine")
+    with ExitStack() as holders:
+        for file in slots:
+            file.write_bytes(b"x")
+            fcntl.flock(holders.enter_context(open(file, "rb")).fileno(), fcntl.LOCK_EX)
+        save(path, _chat(2))
+        assert sorted(os.listdir(tmp_path)) == sorted(["chat.json", *kept, *(f.name for f in slots)])
+    assert load(path) == _chat(2)
+
+
+def test_a_save_leaves_a_special_file_that_has_a_temporary_name(tmp_path: Path) -> None:
+    # Only an abandoned regular file is a save's leftover: a FIFO under a slot's name is not.
+    path = tmp_path / "chat.json"
+    fifo = _slot(tmp_path, "chat.json", 0)
+    os.mkfifo(fifo)
+    save(path, _chat(2))
+    save(path, _chat(3))
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+    assert load(path) == _chat(3)
+
+
+def test_a_leftover_replaced_by_a_live_temporary_while_locked_is_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Race: a save opens a leftover to clean it up; before it takes the leftover's lock, another
+    # save removes that leftover and starts its own temporary under the same name. The lock
+    # taken is the old file's, so the name, now another save's live file, must be kept.
+    path = tmp_path / "chat.json"
+    leftover = _slot(tmp_path, "chat.json", 0)
+    leftover.write_bytes(b"abandoned")
+    old_inode = os.stat(leftover).st_ino
+    real_flock = fcntl.flock
+    live: list[int] = []
+
+    def flock(fd: int, operation: int) -> None:
+        if not live and os.fstat(fd).st_ino == old_inode:
+            os.unlink(leftover)
+            live.append(os.open(leftover, os.O_WRONLY | os.O_CREAT | os.O_EXCL))
+            real_flock(live[0], fcntl.LOCK_EX)  # the other save's temporary, being written
+        real_flock(fd, operation)
+
+    monkeypatch.setattr(fcntl, "flock", flock)
+    try:
+        save(path, _chat(2))
+        assert live, "the save never looked at the leftover"
+        assert leftover.exists()
+    finally:
+        monkeypatch.undo()
+        for fd in live:
+            os.close(fd)
+    assert load(path) == _chat(2)
+
+
 def test_save_keeps_the_permissions_of_the_file_it_replaces(tmp_path: Path) -> None:
     path = tmp_path / "chat.json"
     save(path, _chat(1))
@@ -733,6 +793,80 @@ def test_a_failed_append_after_a_lost_newline_restores_the_log(
     assert log.read_bytes() == before
 
 
+def test_a_failed_append_after_a_torn_tail_leaves_the_records_without_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # docs/reliability.md: a failed append cuts the log back; its records are as before, and a
+    # torn tail it had before the call is gone (it was never a record).
+    log = tmp_path / "log.jsonl"
+    log.write_bytes(_record(_chat(1)[0]) + b'{"id":"msg-2","ro')
+    _failing_writes(monkeypatch, errno.ENOSPC, after=10)
+    with pytest.warns(TornLineWarning), pytest.raises(OSError, match="No space"):
+        append_jsonl(log, _chat(1, start=2)[0], fsync=False)
+    monkeypatch.undo()
+    assert log.read_bytes() == _record(_chat(1)[0])
+
+
+def _record_truncates_and_syncs(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The log's ``os.ftruncate`` and ``os.fsync`` calls from now on, in order (folders left out)."""
+    events: list[str] = []
+    real_truncate, real_fsync = os.ftruncate, os.fsync
+
+    def truncate(fd: int, length: int) -> None:
+        events.append(f"truncate to {length}")
+        real_truncate(fd, length)
+
+    def fsync(fd: int) -> None:
+        if not stat.S_ISDIR(os.fstat(fd).st_mode):
+            events.append("sync")
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "ftruncate", truncate)
+    monkeypatch.setattr(os, "fsync", fsync)
+    return events
+
+
+def test_a_failed_append_syncs_the_log_it_cut_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # With fsync=True the cut back, like the record, must reach the disk: a power loss after the
+    # call must not bring the partial record back.
+    log = tmp_path / "log.jsonl"
+    log.write_bytes(_record(_chat(1)[0]))
+    size = len(_record(_chat(1)[0]))
+    events = _record_truncates_and_syncs(monkeypatch)
+    _failing_writes(monkeypatch, errno.ENOSPC, after=10)
+    with pytest.raises(OSError, match="No space"):
+        append_jsonl(log, _chat(1, start=2)[0])
+    monkeypatch.undo()
+    assert events == [f"truncate to {size}", "sync"]
+    assert log.read_bytes() == _record(_chat(1)[0])
+
+
+def test_iter_jsonl_names_a_line_cut_inside_a_record_as_read_jsonl_does(tmp_path: Path) -> None:
+    # Line 2 is `{"id":` and its newline: the record ends after its 6th byte, where a value
+    # should start; the newline ends the line, it is no part of the record.
+    log = tmp_path / "log.jsonl"
+    log.write_bytes(_record(_chat(1)[0]) + b'{"id":\n')
+    reads: tuple[Callable[[], object], ...] = (lambda: read_jsonl(log), lambda: list(iter_jsonl(log)))
+    for read in reads:
+        with pytest.raises(FormatError) as caught:
+            read()
+        (problem,) = caught.value.problems
+        assert (problem.line, problem.column) == (2, 6)
+        assert "line 2, column 6: malformed JSON" in str(caught.value)
+
+
+def test_a_repair_syncs_the_log_it_cut(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    log = tmp_path / "log.jsonl"
+    record = _record(_chat(1)[0])
+    log.write_bytes(record + b'{"id":"msg-2","ro')
+    events = _record_truncates_and_syncs(monkeypatch)
+    with pytest.warns(TornLineWarning):
+        assert read_jsonl(log, repair=True) == _chat(1)
+    monkeypatch.undo()
+    assert events == [f"truncate to {len(record)}", "sync"]
+    assert log.read_bytes() == record
+
+
 @pytest.mark.parametrize("unnamed", [True, False], ids=["unnamed-first", "named-temporary"])
 def test_a_failed_write_of_a_save_names_the_file(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, unnamed: bool
@@ -763,6 +897,12 @@ def _text_file(path: Path) -> bytes:
         pytest.param(lambda p: save(p, _chat(2), indent=2), id="saved-pretty-conversation"),
         pytest.param(lambda p: p.write_bytes(b'{\n  "settings": true\n}\n'), id="pretty-json-object"),
         pytest.param(lambda p: p.write_bytes(b'{"settings": true}\n'), id="json-object-line"),
+        # Blanks after the last newline: the last non-blank line is still looked at.
+        pytest.param(lambda p: p.write_bytes(b'{"settings": true}\n  '), id="json-object-line-then-blanks"),
+        # A torn last line is cut off only after a message: here the line before it is none.
+        pytest.param(
+            lambda p: p.write_bytes(b'{"settings": true}\n{"id":"msg-2","ro'), id="json-object-line-then-torn"
+        ),
         # More than 4 KiB of blank lines before the first record: no message object where a log starts.
         pytest.param(lambda p: p.write_bytes(b"\n" * 5000 + b'{"id":"m"}\n'), id="whitespace-past-4-kib"),
         pytest.param(_text_file, id="text-file"),
@@ -880,6 +1020,24 @@ def test_repair_waits_for_the_append_lock(tmp_path: Path) -> None:
         worker.join(30)
     assert result == [[first]]
     assert log.read_bytes() == _record(first)
+
+
+def test_an_append_takes_its_lock_exclusively(tmp_path: Path) -> None:
+    # docs/reliability.md: each append holds an exclusive flock, so it waits even for a holder
+    # of a shared one (two appenders that each took a shared lock would interleave).
+    log = tmp_path / "log.jsonl"
+    first, second = _chat(2)
+    log.write_bytes(_record(first))
+    with open(log, "rb") as holder:
+        fcntl.flock(holder.fileno(), fcntl.LOCK_SH)
+        worker = threading.Thread(target=lambda: append_jsonl(log, second, fsync=False))
+        worker.start()
+        worker.join(0.5)
+        assert worker.is_alive(), "the append did not wait for the shared lock"
+        assert log.read_bytes() == _record(first)
+        fcntl.flock(holder.fileno(), fcntl.LOCK_UN)
+        worker.join(30)
+    assert log.read_bytes() == _record(first) + _record(second)
 
 
 # --- Special files --------------------------------------------------------------------------------
@@ -1026,6 +1184,76 @@ def test_save_as_root_keeps_the_owner_and_group(tmp_path: Path) -> None:
     save(path, _chat(2))
     status = os.stat(path)
     assert (status.st_uid, status.st_gid, stat.S_IMODE(status.st_mode)) == (4242, 4343, 0o640)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="giving a file to another owner and group needs root")
+def test_save_keeps_the_group_where_only_the_group_may_be_set(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # docs: the owner and group are kept "where the process may set them": a member of the
+    # file's group may give the new file that group but not the owner; the group is kept.
+    path = tmp_path / "chat.json"
+    save(path, _chat(1))
+    os.chown(path, 4242, 4343)
+    real_fchown = os.fchown
+
+    def member_fchown(fd: int, uid: int, gid: int) -> None:
+        if uid != -1:
+            raise PermissionError(errno.EPERM, "Operation not permitted")
+        real_fchown(fd, uid, gid)
+
+    monkeypatch.setattr(os, "fchown", member_fchown)
+    save(path, _chat(2))
+    monkeypatch.undo()
+    status = os.stat(path)
+    assert (status.st_uid, status.st_gid) == (os.geteuid(), 4343)
+    assert load(path) == _chat(2)
+
+
+def test_every_writer_writes_every_byte_through_partial_writes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # docs/reliability.md: the writers loop over partial writes (a pipe-like short write of 7
+    # bytes at a time here); the files are byte for byte what the reference codec writes.
+    real_write = os.write
+    monkeypatch.setattr(os, "write", lambda fd, data: real_write(fd, bytes(data)[:7]))
+    save(tmp_path / "a.json", _chat(3))
+    Conversation(_chat(3)).save(tmp_path / "b.json")
+    save_jsonl(tmp_path / "a.jsonl", _chat(3))
+    for message in _chat(3):
+        append_jsonl(tmp_path / "b.jsonl", message)
+    monkeypatch.undo()
+    for name in ("a.json", "b.json"):
+        assert (tmp_path / name).read_bytes() == reference_dumps(_chat(3))
+    for name in ("a.jsonl", "b.jsonl"):
+        assert (tmp_path / name).read_bytes() == b"".join(map(_record, _chat(3)))
+
+
+@pytest.mark.parametrize("unnamed", [True, False], ids=["unnamed-first", "named-temporary"])
+def test_a_live_temporary_survives_another_save_finishing_meanwhile(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, unnamed: bool
+) -> None:
+    # A save cleans up the abandoned temporaries of its file when done; one that is still being
+    # renamed into place by another save is live (locked) and must be left alone.
+    if unnamed and not storage._UNNAMED_FILES:
+        pytest.skip("this file system has no unnamed files")
+    monkeypatch.setattr(storage, "_UNNAMED_FILES", unnamed)
+    path = tmp_path / "chat.json"
+    save(path, _chat(1))
+    real_replace = os.replace
+    interleaved: list[str] = []
+
+    def replace(source: str, target: object) -> None:
+        if not interleaved:  # the outer save, its temporary written and named: another save runs
+            interleaved.append(source)
+            save(path, _chat(2))
+        real_replace(source, target)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "replace", replace)
+    save(path, _chat(3))
+    monkeypatch.undo()
+    assert load(path) == _chat(3)
+    assert os.listdir(tmp_path) == ["chat.json"]
 
 
 @pytest.mark.parametrize("length", [231, 240, 255])
@@ -1296,6 +1524,17 @@ def test_append_to_a_file_with_a_byte_order_mark_says_so(tmp_path: Path) -> None
     path.write_bytes(data)
     with pytest.raises(NotALogError, match="it starts with a byte order mark, which JSON does not allow"):
         append_jsonl(path, Message.user("msg-2", "b", timestamp=2))
+    assert path.read_bytes() == data
+
+
+def test_append_calls_only_a_whole_byte_order_mark_one(tmp_path: Path) -> None:
+    # EF BB BF is the mark; EF BB followed by another byte is just a file starting with "\xef".
+    path = tmp_path / "log.jsonl"
+    data = b"\xef\xbb\xbe" + dumps_message(Message.user("msg-1", "a", timestamp=1)) + b"\n"
+    path.write_bytes(data)
+    with pytest.raises(NotALogError, match="it starts with 'ï', not with a message object") as caught:
+        append_jsonl(path, Message.user("msg-2", "b", timestamp=2))
+    assert "byte order mark" not in str(caught.value)
     assert path.read_bytes() == data
 
 
