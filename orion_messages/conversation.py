@@ -54,10 +54,15 @@ def _require_message(message: object) -> None:
 def _comparable(other: object) -> list[object] | None:
     """What a conversation or its view compares its messages with: ``other``'s items when it is
     a conversation, a view, a list or a tuple (equal messages in the same order are equal), else
-    None (not comparable)."""
-    if not isinstance(other, (Conversation, _MessagesView, list, tuple)):
-        return None
-    return list(other)
+    None (not comparable). A list is compared as it is, and a conversation's or a view's own
+    list is, uncopied."""
+    if isinstance(other, list):
+        return other
+    if isinstance(other, Conversation):
+        return cast("list[object]", other._messages)
+    if isinstance(other, _MessagesView):
+        return cast("list[object]", other._items)
+    return list(other) if isinstance(other, tuple) else None
 
 
 class _MessagesView(Sequence[Message]):
