@@ -284,6 +284,50 @@ def _unknown_keys(
         report.lose(index, key_field(prefix, key), reason)
 
 
+def text_content(
+    reader: _Input, report: _Report, index: int, data: Mapping[str, Any], *, nullable: bool
+) -> str:
+    """A message's ``content`` as text: a string, ``null`` (when ``nullable``) or a list of typed
+    parts (OpenAI's, and Hugging Face's multimodal form), whose text parts are joined (reported
+    when there are several) and every other part reported as a loss."""
+    where = f"[{index}].content"
+    content = data.get("content")
+    if isinstance(content, str):
+        reader.utf8(content, where)
+        return content
+    if content is None:
+        if not nullable and "content" not in data:
+            reader.fail(where, "required key is missing")
+        elif not nullable:
+            reader.fail(where, "expected a string or an array of content parts, found null")
+        return ""
+    if not isinstance(content, (list, tuple)):
+        reader.fail(where, f"expected a string or an array of content parts, found {describe(content)}")
+        return ""
+    texts: list[str] = []
+    for number, part in enumerate(content):
+        block = reader.mapping(part, f"{where}[{number}]")
+        if block is None:
+            continue
+        kind = block.get("type")
+        if kind == "text":
+            text = reader.string(block, "text", f"{where}[{number}]")
+            texts.append(text or "")
+            _unknown_keys(report, index, block, _PART_KEYS, f"content[{number}].")
+        else:
+            report.lose(
+                index,
+                f"content[{number}]",
+                f"{_kind(kind, 'content part')} has no place in orion-core's text content",
+            )
+    if len(texts) > 1:
+        report.lose(index, "content", f"{len(texts)} text parts joined into one text")
+    return "".join(texts)
+
+
+_PART_KEYS = frozenset({"type", "text"})
+
+
 TIMESTAMP_EXPECTED = (
     f"a signed 64-bit integer of milliseconds since the Unix epoch (from {I64_MIN} to {I64_MAX})"
 )

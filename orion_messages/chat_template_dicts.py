@@ -29,6 +29,7 @@ from ._conversion_input import (
     _unknown_keys,
     as_data,
     refuse_unencodable,
+    text_content,
     unencodable_problems,
 )
 from ._json_rules import copied
@@ -80,7 +81,8 @@ def to_chat_template(
     """Convert a conversation to chat-template dicts (``apply_chat_template(messages=...)``, Ollama).
 
     ``orphans`` defaults to ``"keep"``: templates render orphans as they are. ``strict`` and
-    ``accept`` work as in ``to_openai``.
+    ``accept`` work as in ``to_openai``. An unknown key holding ``null`` is reported with the
+    metadata too: ``from_chat_template`` reads a ``null`` there as not given.
 
     Raises:
         ConversionError: a tool_result message without a result, an orphan with
@@ -124,6 +126,8 @@ def _template_dicts(
         overlay = _diff(message.model_dump(mode="json"), standard)
         if metadata:
             entry[METADATA_KEY] = overlay
+            if source is not None:
+                _null_losses(report, source, overlay, standard)
         elif source is not None:
             for field in _paths(overlay, standard):
                 report.lose(source, field, "chat-template dicts carry this only with metadata=True")
@@ -131,6 +135,21 @@ def _template_dicts(
     if problems:
         raise ConversionError(problems)
     return out
+
+
+def _null_losses(report: _Report, source: int, overlay: dict[str, Any], standard: dict[str, Any]) -> None:
+    """Report each key of the metadata holding ``null`` (an unknown key's value): read back as
+    not given (``_given``), the key does not come back."""
+    kept = _given(overlay, standard)
+    if kept != overlay:
+        back = set(_paths(kept, standard))
+        for field in _paths(overlay, standard):
+            if field not in back:
+                report.lose(
+                    source,
+                    field,
+                    f"holds null, which from_chat_template reads in the {quoted(METADATA_KEY)} metadata as not given",
+                )
 
 
 _SENT = Sent(
@@ -182,10 +201,15 @@ def _entry(message: Message, mode: ArgumentsMode) -> dict[str, Any]:
     return entry
 
 
-def _standard(entry: Mapping[str, Any], losses: list[tuple[str, str]]) -> dict[str, Any]:
+_ArgumentLoss = tuple[str, str, bool]
+"""``(field, why, exported)`` for arguments text: ``exported`` when the ``"orion"`` metadata
+makes it no loss (text kept as a string is what was exported; a repeated key never is)."""
+
+
+def _standard(entry: Mapping[str, Any], losses: list[_ArgumentLoss]) -> dict[str, Any]:
     """The orion message (as a JSON dict, without id and timestamp) a template dict stands for.
 
-    ``losses`` receives ``(field, why)`` for arguments text that is not valid JSON.
+    ``losses`` receives what reading its arguments text could not keep.
     """
     role = _READ_ROLES[entry["role"]]
     data: dict[str, Any] = {"role": role.value, "content": entry.get("content") or ""}
@@ -202,14 +226,17 @@ def _standard(entry: Mapping[str, Any], losses: list[tuple[str, str]]) -> dict[s
     return data
 
 
-def _standard_call(call: Any, losses: list[tuple[str, str]], number: int) -> dict[str, Any]:
+def _standard_call(call: Any, losses: list[_ArgumentLoss], number: int) -> dict[str, Any]:
     call = as_data(call)  # checked to be an object (a model read as one) by ``_check_call``
     function = as_data(call.get("function")) or {}
     arguments = function.get("arguments")
     if isinstance(arguments, str):
-        arguments, why = decode_arguments(arguments)
-        if why is not None:
-            losses.append((f"tool_calls[{number}].function.arguments", why))
+        arguments, invalid, repeated = decode_arguments(arguments)
+        field = f"tool_calls[{number}].function.arguments"
+        if invalid is not None:
+            losses.append((field, invalid, True))
+        if repeated is not None:
+            losses.append((field, repeated, False))
     return {"id": call.get("id"), "name": function.get("name"), "arguments": arguments}  # None: a new one
 
 
@@ -342,10 +369,11 @@ def from_chat_template(
     A pydantic model (the ollama client's ``Message``, a tool call) is read as the dict it dumps
     to (``model_dump(by_alias=True, exclude_unset=True)``, its values as they are).
 
-    Arguments may be a JSON value or JSON text (decoded with ``loads``' rules; text that is not
-    valid JSON is kept as a string, reported unless the ``"orion"`` metadata is there, which
-    says the string is the value that was exported). A ``tool`` message without ``tool_call_id``
-    answers the oldest unanswered call (reported). The ``"orion"`` key, where present, restores
+    Arguments may be a JSON value or JSON text (``loads``' rules; text not valid JSON is kept as
+    a string, reported unless the ``"orion"`` metadata says it is what was exported; a repeated
+    key keeps its last value, reported). A ``null`` key (but ``role``) is absent, in the metadata
+    too (``_given``). ``content`` may be typed parts, as for ``from_openai``. A ``tool`` message without
+    ``tool_call_id`` answers the oldest unanswered call (reported). The ``"orion"`` key restores
     ids, timestamps and everything else ``to_chat_template`` kept. A message without it gets a
     new id ``msg-N``, N counting on after the highest ``msg-N`` among the restored ids (as
     orion-core numbers messages), so no two messages share an id; ``timestamp`` defaults to now.
@@ -368,9 +396,9 @@ def from_chat_template(
         entry = _checked_entry(reader, report, index, item)
         if entry is None:
             continue
-        losses: list[tuple[str, str]] = []
+        losses: list[_ArgumentLoss] = []
         standard = _standard(entry, losses)
-        overlay = _metadata(report, index, entry, losses)
+        overlay = _metadata(report, index, entry, standard, losses)
         call_ids.fill(report, index, standard)
         _pair_result(report, index, standard, unanswered)
         data = _restore(standard, overlay)
@@ -391,19 +419,48 @@ def from_chat_template(
 
 
 def _metadata(
-    report: _Report, index: int, entry: Mapping[str, Any], losses: list[tuple[str, str]]
+    report: _Report,
+    index: int,
+    entry: Mapping[str, Any],
+    standard: dict[str, Any],
+    losses: list[_ArgumentLoss],
 ) -> Mapping[str, Any]:
-    """The entry's ``"orion"`` metadata, or ``{}`` without it, when ``losses`` are reported.
+    """The entry's ``"orion"`` metadata (``_given``: its ``null`` values left out), or ``{}``
+    without it, when ``losses`` are reported (``standard``: what the template's keys say).
 
     With the metadata, text kept as a string is what was exported (``to_chat_template`` puts in
     it every value that reads back differently): only without it is that a loss.
     """
     overlay = entry.get(METADATA_KEY)
-    if isinstance(overlay, Mapping):
-        return overlay
-    for field, why in losses:
-        report.lose(index, field, why)
-    return {}
+    given = isinstance(overlay, Mapping)
+    for field, why, exported in losses:
+        if not (given and exported):
+            report.lose(index, field, why)
+    return _given(overlay, standard) if isinstance(overlay, Mapping) else {}
+
+
+def _given(overlay: Mapping[str, Any], standard: dict[str, Any]) -> Mapping[str, Any]:
+    """The metadata without its ``null`` values: its own keys', and those of a result or of
+    calls it lays over the template's (``_merges``); a whole value it gives is kept as it is.
+
+    ``null`` there means "not given": ``to_chat_template`` writes none (a field that is ``null``
+    in orion-core is left out; an unknown key holding one is reported), while Arrow (Hugging Face
+    ``datasets``) gives every message every key any message has, ``null`` where it had none. Read
+    as values, they would replace what the template's keys say (``"tool_result": null`` would
+    erase the result).
+    """
+    out = {key: value for key, value in overlay.items() if value is not None}
+    result, calls = out.get("tool_result"), out.get("tool_calls")
+    if result is not None and _merges("tool_result", standard.get("tool_result"), result):
+        out["tool_result"] = _without_nulls(result)
+    if calls is not None and _merges("tool_calls", standard.get("tool_calls"), calls):
+        out["tool_calls"] = [_without_nulls(call) if isinstance(call, Mapping) else call for call in calls]
+    return out
+
+
+def _without_nulls(part: Mapping[str, Any]) -> dict[str, Any]:
+    """``part`` without the keys whose value is ``null``."""
+    return {key: value for key, value in part.items() if value is not None}
 
 
 def _restored_ids(items: list[Any]) -> list[str]:
@@ -518,24 +575,31 @@ def _pair_result(report: _Report, index: int, standard: dict[str, Any], unanswer
 
 
 def _checked_entry(reader: _Input, report: _Report, index: int, item: Any) -> Mapping[str, Any] | None:
-    """The dict, if its role, content, tool calls and metadata have the right types."""
+    """The dict, if its role, content, tool calls and metadata have the right types: a key that
+    is ``null`` read as absent (but ``role``), typed content parts read as text."""
     where = f"[{index}]"
     entry = reader.mapping(item, where)
     if entry is None:
         return None
+    if None in entry.values():  # Arrow (Hugging Face datasets) gives every message every key
+        entry = {key: value for key, value in entry.items() if value is not None or key == "role"}
     before = len(reader.problems)
     role = reader.string(entry, "role", where)
     if role is not None and role not in _READ_ROLES:
         reader.fail(
             f"{where}.role", f'expected "system", "user", "assistant" or "tool", found {describe(role)}'
         )
-    content = entry.get("content")
-    if content is not None and not isinstance(content, str):
-        reader.fail(f"{where}.content", f"expected a string, found {describe(content)}")
-    elif content is not None:
-        reader.utf8(content, f"{where}.content")
-    for key in ("tool_call_id", "name", "tool_name"):
-        reader.string(entry, key, where, required=False)
+    if not isinstance(entry.get("content", ""), str):  # typed parts, as from_openai reads them
+        entry = {**entry, "content": text_content(reader, report, index, entry, nullable=True)}
+    elif "content" in entry:
+        reader.utf8(entry["content"], f"{where}.content")
+    names = [
+        reader.string(entry, key, where, required=False) for key in ("tool_call_id", "name", "tool_name")
+    ]
+    if role == "tool" and names[1] is not None and names[2] is not None and names[1] != names[2]:
+        report.lose(
+            index, "tool_name", f"differs from name {quoted(names[1])}, which gives the tool's name: not kept"
+        )
     calls = entry.get("tool_calls")
     for number, call in enumerate(reader.items(calls, f"{where}.tool_calls") if calls is not None else ()):
         _check_call(reader, report, index, number, call)

@@ -104,7 +104,7 @@ class ConversionResult(Generic[T]):
     def losses_by_field(self) -> list[tuple[str, int]]:
         """How many losses each field has, most first, list indexes folded (``tool_calls[].id``;
         ``(whole message)`` for a message lost whole): the summary of a long ``losses``."""
-        counts = Counter(_INDEX.sub("[]", loss.field) or "(whole message)" for loss in self.losses)
+        counts = Counter(_folded(loss.field) or "(whole message)" for loss in self.losses)
         return sorted(counts.items(), key=lambda item: (-item[1], item[0]))
 
     def __repr__(self) -> str:
@@ -120,7 +120,17 @@ class ConversionResult(Generic[T]):
         return f"ConversionResult(value={value}, {len(self.losses)} losses: {fields})"
 
 
-_INDEX = re.compile(r"\[\d+\]")
+# A list index, or a quoted key in brackets (``["a[0]"]``, its quotes and backslashes escaped),
+# matched whole so that the digits inside a key's name are never read as an index.
+_INDEX_OR_KEY = re.compile(r'\[\d+\]|\["(?:[^"\\]|\\.)*"\]')
+
+
+def _folded(field: str) -> str:
+    """``field`` with its list indexes folded (``tool_calls[2].id`` -> ``tool_calls[].id``); a
+    quoted key is left whole (``["a[0]"]``)."""
+    if "[" not in field:
+        return field
+    return _INDEX_OR_KEY.sub(lambda match: match[0] if match[0][1] == '"' else "[]", field)
 
 
 @dataclass(frozen=True)
@@ -219,12 +229,12 @@ def _accepted(field: str, accept: Collection[str]) -> bool:
     indexes folded (``content[]``, ``tool_calls[].index``, as ``losses_by_field`` counts it)."""
     if not field:
         return _WHOLE_MESSAGE in accept or field in accept
-    folded = _INDEX.sub("[]", field)
+    shape = _folded(field)
     return (
         field in accept
         or _last_part(field) in accept
-        or folded in accept
-        or _last_part(folded) in accept
+        or shape in accept
+        or _last_part(shape) in accept
         or (field in _ALSO_ACCEPTED and _ALSO_ACCEPTED[field] in accept)
     )
 

@@ -20,9 +20,9 @@ from ._collector import collector_paused
 from ._conversion_input import (
     _Builder,
     _Input,
-    _kind,
     _unknown_keys,
     refuse_unencodable,
+    text_content,
     unencodable_problems,
 )
 from ._problems import describe
@@ -306,44 +306,6 @@ def from_openai(
 _COMMON_KEYS = frozenset({"role", "content"})
 
 
-def _text(reader: _Input, report: _Report, index: int, data: Mapping[str, Any], *, nullable: bool) -> str:
-    """The content as text: a string, ``null`` (when allowed) or a list of text parts."""
-    where = f"[{index}].content"
-    content = data.get("content")
-    if isinstance(content, str):
-        reader.utf8(content, where)
-        return content
-    if content is None:
-        if not nullable and "content" not in data:
-            reader.fail(where, "required key is missing")
-        elif not nullable:
-            reader.fail(where, "expected a string or an array of content parts, found null")
-        return ""
-    if not isinstance(content, (list, tuple)):
-        reader.fail(where, f"expected a string or an array of content parts, found {describe(content)}")
-        return ""
-    texts: list[str] = []
-    for number, part in enumerate(content):
-        block = reader.mapping(part, f"{where}[{number}]")
-        if block is None:
-            continue
-        kind = block.get("type")
-        if kind == "text":
-            text = reader.string(block, "text", f"{where}[{number}]")
-            texts.append(text or "")
-            _unknown_keys(report, index, block, _PART_KEYS, f"content[{number}].")
-        else:
-            report.lose(
-                index,
-                f"content[{number}]",
-                f"{_kind(kind, 'content part')} has no place in orion-core's text content",
-            )
-    if len(texts) > 1:
-        report.lose(index, "content", f"{len(texts)} text parts joined into one text")
-    return "".join(texts)
-
-
-_PART_KEYS = frozenset({"type", "text"})
 _CALL_KEYS = frozenset({"id", "type", "function"})
 _FUNCTION_KEYS = frozenset({"name", "arguments"})
 
@@ -361,7 +323,7 @@ def _plain(
     if role == "developer":
         report.lose(index, "role", "developer is read as system")
     our = Role.USER if role == "user" else Role.SYSTEM
-    return {"role": our, "content": _text(reader, report, index, data, nullable=False)}
+    return {"role": our, "content": text_content(reader, report, index, data, nullable=False)}
 
 
 _ASSISTANT_KEYS = frozenset({"role", "content", "tool_calls"})
@@ -371,7 +333,7 @@ def _assistant(
     reader: _Input, report: _Report, index: int, data: Mapping[str, Any], names: dict[str, str]
 ) -> dict[str, Any]:
     _unknown_keys(report, index, data, _ASSISTANT_KEYS, reasons=_TOP_LEVEL_REASONS)
-    content = _text(reader, report, index, data, nullable=True)
+    content = text_content(reader, report, index, data, nullable=True)
     calls: list[ToolCall] = []
     raw = data.get("tool_calls")
     for number, item in enumerate(reader.items(raw, f"[{index}].tool_calls") if raw is not None else ()):
@@ -403,9 +365,10 @@ def _read_call(reader: _Input, report: _Report, index: int, number: int, item: A
     text = reader.string(function, "arguments", f"{where}.function")
     if call_id is None or name is None or text is None:
         return None
-    arguments, why = decode_arguments(text)
-    if why is not None:
-        report.lose(index, f"tool_calls[{number}].function.arguments", why)
+    arguments, invalid, repeated = decode_arguments(text)
+    for why in (invalid, repeated):
+        if why is not None:
+            report.lose(index, f"tool_calls[{number}].function.arguments", why)
     return ToolCall(id=call_id, name=name, arguments=arguments)
 
 
@@ -418,7 +381,7 @@ def _tool(
     """A tool message: named after the latest call with its id (the call it answers)."""
     _unknown_keys(report, index, data, _TOOL_KEYS)
     call_id = reader.string(data, "tool_call_id", f"[{index}]")
-    content = _text(reader, report, index, data, nullable=False)
+    content = text_content(reader, report, index, data, nullable=False)
     if call_id is None:
         return None
     given = data.get("name")

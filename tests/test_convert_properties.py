@@ -158,11 +158,41 @@ def test_anthropic_tool_use_ids_are_unique_and_results_follow_their_calls(histor
         assert any(f"sent as {quoted(new)}" in loss.reason for loss in there.losses), new
 
 
+def _null_extras(history: list[Message]) -> tuple[list[str], list[Message]]:
+    """Where the metadata holds a null that reads back as not given (an unknown key holding null:
+    on a message, on a tool_result message's result, on a call of a message the template gives
+    calls to), and the conversation without those keys."""
+    found: list[str] = []
+    kept: list[Message] = []
+    for index, message in enumerate(history):
+        data = message.model_dump()
+        found.extend(location((index, key)) for key, value in data.items() if value is None)
+        data = {key: value for key, value in data.items() if value is not None}
+        if message.role is Role.TOOL_RESULT and "tool_result" in data:
+            result = data["tool_result"]
+            found.extend(
+                location((index, "tool_result", key)) for key, value in result.items() if value is None
+            )
+            data["tool_result"] = {key: value for key, value in result.items() if value is not None}
+        if message.role in (Role.ASSISTANT, Role.TOOL_CALL) and "tool_calls" in data:
+            calls = []
+            for number, call in enumerate(data["tool_calls"]):
+                nulls = [key for key, value in call.items() if value is None and key != "arguments"]
+                found.extend(location((index, "tool_calls", number, key)) for key in nulls)
+                calls.append({key: value for key, value in call.items() if key not in nulls})
+            data["tool_calls"] = calls
+        kept.append(Message.model_validate(data))
+    return found, kept
+
+
 @given(conversations(), st.sampled_from(["object", "string"]))
 def test_chat_template_round_trip_is_exact_with_metadata(history: list[Message], mode: str) -> None:
     assume(_no_bare_results(history))
     there = to_chat_template(history, arguments=mode)  # type: ignore[arg-type]
-    assert there.lossless
+    # docs/conversions.md: a null in the metadata reads as not given, so an unknown key holding
+    # null is reported on the way out and does not come back; everything else does.
+    nulls, history = _null_extras(history)
+    assert sorted(loss.location for loss in there.losses) == sorted(nulls)
     back = from_chat_template(there.value, timestamp=STAMP)
     # A string argument that is not JSON text is read back as that string, and said so.
     for loss in back.losses:
