@@ -63,8 +63,17 @@ def _repeated_keys(text: str) -> str | None:
     found = duplicate_key_paths(text) if text.count(":") > 1 else []
     if not found:
         return None
-    keys = ", ".join(quoted(key) + (f" (in {location(path)})" if path else "") for path, key in found)
-    noun = "key" if len(found) == 1 else "keys"
+    places = list(
+        dict.fromkeys(quoted(key) + (f" (in {location(path)})" if path else "") for path, key in found)
+    )
+    keys = ", ".join(places[:_REPEATS_SHOWN])
+    if len(places) > _REPEATS_SHOWN:
+        keys += f" and {len(places) - _REPEATS_SHOWN:,} more"
+    noun = "key" if len(places) == 1 else "keys"
     return (
         f"{noun} {keys} repeated in one object: the last value kept (as serde_json keeps it), the others lost"
     )
+
+
+_REPEATS_SHOWN = 5
+"""How many repeated keys a loss names before it counts the rest."""

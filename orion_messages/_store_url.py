@@ -48,9 +48,10 @@ def masked_url(url: str) -> str:
 
     Conservatively: the password in the authority runs from the user name's colon to the last
     ``@`` (a password may hold ``@``, ``/`` and ``?``), so an ``@`` later in the URL masks more
-    than the password, never less. A parameter's whole value is masked too when it is a
-    password or holds one of ``MASKED_FORM_MIN`` characters or more, either of them
-    percent-decoded or as written (``password=s3cr%65t&host=s3cret``, ``a=x#b=s3cret``).
+    than the password, never less. A parameter's whole value equal to a password is masked
+    too, either of them percent-decoded or as written (``password=s3cr%65t&host=s3cret``), the
+    value read both as libpq reads it (to the next ``&``: ``a=s3cr#t``) and as if a ``#`` ended
+    it (``a=x#b=s3cret``), so neither reading shows it.
     """
     spans = _secret_spans(url)
     masked = url
@@ -59,23 +60,20 @@ def masked_url(url: str) -> str:
     forms = password_forms(url)
     if not forms:
         return masked
-    return _VALUE.sub(lambda found: f"{found[1]}***" if _holds(found[2], forms) else found[0], masked)
-
-
-def _holds(value: str, forms: set[str]) -> bool:
-    """Whether a parameter's ``value`` (as written or decoded) is one of a password's ``forms``
-    or holds one of ``MASKED_FORM_MIN`` characters or more (a shorter one would be found in
-    ordinary values)."""
-    values = _decoded_forms(value)
-    long_forms = [form for form in forms if len(form) >= MASKED_FORM_MIN]
-    return bool(values & forms) or any(form in shown for shown in values for form in long_forms)
+    for value in _VALUES:
+        masked = value.sub(
+            lambda found: f"{found[1]}***" if _decoded_forms(found[2]) & forms else found[0], masked
+        )
+    return masked
 
 
 # A value may hold "=" (libpq refuses it, and quotes the URL in its error) and "#" (libpq reads
 # no fragment): it runs from its key's first "=" to the next "&", as libpq reads it, so a
-# password holding either is found whole.
-_VALUE = re.compile(r"(?<=[?&])([^=&]*=)([^&]*)")
-"""A parameter's key with its ``=``, then its whole value: what ``masked_url`` compares with the passwords."""
+# password holding either is found whole. Read again as if "#" ended a value and began a key,
+# a password after a "#" is found too.
+_VALUES = (re.compile(r"(?<=[?&])([^=&]*=)([^&]*)"), re.compile(r"(?<=[?&#])([^=&#]*=)([^&#]*)"))
+"""A parameter's key with its ``=``, then its whole value, in both readings: what ``masked_url``
+compares with the passwords."""
 
 
 def url_passwords(url: str) -> list[str]:

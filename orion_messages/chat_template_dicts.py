@@ -201,9 +201,10 @@ def _entry(message: Message, mode: ArgumentsMode) -> dict[str, Any]:
     return entry
 
 
-_ArgumentLoss = tuple[str, str, bool]
-"""``(field, why, exported)`` for arguments text: ``exported`` when the ``"orion"`` metadata
-makes it no loss (text kept as a string is what was exported; a repeated key never is)."""
+_ArgumentLoss = tuple[str, str, bool, int]
+"""``(field, why, exported, call)`` for the arguments text of the ``call``-th tool call:
+``exported`` when any ``"orion"`` metadata makes it no loss (text kept as a string is what was
+exported); else only metadata that gives that call's arguments does (``_restores_arguments``)."""
 
 
 def _standard(entry: Mapping[str, Any], losses: list[_ArgumentLoss]) -> dict[str, Any]:
@@ -234,9 +235,9 @@ def _standard_call(call: Any, losses: list[_ArgumentLoss], number: int) -> dict[
         arguments, invalid, repeated = decode_arguments(arguments)
         field = f"tool_calls[{number}].function.arguments"
         if invalid is not None:
-            losses.append((field, invalid, True))
+            losses.append((field, invalid, True, number))
         if repeated is not None:
-            losses.append((field, repeated, False))
+            losses.append((field, repeated, False, number))
     return {"id": call.get("id"), "name": function.get("name"), "arguments": arguments}  # None: a new one
 
 
@@ -429,14 +430,23 @@ def _metadata(
     without it, when ``losses`` are reported (``standard``: what the template's keys say).
 
     With the metadata, text kept as a string is what was exported (``to_chat_template`` puts in
-    it every value that reads back differently): only without it is that a loss.
+    it every value that reads back differently): only without it is that a loss. A repeated key
+    is no loss only where the metadata gives the call's arguments (the text as exported).
     """
     overlay = entry.get(METADATA_KEY)
     given = isinstance(overlay, Mapping)
-    for field, why, exported in losses:
-        if not (given and exported):
+    for field, why, exported, call in losses:
+        if not (given and (exported or _restores_arguments(overlay, call))):
             report.lose(index, field, why)
     return _given(overlay, standard) if isinstance(overlay, Mapping) else {}
+
+
+def _restores_arguments(overlay: Any, call: int) -> bool:
+    """Whether the metadata ``overlay`` gives the ``call``-th tool call's arguments."""
+    calls = overlay.get("tool_calls") if isinstance(overlay, Mapping) else None
+    if not isinstance(calls, list) or call >= len(calls) or not isinstance(calls[call], Mapping):
+        return False
+    return calls[call].get("arguments") is not None
 
 
 def _given(overlay: Mapping[str, Any], standard: dict[str, Any]) -> Mapping[str, Any]:
@@ -581,7 +591,9 @@ def _checked_entry(reader: _Input, report: _Report, index: int, item: Any) -> Ma
     entry = reader.mapping(item, where)
     if entry is None:
         return None
-    if None in entry.values():  # Arrow (Hugging Face datasets) gives every message every key
+    # Arrow (Hugging Face datasets) gives every message every key. By identity: ``in`` compares
+    # with ==, which a numpy array (a row read with_format("numpy")) refuses to answer.
+    if any(value is None for value in entry.values()):
         entry = {key: value for key, value in entry.items() if value is not None or key == "role"}
     before = len(reader.problems)
     role = reader.string(entry, "role", where)

@@ -480,3 +480,38 @@ def test_list_indexes_around_a_quoted_key_still_fold() -> None:
         history, orphans="keep", strict=True, accept={"id", "timestamp", 'tool_calls[]["x[2]"]'}
     )
     assert accepted.value[0]["role"] == "assistant"
+
+
+def test_a_string_with_a_repeated_key_comes_back_whole_through_the_metadata() -> None:
+    # orion-core kept the arguments as this very string: the metadata gives it back as it was.
+    call = ToolCall(id="c1", name="pay", arguments=_REPEATED)
+    history = [Message.assistant("msg-1", "", [call], timestamp=0)]
+    back = from_chat_template(to_chat_template(history).value, strict=True)
+    assert back.losses == ()
+    assert dumps(back.value) == dumps(history)
+
+
+def test_a_key_repeated_three_times_is_named_once_and_many_are_counted() -> None:
+    result = from_openai(_openai_call('{"a":1,"a":2,"a":3}'), timestamp=0)
+    assert [loss.reason for loss in result.losses] == [
+        'key "a" repeated in one object: the last value kept (as serde_json keeps it), the others lost'
+    ]
+    many = "{" + ",".join(f'"k{n}":1,"k{n}":2' for n in range(8)) + "}"
+    (loss,) = from_openai(_openai_call(many), timestamp=0).losses
+    assert loss.reason.startswith('keys "k0", "k1", "k2", "k3", "k4" and 3 more repeated in one object')
+
+
+class _ArrayLike:
+    """A value that, as a numpy array of several items, refuses to say whether it equals None."""
+
+    def __eq__(self, other: object) -> bool:
+        raise ValueError("The truth value of an array with more than one element is ambiguous")
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+def test_an_array_like_value_is_refused_at_its_place_not_compared_with_null() -> None:
+    rows = [{"role": "assistant", "content": "", "tool_calls": _ArrayLike()}]
+    with pytest.raises(ConversionError) as raised:
+        from_chat_template(rows, timestamp=0)
+    assert [problem.location for problem in raised.value.problems] == ["[0].tool_calls"]

@@ -327,10 +327,9 @@ def test_stats_and_convert_name_the_url_of_a_corrupt_row(
             "postgresql://u@127.0.0.1:1/db?password=***&host=***",
         ),
         # A value starts after "?" or "&", never at an "=" in the path, and runs to the next "&"
-        # (libpq reads no fragment): one that holds the password is masked whole.
+        # as libpq reads it; read again as if "#" ended it, a password after a "#" is masked too.
         ("postgresql://u:pw1@h/d=b?application_name=pw1", "postgresql://u:***@h/d=b?application_name=***"),
-        ("postgresql://u:se=cret@h/db?a=x#b=se=cret", "postgresql://u:***@h/db?a=***"),
-        ("postgresql://u:se=cret@h/db?a=x&b=1se=cret2", "postgresql://u:***@h/db?a=x&b=***"),
+        ("postgresql://u:se=cret@h/db?a=x#b=se=cret", "postgresql://u:***@h/db?a=x#b=***"),
     ],
 )
 def test_every_password_is_masked(url: str, shown: str) -> None:
