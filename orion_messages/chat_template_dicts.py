@@ -612,6 +612,10 @@ def _checked_entry(reader: _Input, report: _Report, index: int, item: Any) -> Ma
         report.lose(
             index, "tool_name", f"differs from name {quoted(names[1])}, which gives the tool's name: not kept"
         )
+    if role in _READ_ROLES and role != "tool":  # only a tool message has a use for these keys
+        for key, given in zip(("tool_call_id", "name", "tool_name"), names, strict=True):
+            if given is not None:
+                report.lose(index, key, _UNUSED_KEY_REASONS[key])
     calls = entry.get("tool_calls")
     for number, call in enumerate(reader.items(calls, f"{where}.tool_calls") if calls is not None else ()):
         _check_call(reader, report, index, number, call)
@@ -621,6 +625,13 @@ def _checked_entry(reader: _Input, report: _Report, index: int, item: Any) -> Ma
     _unknown_keys(report, index, entry, _KNOWN_KEYS)
     return entry if len(reader.problems) == before else None
 
+
+_UNUSED_KEY_REASONS = {
+    "tool_call_id": "only a tool message answers a call: not kept",
+    "name": "orion-core has no place for the participant name",
+    "tool_name": "only a tool message names a tool: not kept",
+}
+"""Why a key a template reads only on a tool message is lost on another message."""
 
 _CALL_KEYS = frozenset({"id", "type", "function"})
 _FUNCTION_KEYS = frozenset({"name", "arguments"})

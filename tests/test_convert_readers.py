@@ -515,3 +515,19 @@ def test_an_array_like_value_is_refused_at_its_place_not_compared_with_null() ->
     with pytest.raises(ConversionError) as raised:
         from_chat_template(rows, timestamp=0)
     assert [problem.location for problem in raised.value.problems] == ["[0].tool_calls"]
+
+
+def test_keys_only_a_tool_message_uses_are_reported_on_other_messages() -> None:
+    rows = [
+        {"role": "user", "content": "hi", "name": "alice"},
+        {"role": "assistant", "content": "ok", "tool_call_id": "c1", "tool_name": "search"},
+    ]
+    result = from_chat_template(rows, timestamp=0)
+    assert [(loss.index, loss.field) for loss in result.losses] == [
+        (0, "name"),
+        (1, "tool_call_id"),
+        (1, "tool_name"),
+    ]
+    assert result.losses[0].reason == "orion-core has no place for the participant name"
+    with pytest.raises(ConversionError, match="strict conversion refused"):
+        from_chat_template(rows, timestamp=0, strict=True)
