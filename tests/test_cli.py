@@ -2908,12 +2908,9 @@ def test_a_folder_named_like_a_file_has_no_format(tmp_path: Path, capsys: Captur
             ["stats", "a.json", "--bogus=postgresql://bob:hunter2@h/db"],
             "orion-messages: error: unrecognized arguments: --bogus=postgresql://bob:***@h/db",
         ),
-        # Glued to a short option, the value alone is quoted.
-        (
-            ["validate", "-qpostgresql://bob:hunter2@h/db"],
-            "orion-messages validate: error: argument -q/--quiet: ignored explicit argument "
-            "'postgresql://bob:***@h/db'",
-        ),
+        # Glued to a short option, the value alone is quoted (3.11, 3.12: "ignored explicit
+        # argument '...'"; 3.13's argparse reads the rest as more short options and quotes none).
+        (["validate", "-qpostgresql://bob:hunter2@h/db"], "orion-messages validate: error: "),
         # argparse quotes an invalid choice with repr(), a backslash doubled.
         (
             ["list", "sqlite:///s.db", "--format", "postgresql://bob:hunter2\\x@h/db"],
