@@ -138,8 +138,8 @@ def _redacted(text: str, raw: str) -> str:
     libpq ends a URL's password at a raw ``@`` or ``/`` and reads the rest as hosts, ports, the
     path and the query, whose parts its errors quote decoded (a port, a host name): for a
     password written so, each part between two delimiters and each rest after one are masked
-    too, as written and decoded. Each is also masked as ``repr`` escapes it, as psycopg quotes a
-    host (``'se\\tcret'``).
+    too, as written and decoded; ``masked_forms`` also masks each as ``repr`` escapes it, as
+    psycopg quotes a host (``'se\\tcret'``).
     """
     secrets = url_passwords(raw)
     forms = password_forms(raw)
@@ -149,7 +149,6 @@ def _redacted(text: str, raw: str) -> str:
             parts = [secret[start + 1 : end] for start, end in itertools.pairwise(bounds)]
             parts += [secret[cut + 1 :] for cut in bounds[1:-1]]
             forms.update(form for part in parts for form in (part, unquote(part)))
-    forms.update([repr(form)[1:-1] for form in forms])  # psycopg quotes a host it cannot resolve by repr
     return masked_forms(text, forms)
 
 

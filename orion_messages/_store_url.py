@@ -94,11 +94,14 @@ MASKED_FORM_MIN = 3
 
 
 def masked_forms(text: str, forms: Iterable[str]) -> str:
-    """``text`` with each of a password's ``forms`` (``password_forms``) replaced by ``***``, the
-    longest first (one may hold another). A form shorter than ``MASKED_FORM_MIN`` is not masked
-    on its own: it would mask ordinary words (``%65`` decodes to ``e``); the URL that holds it
-    is shown by ``masked_url``, which masks every password whole, however short."""
-    for form in sorted(set(forms), key=len, reverse=True):
+    """``text`` with each of a password's ``forms`` (``password_forms``) replaced by ``***``, as
+    written and as ``repr`` escapes it (psycopg quotes a host it cannot resolve so, argparse an
+    invalid choice), the longest first (one may hold another). A form shorter than
+    ``MASKED_FORM_MIN`` is not masked on its own: it would mask ordinary words (``%65`` decodes
+    to ``e``); the URL that holds it is shown by ``masked_url``, which masks every password
+    whole, however short."""
+    given = set(forms)
+    for form in sorted(given | {repr(form)[1:-1] for form in given}, key=len, reverse=True):
         if len(form) >= MASKED_FORM_MIN:
             text = text.replace(form, "***")
     return text

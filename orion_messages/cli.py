@@ -189,7 +189,7 @@ def _without_passwords(line: str, argv: Sequence[str]) -> str:
     for url in sorted(urls, key=len, reverse=True):  # one may hold another
         line = line.replace(url, masked_url(url)).replace(_repr_inner(url), _repr_inner(masked_url(url)))
     forms = {form for url in urls for form in password_forms(url)}
-    return masked_forms(line, forms | {_repr_inner(form) for form in forms})
+    return masked_forms(line, forms)
 
 
 def _option_values(item: str) -> list[str]:
