@@ -94,12 +94,14 @@ class ConversationInfo:
 def _info(row: Sequence[Any]) -> ConversationInfo:
     """A conversation's row as its info; a ``StoreError`` naming the conversation and the column
     for a value orion-messages never writes (SQLite keeps whatever another program put there)."""
-    identifier, title, metadata, created, updated, count = row
+    identifier, id_as_bytes, title, title_as_bytes, metadata, created, updated, count = row
+    identifier = _stored_text("a stored conversation's id", identifier, id_as_bytes)
     if type(identifier) is not str:
         raise StoreError(
             f"a stored conversation's id is {kind_of(identifier)} {quoted(identifier)}, not text"
         )
     where = f"conversation {quoted(identifier)}"
+    title = _stored_text(f"{where}: its title", title, title_as_bytes)
     if title is not None and type(title) is not str:
         raise StoreError(f"{where}: its title is {kind_of(title)} {quoted(title)}, not text")
     for column, value in (("created_ms", created), ("updated_ms", updated), ("message_count", count)):
@@ -109,6 +111,15 @@ def _info(row: Sequence[Any]) -> ConversationInfo:
     except (TypeError, ValueError) as error:  # not text, or not JSON
         raise StoreError(f"{where}: its metadata is not JSON text ({error})") from None
     return ConversationInfo(identifier, title, data, created, updated, count)
+
+
+def _stored_text(what: str, value: Any, as_bytes: Any) -> object:
+    """A text column's value as ``Dialect.text_read`` reads it, decoded (``_listed_id``); a
+    ``StoreError`` starting with ``what`` when it is a text that is not UTF-8."""
+    found = _listed_id(value, as_bytes)
+    if as_bytes and isinstance(found, bytes):
+        raise StoreError(f"{what} is text whose bytes {quoted(found)} are not UTF-8")
+    return found
 
 
 def _require_stored_int(where: str, column: str, value: Any) -> int:
@@ -535,8 +546,9 @@ def unusable_conversation_ids() -> Operation[list[object]]:
 
 
 def _listed_id(value: Any, as_bytes: Any) -> object:
-    """An id as a listing reads it (``Dialect.id_read``): a text read ``as_bytes`` (SQLite's) as
-    a str, or still bytes when they are not UTF-8, which no call takes; else as the driver read it."""
+    """An id (or title) as ``Dialect.text_read`` reads it: a text read ``as_bytes`` (SQLite's)
+    as a str, or still bytes when they are not UTF-8, which no call takes; else as the driver
+    read it."""
     if as_bytes and isinstance(value, bytes):
         with suppress(UnicodeDecodeError):
             return value.decode()

@@ -41,12 +41,13 @@ class Dialect:
     """True of a conversation row whose id no call takes (``_store_ops.checked_id`` refuses it):
     another program's NULL or empty text, and in SQLite, whose columns keep any type, a blob or
     a text holding U+0000 (PostgreSQL's text holds neither). SQL cannot tell a text that is not
-    UTF-8: ``id_read`` hands it to the operations, which leave it out too."""
-    id_read: str
-    """How a listing reads a conversation's id, as two columns: the id as the driver reads it,
-    except, in SQLite, a text as its bytes, and whether it was so read. Another program may
-    write a text that is not UTF-8 (SQLite keeps it), which sqlite3 would fail to decode, failing
-    the whole listing: the operations decode it (``_store_ops._listed_id``)."""
+    UTF-8: ``text_read`` hands it to the operations, which leave it out too."""
+    text_read: str
+    """How a conversation's text column (``{column}``: its id or title) is read, as two columns:
+    the value as the driver reads it, except, in SQLite, a text as its bytes, and whether it was
+    so read. Another program may write a text that is not UTF-8 (SQLite keeps it), which sqlite3
+    would fail to decode, failing the whole read: the operations decode it
+    (``_store_ops._listed_id``)."""
     id_after: str
     """The id a page of ids starts after, as the statement takes it: in SQLite a text made of the
     bytes given, so a page goes on past an id that is not UTF-8 (read as bytes)."""
@@ -73,7 +74,8 @@ SQLITE = Dialect(
     table_exists="SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
     nul="\x00",
     unusable_id="id IS NULL OR id = '' OR typeof(id) <> 'text' OR instr(id, char(0)) > 0",
-    id_read="CASE WHEN typeof(id) = 'text' THEN CAST(id AS BLOB) ELSE id END, typeof(id) = 'text'",
+    text_read="CASE WHEN typeof({column}) = 'text' THEN CAST({column} AS BLOB) ELSE {column} END, "
+    "typeof({column}) = 'text'",
     id_after="CAST(? AS TEXT)",
     # SQLite's GLOB reads each byte past ASCII, valid UTF-8 or not, as a character past U+007F.
     maybe_not_utf8="id GLOB '*[^' || char(1) || '-' || char(127) || ']*'",
@@ -96,7 +98,7 @@ POSTGRES = Dialect(
     table_exists="SELECT 1 FROM pg_tables WHERE schemaname = current_schema() AND tablename = ?",
     nul="\ufffd",
     unusable_id="id IS NULL OR id = ''",
-    id_read="id, FALSE",
+    text_read="{column}, FALSE",
     id_after="?",
     maybe_not_utf8="FALSE",  # a database's text is valid in its encoding
 )
@@ -104,7 +106,7 @@ POSTGRES = Dialect(
 _MESSAGE_COLUMNS = (
     "conversation_id, position, id, role, timestamp_ms, pinned, pending, tool_call_id, token_count, data"
 )
-_CONVERSATION_COLUMNS = "id, title, {metadata}, created_ms, updated_ms, message_count"
+_CONVERSATION_COLUMNS = "{id_read}, {title_read}, {metadata}, created_ms, updated_ms, message_count"
 
 _TEMPLATES = {
     # conversations
@@ -203,7 +205,8 @@ def render(template: str, dialect: Dialect) -> str:
         int64=dialect.int64,
         boolean=dialect.boolean,
         unusable_id=dialect.unusable_id,
-        id_read=dialect.id_read,
+        id_read=dialect.text_read.format(column="id"),
+        title_read=dialect.text_read.format(column="title"),
         id_after=dialect.id_after,
         maybe_not_utf8=dialect.maybe_not_utf8,
     )

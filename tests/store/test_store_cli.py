@@ -447,6 +447,9 @@ FOREIGN_ROWS = [
     ("metadata = '{bad'", "conversation \"a\": its metadata is not JSON text (Expecting property name "
      "enclosed in double quotes: line 1 column 2 (char 1))"),
     ("id = x'ff'", "a stored conversation's id is a bytes b'\\xff', not text"),
+    # A text that is not UTF-8 failed the listing with sqlite3's OperationalError.
+    ("title = CAST(x'c3' AS TEXT)", "conversation \"a\": its title is text whose bytes b'\\xc3' are not UTF-8"),
+    ("id = CAST(x'ff' AS TEXT)", "a stored conversation's id is text whose bytes b'\\xff' are not UTF-8"),
 ]  # fmt: skip
 
 
