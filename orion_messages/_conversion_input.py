@@ -16,7 +16,7 @@ from pydantic import BaseModel, ValidationError
 
 from ._json_rules import lone_surrogates, surrogate_at, value_problems
 from ._problems import describe, problems_from
-from ._text import excerpt, location, quoted
+from ._text import excerpt, joined_location, quoted
 from .conversions import _Report, key_field
 from .errors import ConversionError, Problem
 from .ids import FreshIds
@@ -96,7 +96,9 @@ class _Input:
         (``cannot``: who cannot hold it, for the message)."""
         for found in lone_surrogates(value):
             what = f"the key {quoted(found.text)}" if found.is_key else "the string"
-            self.fail(joined(where, found.path), f"{what} {_lone_surrogate(found.text, found.at, cannot)}")
+            self.fail(
+                joined_location(where, found.path), f"{what} {_lone_surrogate(found.text, found.at, cannot)}"
+            )
 
     def boolean(self, data: Mapping[str, Any], key: str, where: str) -> bool:
         """The optional boolean at ``data[key]`` (``False`` when absent or invalid)."""
@@ -114,7 +116,7 @@ class _Input:
         except ValidationError as error:
             broken = list(value_problems(arguments))
             for path, why in broken:
-                self.fail(joined(where, path), why)
+                self.fail(joined_location(where, path), why)
             if not broken:  # said by validation alone
                 for problem in problems_from(error):
                     self.fail(where, problem.message)
@@ -172,13 +174,6 @@ def _derived_by_sdk(model: type[BaseModel]) -> dict[str, Any] | None:
 def _lone_surrogate(value: str, start: int, cannot: str = _CORE_CANNOT) -> str:
     """Why ``value`` is refused: the lone surrogate at ``start``, written as its escape."""
     return f"holds an unpaired surrogate (\\u{ord(value[start]):04x} at character {start}), which {cannot}"
-
-
-def joined(where: str, path: tuple[int | str, ...]) -> str:
-    """The location of ``path`` inside the value at ``where`` (``[1].content[0].input`` and
-    ``("a", 0)`` give ``[1].content[0].input.a[0]``)."""
-    inside = location(path)
-    return f"{where}{inside}" if inside.startswith("[") or not inside else f"{where}.{inside}"
 
 
 class Sent(NamedTuple):

@@ -17,6 +17,7 @@ __all__ = [
     "SHOWN_LOCATION_CHARACTERS",
     "SHOWN_PLACE_CHARACTERS",
     "excerpt",
+    "joined_location",
     "kind_of",
     "location",
     "printable",
@@ -105,3 +106,10 @@ def location(loc: tuple[int | str, ...]) -> str:
         else:
             parts.append(f".{item}" if parts else item)
     return "".join(parts)
+
+
+def joined_location(where: str, path: tuple[int | str, ...]) -> str:
+    """The location of ``path`` inside the value at ``where`` (``[1].content[0].input`` and
+    ``("a", 0)`` give ``[1].content[0].input.a[0]``)."""
+    inside = location(path)
+    return f"{where}{inside}" if inside.startswith("[") or not inside else f"{where}.{inside}"

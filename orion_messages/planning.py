@@ -405,7 +405,8 @@ def plan_prune(
         ArgumentTypeError: a text counter given as ``count`` or a message counter as ``counter``;
             ``messages`` not a list (an iterator, say); ``template``, ``system_prompt`` or
             ``tools`` of the wrong type (a ``TypeError``).
-        ArgumentValueError: ``system_prompt`` or ``tools`` without a ``template`` (a ``ValueError``).
+        ArgumentValueError: ``system_prompt`` or ``tools`` without a ``template`` (a ``ValueError``);
+            a tool's ``parameters`` holding a lone surrogate (``tools[0].parameters.a``).
     """
     require_message_list(messages, "plan_prune", " (the plan's ranges index into it)")
     config = _context_config(config, "plan_prune")

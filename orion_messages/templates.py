@@ -14,12 +14,13 @@ import difflib
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from types import MappingProxyType
+from typing import Any
 
-from ._json_rules import JSON_VALUE
+from ._json_rules import JSON_VALUE, lone_surrogates
 from ._pretty_json import pretty_json
-from ._text import kind_of, quoted
+from ._text import joined_location, kind_of, quoted
 from ._whitespace import UNICODE_WHITESPACE
-from .errors import ArgumentTypeError, UnknownTemplateError
+from .errors import ArgumentTypeError, ArgumentValueError, UnknownTemplateError
 from .models import Message, Role, _SerdeJsonModel, first_non_message, require_message_list
 
 __all__ = [
@@ -86,9 +87,27 @@ def _tools_block(tools: Sequence[ToolSchema]) -> str:
                 f"tools[{index}]: expected a ToolSchema, found {kind_of(tool)}"
                 " (build one with ToolSchema.model_validate(...))"
             )
-        parts.append(f"### {tool.name}\n{tool.description}\nParameters: {pretty_json(tool.parameters)}\n\n")
+        parameters = _parameters_text(tool.parameters, f"tools[{index}].parameters")
+        parts.append(f"### {tool.name}\n{tool.description}\nParameters: {parameters}\n\n")
     parts.append(_TOOLS_FOOTER)
     return "".join(parts)
+
+
+def _parameters_text(parameters: Any, where: str) -> str:
+    """A tool's parameters as the tools block shows them (serde_json's pretty form), or an
+    ``ArgumentValueError`` at ``where`` for a string holding a lone surrogate: a Python str may
+    hold one, JSON text (and orion-core's strings) cannot."""
+    try:
+        return pretty_json(parameters)
+    except TypeError:
+        found = next(lone_surrogates(parameters), None)
+        if found is None:
+            raise
+    what = f"the key {quoted(found.text)}" if found.is_key else "a string"
+    raise ArgumentValueError(
+        f"{joined_location(where, found.path)}: {what} holds an unpaired surrogate, which UTF-8 "
+        "cannot encode (orion-core's strings cannot hold one)"
+    )
 
 
 def _result(content: str) -> str:
@@ -120,6 +139,8 @@ class ChatTemplate(ABC):
         Raises:
             ArgumentTypeError: (the built-in templates) ``system_prompt`` is not a str, or
                 ``tools`` is not a list of ``ToolSchema``.
+            ArgumentValueError: (the built-in templates) a tool's ``parameters`` hold a string
+                with a lone surrogate, which JSON text cannot hold (``tools[0].parameters.a``).
         """
 
     @abstractmethod
@@ -142,6 +163,7 @@ class ChatTemplate(ABC):
         Raises:
             ArgumentTypeError: ``system_prompt`` is not a str, or ``messages`` is not a list of
                 messages (a single ``Message`` included).
+            ArgumentValueError: as ``format_system`` raises it.
         """
         _check_format(self, system_prompt, messages)
         parts = [self.format_system(system_prompt, tools)]

@@ -16,7 +16,9 @@ from pydantic import ValidationError
 from orion_messages import (
     TEMPLATES,
     ArgumentTypeError,
+    ArgumentValueError,
     ChatTemplate,
+    ContextConfig,
     Message,
     OrionMessagesError,
     ToolCall,
@@ -26,6 +28,7 @@ from orion_messages import (
     detect_template,
     estimate_text_tokens,
     get_template,
+    plan_prune,
     template_from_name,
 )
 from orion_messages._pretty_json import pretty_json
@@ -453,6 +456,30 @@ def test_a_role_set_without_validation_still_renders() -> None:
 def test_tools_must_be_tool_schemas() -> None:
     with pytest.raises(TypeError, match=r"tools\[0\]: expected a ToolSchema, found a dict"):
         TEMPLATES["chatml"].format_system("", [{"name": "a", "description": "", "parameters": {}}])  # type: ignore[list-item]
+
+
+LONE_SURROGATE_PARAMETERS = [
+    ({"a": "\ud800"}, "tools[1].parameters.a: a string"),
+    ("x\udc00", "tools[1].parameters: a string"),
+    ([1, {"b": ["ok", "\udfff"]}], "tools[1].parameters[1].b[1]: a string"),
+    ({"ok": 1, "\ud800": 2}, 'tools[1].parameters: the key "\\ud800"'),
+]
+
+
+@pytest.mark.parametrize(("parameters", "place"), LONE_SURROGATE_PARAMETERS)
+def test_parameters_json_cannot_hold_are_refused_at_their_place(parameters: Any, place: str) -> None:
+    # A Python str may hold a lone surrogate, JSON text cannot: orjson's bare TypeError escaped
+    # every template and plan_prune.
+    tools = [
+        ToolSchema(name="a", description="", parameters={}),
+        ToolSchema(name="b", description="", parameters=parameters),
+    ]
+    said = f"^{re.escape(place)} holds an unpaired surrogate, which UTF-8 cannot encode"
+    for name in sorted(TEMPLATES):
+        with pytest.raises(ArgumentValueError, match=said):
+            TEMPLATES[name].format("", [Message.user("u", "hi", timestamp=0)], tools)
+    with pytest.raises(ArgumentValueError, match=said):
+        plan_prune([Message.user("u", "hi", timestamp=0)], ContextConfig(), template="chatml", tools=tools)
 
 
 @pytest.mark.parametrize("name", sorted(TEMPLATES))
