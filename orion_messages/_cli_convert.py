@@ -19,8 +19,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from ._cli_convert_options import FOREIGN, ORION
-from ._cli_exit import EXIT_INVALID, EXIT_OK, EXIT_USAGE
-from ._cli_exit import err as _err
+from ._cli_exit import EXIT_INVALID, EXIT_OK, EXIT_USAGE, err
 from ._cli_text import printable, problem_lines, write_stdout
 from ._conversion_input import TIMESTAMP_EXPECTED, carries_nothing, is_timestamp
 from ._json_rules import ANY_JSON, minus_zero_as_float
@@ -84,7 +83,7 @@ def run(
     except (FormatError, ConversionError) as error:
         omitted = error.omitted if isinstance(error, FormatError) else 0
         for line in problem_lines(source, error.problems, omitted):
-            _err(line)
+            err(line)
         return EXIT_INVALID
     try:
         if args.from_format == ORION:
@@ -92,19 +91,19 @@ def run(
         else:
             write_orion(args.output, result.value)
     except FormatError as error:
-        _err(f"error: {_shown(args.output)}: {error}")
+        err(f"error: {_shown(args.output)}: {error}")
         return EXIT_INVALID
     except BrokenPipeError:  # the reader went away: exit 141 with nothing said, as every command
         raise
     except OSError as error:
-        _err(f"error: {_shown(args.output)}: cannot write: {error.strerror or error}")
+        err(f"error: {_shown(args.output)}: cannot write: {error.strerror or error}")
         return EXIT_INVALID
     _print_report(args, result)
     return EXIT_OK
 
 
 def _usage(text: str) -> int:
-    _err(f"error: {text}")
+    err(f"error: {text}")
     return EXIT_USAGE
 
 
@@ -133,12 +132,12 @@ def _system_prompt(args: argparse.Namespace, read_option_text: ReadOptionText) -
         return read_option_text("--system-prompt-file", args.system_prompt_file)
     if args.system_prompt is None:
         return ""
-    _err("warning: convert --system-prompt TEXT is deprecated and goes in the next release: put the "
-         "prompt in a file and pass --system-prompt-file FILE (or - for standard input), as prune does")  # fmt: skip
+    err("warning: convert --system-prompt TEXT is deprecated and goes in the next release: put the "
+        "prompt in a file and pass --system-prompt-file FILE (or - for standard input), as prune does")  # fmt: skip
     if args.system_prompt == "-" or (args.system_prompt and os.path.isfile(args.system_prompt)):
         what = "standard input" if args.system_prompt == "-" else "a file"
-        _err(f'note: --system-prompt is the prompt itself here, and "{args.system_prompt}" is sent as it is '
-             f"(--system-prompt-file reads {what})")  # fmt: skip
+        err(f'note: --system-prompt is the prompt itself here, and "{args.system_prompt}" is sent as it is '
+            f"(--system-prompt-file reads {what})")  # fmt: skip
     return str(args.system_prompt)
 
 

@@ -22,15 +22,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, NamedTuple, TextIO
 
-from ._cli_base import STDIO, Kind
-from ._cli_base import Fatal as _Fatal
-from ._cli_base import kind_by_name as _kind_by_name
-from ._cli_exit import err as _err
+from ._cli_base import STDIO, Fatal, Kind, kind_by_name
+from ._cli_exit import err
 from ._cli_lazy import LazyModule
-from ._cli_text import MAX_PROBLEMS_ON_STDERR as _MAX_PROBLEMS_ON_STDERR
-from ._cli_text import printable as _printable
-from ._cli_text import problem_line as _problem_line
-from ._cli_text import problem_lines as _problem_lines
+from ._cli_text import MAX_PROBLEMS_ON_STDERR, printable, problem_line, problem_lines
 from ._collector import collector_paused
 from ._json_rules import JSON_WHITESPACE, may_repeat_keys
 from ._store_url import is_store_url, masked_url
@@ -104,7 +99,7 @@ class Progress:
             line = f"[{'#' * filled}{'.' * (width - filled)}] {count}/{total_text} {label}"
         else:
             line = f"{count} {label}"
-        line = _printable(line)[: max(10, columns - 1)]
+        line = printable(line)[: max(10, columns - 1)]
         self._stream.write("\r" + line.ljust(self._shown))
         self._stream.flush()
         self._shown = len(line)
@@ -155,7 +150,7 @@ def _kind(name: str, data: bytes) -> Kind:
     The first record's shape decides, so numbers no parser can hold (``1e400``, 310 digits) in it
     do not hide what it is.
     """
-    kind = _kind_by_name(name) if name != STDIO else None
+    kind = kind_by_name(name) if name != STDIO else None
     if kind is None:  # empty standard input is an empty document, refused as an empty .json file
         kind = "json" if _ARRAY_START.match(data) or not data.strip(JSON_WHITESPACE.encode()) else "jsonl"
     if kind == "jsonl" and _first_record_is_event(data):
@@ -201,7 +196,7 @@ def read_input(name: str, progress: Progress) -> _Input:
         data = read_stdin(progress)
         return _Input(STDIN_LABEL, data, _kind(name, data), size=len(data))
     fd = open_file(name)
-    if _kind_by_name(name) == "jsonl":  # a log can be big: it is read as it is parsed
+    if kind_by_name(name) == "jsonl":  # a log can be big: it is read as it is parsed
         return _open_log(name, fd)
     data = _read_open_file(name, fd, progress)
     return _Input(name, data, _kind(name, data), size=len(data))
@@ -241,7 +236,7 @@ def read_document(name: str) -> tuple[str, bytes]:
         return name, _read_open_file(name, open_file(name), progress)
     except Unreadable as unreadable:  # not the hint for conversations: any JSON document is read
         reason = _FOLDER_ONLY if unreadable.reason == FOLDER else unreadable.reason
-        raise _Fatal(f"error: {name}: {reason}") from None
+        raise Fatal(f"error: {name}: {reason}") from None
 
 
 def _open_log(name: str, fd: int) -> _Input:
@@ -681,7 +676,7 @@ def messages(name: str) -> tuple[str, Kind, list[Message]]:
         with library_warnings(caught):
             stored = _store_cli.read_source(name) if is_store_url(name) else None
     except OrionMessagesError as error:
-        raise _Fatal(f"error: {_printable(str(error))}") from None
+        raise Fatal(f"error: {printable(str(error))}") from None
     if stored is not None:
         shown = masked_url(name)  # a password is never printed
         report = Parsed(shown, "json", stored)
@@ -693,25 +688,23 @@ def messages(name: str) -> tuple[str, Kind, list[Message]]:
         if read.kind == "events":
             if read.handle is not None:
                 read.handle.close()
-            raise _Fatal(
-                f"error: {read.name}: an agent event stream, not a conversation (validate checks it)"
-            )
+            raise Fatal(f"error: {read.name}: an agent event stream, not a conversation (validate checks it)")
         parsed = parse(read, strict=False, progress=Progress(sys.stderr), semantic=False)
     except Unreadable as unreadable:
-        raise _Fatal(f"error: {unreadable}") from None
+        raise Fatal(f"error: {unreadable}") from None
     if not parsed.valid:
-        raise _Fatal(*_problem_lines(read.name, parsed.errors, parsed.omitted))
+        raise Fatal(*problem_lines(read.name, parsed.errors, parsed.omitted))
     print_notices(parsed)  # semantic problems are for validate to show
     return read.name, read.kind, parsed.messages
 
 
 def print_notices(parsed: Parsed) -> None:
     """The library's warnings (torn line, left-out keys), one line each on stderr, capped."""
-    for problem in parsed.notices[:_MAX_PROBLEMS_ON_STDERR]:
-        _err(f"warning: {_problem_line(parsed.name, problem)}")
-    more = len(parsed.notices) + parsed.omitted_notices - _MAX_PROBLEMS_ON_STDERR
+    for problem in parsed.notices[:MAX_PROBLEMS_ON_STDERR]:
+        err(f"warning: {problem_line(parsed.name, problem)}")
+    more = len(parsed.notices) + parsed.omitted_notices - MAX_PROBLEMS_ON_STDERR
     if more > 0:
-        _err(f"warning: {parsed.name}: ... and {more:,} more warnings")
+        err(f"warning: {parsed.name}: ... and {more:,} more warnings")
 
 
 # --------------------------------------------------------------------------------------------
@@ -764,7 +757,7 @@ def _looked_up(raw: str) -> str | Parsed:
 def not_read(name: str, reason: str, *, what: str = "file") -> Parsed:
     """The report of an input that could not be read: one error, its format by its extension
     (none for a folder, whatever its name)."""
-    kind = None if what == "folder" else _kind_by_name(name)
+    kind = None if what == "folder" else kind_by_name(name)
     return Parsed(name, kind, errors=[Problem("", reason)], what=what)
 
 
@@ -781,7 +774,7 @@ def _walk(folder: Path, failed: Callable[[OSError], None]) -> Iterator[str]:
         folders[:] = sorted(name for name in folders if not name.startswith("."))
         for name in sorted(files):
             path = os.path.join(root, name)
-            if not name.startswith(".") and _kind_by_name(name) and _is_regular(path):
+            if not name.startswith(".") and kind_by_name(name) and _is_regular(path):
                 yield path
 
 

@@ -14,23 +14,19 @@ from typing import Any
 from pydantic import TypeAdapter
 from pydantic_core import ErrorDetails
 
-from ._cli_base import STDIO
-from ._cli_base import Fatal as _Fatal
-from ._cli_exit import EXIT_USAGE
-from ._cli_exit import err as _err
-from ._cli_input import STDIN_LABEL as _STDIN_LABEL
-from ._cli_input import Progress as _Progress
-from ._cli_input import Unreadable as _Unreadable
-from ._cli_input import library_warnings as _library_warnings
-from ._cli_input import open_file as _open_file
-from ._cli_input import read_stdin as _read_stdin
-from ._cli_input import warning_problems as _warning_problems
+from ._cli_base import STDIO, Fatal
+from ._cli_exit import EXIT_USAGE, err
+from ._cli_input import (
+    STDIN_LABEL,
+    Progress,
+    Unreadable,
+    library_warnings,
+    open_file,
+    read_stdin,
+    warning_problems,
+)
 from ._cli_lazy import interrupts_held
-from ._cli_text import MAX_PROBLEMS_ON_STDERR as _MAX_PROBLEMS_ON_STDERR
-from ._cli_text import one_line
-from ._cli_text import printable as _printable
-from ._cli_text import problem_line as _problem_line
-from ._cli_text import problem_lines as _problem_lines
+from ._cli_text import MAX_PROBLEMS_ON_STDERR, one_line, printable, problem_line, problem_lines
 from ._problems import describe, problem_from
 from ._whitespace import UNICODE_WHITESPACE
 from .errors import FormatError, OrionMessagesError, OrionMessagesWarning, Problem
@@ -62,11 +58,11 @@ def template_usage(args: argparse.Namespace) -> None:
     ]
     if args.template is None and given:
         names = ", ".join(given[:-1]) + " and " + given[-1] if len(given) > 1 else given[0]
-        raise _Fatal(f"error: {names} {'need' if len(given) > 1 else 'needs'} --template", code=EXIT_USAGE)
+        raise Fatal(f"error: {names} {'need' if len(given) > 1 else 'needs'} --template", code=EXIT_USAGE)
     if args.template_file is not None and args.template != "auto":
-        raise _Fatal(
+        raise Fatal(
             f"error: --template-file is read only by --template auto, which detects the template "
-            f"from it; --template {_printable(args.template)} names the template itself",
+            f"from it; --template {printable(args.template)} names the template itself",
             code=EXIT_USAGE,
         )
 
@@ -87,9 +83,9 @@ def template_options(args: argparse.Namespace) -> dict[str, Any]:
         if args.tools is not None:
             options["tools"] = _read_tools(args.tools)
     except (OrionMessagesError, ImportError, ValueError, TypeError) as error:
-        raise _Fatal(f"error: {error}", code=EXIT_USAGE) from None
+        raise Fatal(f"error: {error}", code=EXIT_USAGE) from None
     except OSError as error:  # its reason, never "[Errno 2] ..."
-        raise _Fatal(f"error: {error.filename or ''}: {error.strerror or error}", code=EXIT_USAGE) from None
+        raise Fatal(f"error: {error.filename or ''}: {error.strerror or error}", code=EXIT_USAGE) from None
     return options
 
 
@@ -104,7 +100,7 @@ def _detected_template(name: str | None) -> ChatTemplate:
     """``--template auto``: the template orion-core detects from ``--template-file``; without
     one, ChatML, as orion-core picks for a model without a chat template, said on stderr."""
     if name is None:
-        _err("note: --template auto without --template-file: no chat template to detect from, so chatml, as orion-core uses for a model without one")  # fmt: skip
+        err("note: --template auto without --template-file: no chat template to detect from, so chatml, as orion-core uses for a model without one")  # fmt: skip
         return detect_template(None)
     return detect_template(option_text("--template-file", name))
 
@@ -139,23 +135,23 @@ def _option_bytes(option: str, name: str) -> bytes:
     error naming the option and the file (``<stdin>``) if it cannot be read."""
     try:
         if name == STDIO:
-            return _read_stdin(_Progress(sys.stderr))
-        with os.fdopen(_open_file(name), "rb") as handle:
+            return read_stdin(Progress(sys.stderr))
+        with os.fdopen(open_file(name), "rb") as handle:
             return handle.read()
-    except _Unreadable as unreadable:  # the reason without its hint, which is for conversations
+    except Unreadable as unreadable:  # the reason without its hint, which is for conversations
         reason = unreadable.reason.partition(";")[0]
         if option in _PROMPT_FILE_OPTIONS and any(char.isspace() for char in name):  # the prompt itself?
             reason += "; it names a file holding the system prompt, or - for standard input"
-        raise _Fatal(f"error: {option} {name}: {reason}", code=EXIT_USAGE) from None
+        raise Fatal(f"error: {option} {name}: {reason}", code=EXIT_USAGE) from None
     except OSError as error:
-        raise _Fatal(
+        raise Fatal(
             f"error: {option} {_shown(name)}: cannot read it: {error.strerror or error}", code=EXIT_USAGE
         ) from None
 
 
 def _shown(name: str) -> str:
     """An input's name as printed: ``<stdin>`` for ``-``."""
-    return _STDIN_LABEL if name == STDIO else name
+    return STDIN_LABEL if name == STDIO else name
 
 
 def option_text(option: str, name: str) -> str:
@@ -165,7 +161,7 @@ def option_text(option: str, name: str) -> str:
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as error:
-        raise _Fatal(
+        raise Fatal(
             f"error: {option} {_shown(name)}: invalid UTF-8 at byte {error.start}", code=EXIT_USAGE
         ) from None
 
@@ -175,17 +171,17 @@ def _read_tools(name: str) -> list[ToolSchema]:
     ``-0.0``, ``NaN`` and a repeated key of a tool are refused); any problem is a usage error
     naming the option, the file and the place (``--tools tools.json: [0].name: ...``)."""
     data = _option_bytes("--tools", name)
-    name = f"--tools {_STDIN_LABEL if name == STDIO else name}"  # which option, as when unreadable
+    name = f"--tools {STDIN_LABEL if name == STDIO else name}"  # which option, as when unreadable
     caught: list[OrionMessagesWarning] = []
     try:
-        with _library_warnings(caught):
+        with library_warnings(caught):
             tools = validate_json(_tools_adapter(), data, _tool_problem)
         if repeated := duplicate_key_problems(data, _tool_fields):  # serde's "duplicate field"
             raise FormatError(repeated)
     except FormatError as error:
-        raise _Fatal(*_problem_lines(name, error.problems, error.omitted), code=EXIT_USAGE) from None
-    for problem in _warning_problems(caught)[:_MAX_PROBLEMS_ON_STDERR]:
-        _err(f"warning: {_problem_line(name, problem)}")
+        raise Fatal(*problem_lines(name, error.problems, error.omitted), code=EXIT_USAGE) from None
+    for problem in warning_problems(caught)[:MAX_PROBLEMS_ON_STDERR]:
+        err(f"warning: {problem_line(name, problem)}")
     return tools
 
 
@@ -208,14 +204,14 @@ def _text_counter(kind: str | None) -> Any:
         reason = (
             f"a tokenizer is not read from standard input: give its path (./{STDIO} for a file named {STDIO})"
         )
-        raise _Fatal(f"error: --counter {kind}: {reason}", code=EXIT_USAGE)
+        raise Fatal(f"error: --counter {kind}: {reason}", code=EXIT_USAGE)
     if name != "tiktoken":  # a file: only a regular one is read, as every file
         _option_file("--counter", kind, argument)
     try:
         return adapters[name](argument)
     except Exception as error:  # tokenizers raises a bare Exception: any failure is one line
         reason = one_line(str(error)) if isinstance(error, OrionMessagesError) else _load_failure(error)
-        raise _Fatal(f"error: --counter {kind}: {reason}", code=EXIT_USAGE) from None
+        raise Fatal(f"error: --counter {kind}: {reason}", code=EXIT_USAGE) from None
 
 
 def _load_failure(error: Exception) -> str:
@@ -231,8 +227,8 @@ def _option_file(option: str, value: str, name: str) -> None:
     """Refuse what is not a regular file before another library reads ``name`` (a FIFO would hang,
     ``/dev/zero`` never end); a usage error naming the option."""
     try:
-        os.close(_open_file(name))
-    except _Unreadable as unreadable:
-        raise _Fatal(
+        os.close(open_file(name))
+    except Unreadable as unreadable:
+        raise Fatal(
             f"error: {option} {value}: {unreadable.reason.partition(';')[0]}", code=EXIT_USAGE
         ) from None

@@ -8,12 +8,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from ._cli_base import STDIO, Kind
-from ._cli_base import Fatal as _Fatal
-from ._cli_base import kind_by_name as _kind_by_name
+from ._cli_base import STDIO, Fatal, Kind, kind_by_name
 from ._cli_lazy import LazyModule
-from ._cli_text import printable as _printable
-from ._cli_text import write_stdout
+from ._cli_text import printable, write_stdout
 from ._store_url import is_store_url, masked_url
 from .errors import FormatError, OrionMessagesError
 from .models import Message
@@ -32,18 +29,18 @@ def output_kind(args: argparse.Namespace, *, default: Kind | None = None) -> Lit
     """The format to write ``args.output`` in: ``--to``, else its extension, else ``default`` for ``-``."""
     parser: argparse.ArgumentParser = args.parser
     if args.to is not None:
-        named = _kind_by_name(args.output) if args.output != STDIO else None
+        named = kind_by_name(args.output) if args.output != STDIO else None
         if named in ("json", "jsonl") and named != args.to:
             # The file would not read back as its name says (load() of a log fails, and so on).
-            parser.error(f"--to {args.to} contradicts the extension of {_printable(args.output)}: rename it, or leave --to out")  # fmt: skip
+            parser.error(f"--to {args.to} contradicts the extension of {printable(args.output)}: rename it, or leave --to out")  # fmt: skip
         return "jsonl" if args.to == "jsonl" else "json"
     if args.output == STDIO:
         if default is None or default == "events":
             parser.error("writing to standard output: say which format with --to json or --to jsonl")
         return "jsonl" if default == "jsonl" else "json"
-    kind = _kind_by_name(args.output)
+    kind = kind_by_name(args.output)
     if kind is None:
-        parser.error(f"cannot tell the format of {_printable(args.output)} from its extension: use .json or .jsonl, or --to")  # fmt: skip
+        parser.error(f"cannot tell the format of {printable(args.output)} from its extension: use .json or .jsonl, or --to")  # fmt: skip
     return kind
 
 
@@ -72,7 +69,7 @@ def store_messages(url: str, messages: Sequence[Message]) -> None:
     try:
         _store_cli.write_target(url, messages)
     except OrionMessagesError as error:
-        raise _Fatal(f"error: {_printable(str(error))}") from None
+        raise Fatal(f"error: {printable(str(error))}") from None
 
 
 def write(output: str, messages: Sequence[Message], kind: Literal["json", "jsonl"], *, pretty: bool) -> None:
@@ -87,16 +84,16 @@ def write(output: str, messages: Sequence[Message], kind: Literal["json", "jsonl
             return
         path = Path(output)
         if path.is_dir():
-            raise _Fatal(f"error: {output}: is a folder")
+            raise Fatal(f"error: {output}: is a folder")
         if not path.parent.is_dir():
-            raise _Fatal(f"error: {path.parent}: no such folder")
+            raise Fatal(f"error: {path.parent}: no such folder")
         if kind == "jsonl":
             save_jsonl(path, messages)
         else:
             save(path, messages, indent=2 if pretty else None)
     except FormatError as error:
-        raise _Fatal(f"error: {output}: {error}") from None
+        raise Fatal(f"error: {output}: {error}") from None
     except BrokenPipeError:
         raise
     except OSError as error:
-        raise _Fatal(f"error: {output}: cannot write: {error.strerror or error}") from None
+        raise Fatal(f"error: {output}: cannot write: {error.strerror or error}") from None

@@ -8,23 +8,13 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from ._cli_base import STDIO
-from ._cli_base import Fatal as _Fatal
-from ._cli_base import stdin_once as _stdin_once
+# ``_cli_input.messages`` by its module: ``run`` names its list of messages ``messages``.
+from . import _cli_input
+from ._cli_base import STDIO, Fatal, stdin_once
 from ._cli_exit import EXIT_INVALID, EXIT_OK
-from ._cli_input import messages as _messages
-from ._cli_options import system_prompt_option as _system_prompt_option
-from ._cli_options import template_options as _template_options
-from ._cli_options import template_usage as _template_usage
-from ._cli_output import STORE_TO as _STORE_TO
-from ._cli_output import output_kind as _output_kind
-from ._cli_output import store_messages as _store_messages
-from ._cli_output import write as _write
-from ._cli_text import json_report as _json_report
-from ._cli_text import out as _out
-from ._cli_text import plural as _plural
-from ._cli_text import print_stdout as _print_stdout
-from ._cli_text import printable as _printable
+from ._cli_options import system_prompt_option, template_options, template_usage
+from ._cli_output import STORE_TO, output_kind, store_messages, write
+from ._cli_text import json_report, out, plural, print_stdout, printable
 from ._store_url import is_store_url, masked_url
 from .errors import ContextOverflowError
 from .pruning import ContextConfig, PruneResult, prune
@@ -54,44 +44,44 @@ def _span_json(indexes: range) -> dict[str, int]:
 
 def run(args: argparse.Namespace) -> int:
     """``prune``: plan, write the pruned conversation if asked, print the report; the exit status."""
-    _stdin_once(
+    stdin_once(
         ("PATH", args.path),
         ("--template-file", args.template_file),
-        _system_prompt_option(args),
+        system_prompt_option(args),
         ("--tools", args.tools),
     )
-    _template_usage(args)
+    template_usage(args)
     to_store = args.output is not None and is_store_url(args.output)
     if to_store and args.to is not None:
-        args.parser.error(_STORE_TO)
+        args.parser.error(STORE_TO)
     if args.output is None and args.to is not None:
         args.parser.error("--to is for the pruned messages' format: it needs -o/--output")
-    name, kind, messages = _messages(args.path)
-    target_kind = _output_kind(args, default=kind) if args.output and not to_store else None
+    name, kind, messages = _cli_input.messages(args.path)
+    target_kind = output_kind(args, default=kind) if args.output and not to_store else None
     config = ContextConfig(
         max_context_tokens=args.max_context_tokens,
         max_response_tokens=args.max_response_tokens,
         reserved_tokens=args.reserved_tokens,
     )
     try:
-        result = prune(messages, config, **_template_options(args))
+        result = prune(messages, config, **template_options(args))
     except ContextOverflowError as error:
         if args.format == "json":
-            _print_stdout(_json_report(_refusal_json(name, error)))
+            print_stdout(json_report(_refusal_json(name, error)))
             return EXIT_INVALID
-        raise _Fatal(f"error: cannot prune {name}: {error}", *_no_room_hint(config)) from None
+        raise Fatal(f"error: cannot prune {name}: {error}", *_no_room_hint(config)) from None
     # The conversation once pruned, not what is sent: with a template the preamble stays.
     if to_store:
-        _store_messages(args.output, result.history)
+        store_messages(args.output, result.history)
     elif args.output and target_kind is not None:
-        _write(args.output, result.history, target_kind, pretty=False)
+        write(args.output, result.history, target_kind, pretty=False)
     shown = masked_url(args.output) if to_store else args.output  # a password is never printed
     report = _plan_json(name, shown, len(messages), result)
     to_stdout = args.output == STDIO
     if args.format == "json":
-        print(_json_report(report), file=sys.stderr if to_stdout else sys.stdout)
+        print(json_report(report), file=sys.stderr if to_stdout else sys.stdout)
     else:
-        emit = _err_plain if to_stdout else _out
+        emit = _err_plain if to_stdout else out
         _print_plan(report, verbose=args.verbose, reserved=args.reserved_tokens, emit=emit)
     return EXIT_OK
 
@@ -133,7 +123,7 @@ def _refusal_json(name: str, error: ContextOverflowError) -> dict[str, Any]:
 
 
 def _err_plain(line: str) -> None:
-    print(_printable(line), file=sys.stderr)
+    print(printable(line), file=sys.stderr)
 
 
 def _fixed_parts(report: dict[str, Any], reserved: int) -> str:
@@ -154,13 +144,13 @@ def _print_plan(report: dict[str, Any], *, verbose: bool, reserved: int, emit: C
     kept = [range(turn["start"], turn["stop"]) for turn in report["kept"]]
     dropped = [range(turn["start"], turn["stop"]) for turn in report["dropped"]]
     preamble = range(report["preamble"]["start"], report["preamble"]["stop"])
-    emit(f"{report['path']}: {_plural(report['messages'], 'message')} in {_plural(report['turns'], 'turn')}")
+    emit(f"{report['path']}: {plural(report['messages'], 'message')} in {plural(report['turns'], 'turn')}")
     emit(f"  budget    {report['budget']:,} tokens for messages")
     for label, turns, count, tokens in (
         ("kept", kept, report["kept_messages"], report["kept_tokens"]),
         ("dropped", dropped, report["dropped_messages"], report["dropped_tokens"]),
     ):
-        emit(f"  {label:<8}  {_plural(len(turns), 'turn')}, {_plural(count, 'message')}, {tokens:,} tokens")
+        emit(f"  {label:<8}  {plural(len(turns), 'turn')}, {plural(count, 'message')}, {tokens:,} tokens")
     if len(preamble):
         fate = "kept" if report["preamble_kept"] else "left out, as orion-core does"
         emit(f"  preamble  {_span(preamble)} {fate}, {report['preamble_tokens']:,} tokens (before the first user message)")  # fmt: skip
@@ -170,9 +160,9 @@ def _print_plan(report: dict[str, Any], *, verbose: bool, reserved: int, emit: C
         for label, turns in (("kept", kept), ("dropped", dropped)):
             emit(f"  {label} turns: " + (", ".join(_span(turn) for turn in turns) or "none"))
     if report["output"] == STDIO:
-        emit(f"wrote {_plural(report['written_messages'], 'message')} to standard output")
+        emit(f"wrote {plural(report['written_messages'], 'message')} to standard output")
     elif report["output"]:
-        emit(f"wrote {_plural(report['written_messages'], 'message')} to {report['output']}")
+        emit(f"wrote {plural(report['written_messages'], 'message')} to {report['output']}")
     elif verbose:
         emit("(a plan only: pass -o OUT to write the pruned conversation)")
     else:

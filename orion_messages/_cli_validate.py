@@ -12,26 +12,22 @@ from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from ._cli_base import Fatal as _Fatal
-from ._cli_base import stdin_once as _stdin_once
+from ._cli_base import Fatal, stdin_once
 from ._cli_exit import EXIT_INVALID, EXIT_OK
-from ._cli_input import Parsed as _Parsed
-from ._cli_input import Progress as _Progress
-from ._cli_input import Unreadable as _Unreadable
-from ._cli_input import collect as _collect
-from ._cli_input import library_warnings as _library_warnings
-from ._cli_input import not_read as _not_read
-from ._cli_input import parse as _parse
-from ._cli_input import print_notices as _print_notices
-from ._cli_input import read_input as _read
-from ._cli_input import warning_problems as _warning_problems
+from ._cli_input import (
+    Parsed,
+    Progress,
+    Unreadable,
+    collect,
+    library_warnings,
+    not_read,
+    parse,
+    print_notices,
+    read_input,
+    warning_problems,
+)
 from ._cli_lazy import LazyModule
-from ._cli_text import json_report as _json_report
-from ._cli_text import out as _out
-from ._cli_text import plural as _plural
-from ._cli_text import print_stdout as _print_stdout
-from ._cli_text import printable as _printable
-from ._cli_text import problem_line as _problem_line
+from ._cli_text import json_report, out, plural, print_stdout, printable, problem_line
 from ._store_url import is_store_url, masked_url
 from .errors import OrionMessagesError, OrionMessagesWarning, Problem
 
@@ -47,17 +43,17 @@ _PROGRESS_MIN_FILES = 20
 
 def run(args: argparse.Namespace) -> int:
     """``validate``: check every input named, print the problems and the summary; the exit status."""
-    _stdin_once(*((f"PATH {number}", path) for number, path in enumerate(args.paths, 1)))
-    # A store named twice is checked once, as a file named twice is (``_collect``).
+    stdin_once(*((f"PATH {number}", path) for number, path in enumerate(args.paths, 1)))
+    # A store named twice is checked once, as a file named twice is (``collect``).
     stores = [_listed(raw) for raw in dict.fromkeys(args.paths) if is_store_url(raw)]
     files = [raw for raw in args.paths if not is_store_url(raw)]
-    found = _collect(files) if files else []
+    found = collect(files) if files else []
     total = sum(len(store.conversations) for store in stores) + len(found)
-    progress = _Progress(sys.stderr)
+    progress = Progress(sys.stderr)
     as_text = args.format == "text"
     tallies: list[_Tally] = []
 
-    def checked(name: str, check: Callable[[], _Parsed]) -> None:
+    def checked(name: str, check: Callable[[], Parsed]) -> None:
         """Check one input and keep its tally: its report (and its messages) go once tallied."""
         if total > _PROGRESS_MIN_FILES:
             progress.show(len(tallies), total, name)
@@ -67,15 +63,15 @@ def run(args: argparse.Namespace) -> int:
         for store in stores:
             _check_store(store, checked, strict=args.strict)
         for entry in found:
-            name = entry.name if isinstance(entry, _Parsed) else entry
+            name = entry.name if isinstance(entry, Parsed) else entry
             checked(name, partial(_check, entry, progress, strict=args.strict))
     finally:
         progress.clear()
     if as_text:
         if not args.quiet:
-            _out(_validate_summary(tallies, stores=bool(stores)))
+            out(_validate_summary(tallies, stores=bool(stores)))
     else:
-        _print_stdout(_json_report(_validate_json(tallies, stores, strict=args.strict)))
+        print_stdout(json_report(_validate_json(tallies, stores, strict=args.strict)))
     return EXIT_OK if all(tally.valid for tally in tallies) else EXIT_INVALID
 
 
@@ -98,15 +94,15 @@ def _listed(raw: str) -> _Listed:
     checked, so that one that cannot be opened stops the run at once."""
     caught: list[OrionMessagesWarning] = []
     try:
-        with _library_warnings(caught):
+        with library_warnings(caught):
             conversations = _store_cli.stored_conversations(raw) or []
     except OrionMessagesError as error:
-        raise _Fatal(f"error: {_printable(str(error))}") from None
+        raise Fatal(f"error: {printable(str(error))}") from None
     return _Listed(raw, conversations, caught)
 
 
 def _check_store(
-    store: _Listed, checked: Callable[[str, Callable[[], _Parsed]], None], *, strict: bool
+    store: _Listed, checked: Callable[[str, Callable[[], Parsed]], None], *, strict: bool
 ) -> None:
     """Each conversation of a store URL, checked like a file, loaded one at a time.
 
@@ -119,40 +115,40 @@ def _check_store(
     with closing(reports):
         for conversation in store.conversations:
             checked(conversation.label, partial(_stored_report, reports, store.caught, alone=alone))
-    problems = _warning_problems(store.caught)
+    problems = warning_problems(store.caught)
     if not alone and problems:
-        whole = _Parsed(masked_url(store.raw), "json")
+        whole = Parsed(masked_url(store.raw), "json")
         whole.notice(problems)
-        _print_notices(whole)
+        print_notices(whole)
 
 
 def _stored_report(
     reports: Generator[_store_cli.Report, None, None], caught: list[OrionMessagesWarning], *, alone: bool
-) -> _Parsed:
+) -> Parsed:
     """The next conversation of ``check_stored``, as a report (its warnings with it if ``alone``)."""
     try:
-        with _library_warnings(caught):
+        with library_warnings(caught):
             stored = next(reports)
     except OrionMessagesError as error:
-        raise _Fatal(f"error: {_printable(str(error))}") from None
-    report = _Parsed(stored.label, "json", stored.messages or [], what="stored conversation")
+        raise Fatal(f"error: {printable(str(error))}") from None
+    report = Parsed(stored.label, "json", stored.messages or [], what="stored conversation")
     report.add(stored.errors, omitted=stored.omitted)  # kept up to the cap, as a file's
     report.add(stored.warnings, error=False)
     if alone:
-        report.notice(_warning_problems(caught))
+        report.notice(warning_problems(caught))
     return report
 
 
-def _check(entry: str | _Parsed, progress: _Progress, *, strict: bool) -> _Parsed:
-    """The report of one input that ``_collect`` found (one it could not search is already one)."""
-    return entry if isinstance(entry, _Parsed) else _check_one(entry, progress, strict=strict)
+def _check(entry: str | Parsed, progress: Progress, *, strict: bool) -> Parsed:
+    """The report of one input that ``collect`` found (one it could not search is already one)."""
+    return entry if isinstance(entry, Parsed) else _check_one(entry, progress, strict=strict)
 
 
-def _check_one(name: str, progress: _Progress, *, strict: bool) -> _Parsed:
+def _check_one(name: str, progress: Progress, *, strict: bool) -> Parsed:
     try:
-        return _parse(_read(name, progress), strict=strict, progress=progress)
-    except _Unreadable as unreadable:  # one invalid file, not the end of the run
-        return _not_read(name, unreadable.reason)
+        return parse(read_input(name, progress), strict=strict, progress=progress)
+    except Unreadable as unreadable:  # one invalid file, not the end of the run
+        return not_read(name, unreadable.reason)
 
 
 @dataclass(frozen=True)
@@ -172,7 +168,7 @@ class _Tally:
     """The input's entry in the JSON report (None for text)."""
 
 
-def _tally(report: _Parsed, progress: _Progress, *, as_text: bool) -> _Tally:
+def _tally(report: Parsed, progress: Progress, *, as_text: bool) -> _Tally:
     """Print the problems of a checked input (text), and tally it."""
     if as_text and (report.errors or report.warnings or report.omitted or report.omitted_warnings):
         progress.clear()
@@ -188,13 +184,13 @@ def _tally(report: _Parsed, progress: _Progress, *, as_text: bool) -> _Tally:
     )
 
 
-def _print_problems(report: _Parsed) -> None:
+def _print_problems(report: Parsed) -> None:
     for problem in report.errors:
-        _out(_problem_line(report.name, problem))
+        out(problem_line(report.name, problem))
     for problem in report.warnings:
-        _out(_problem_line(report.name, problem, warning=True))
+        out(problem_line(report.name, problem, warning=True))
     if report.omitted or report.omitted_warnings:
-        _out(f"{report.name}: ... and {report.omitted + report.omitted_warnings:,} more problems")
+        out(f"{report.name}: ... and {report.omitted + report.omitted_warnings:,} more problems")
 
 
 def _validate_summary(tallies: Sequence[_Tally], *, stores: bool) -> str:
@@ -205,13 +201,13 @@ def _validate_summary(tallies: Sequence[_Tally], *, stores: bool) -> str:
     events = sum(tally.events for tally in tallies if tally.valid)
     errors = sum(tally.errors for tally in tallies)
     warned = sum(tally.warnings for tally in tallies)
-    counted = _plural(messages, "message") + (f" and {_plural(events, 'event')}" if events else "")
+    counted = plural(messages, "message") + (f" and {plural(events, 'event')}" if events else "")
     whats = Counter(dict.fromkeys(["stored conversation"] if stores else [], 0))
     whats.update(tally.what for tally in tallies)
-    checked = _and([_plural(count, what) for what, count in whats.items()]) or "0 files"
+    checked = _and([plural(count, what) for what, count in whats.items()]) or "0 files"
     head = f"checked {checked} ({counted} in the valid ones)"
-    verdict = f"{invalid:,} invalid ({_plural(errors, 'error')})" if invalid else "all valid"
-    tail = f", {_plural(warned, 'warning')}" if warned else ""
+    verdict = f"{invalid:,} invalid ({plural(errors, 'error')})" if invalid else "all valid"
+    tail = f", {plural(warned, 'warning')}" if warned else ""
     return f"{head}: {verdict}{tail}"
 
 
@@ -229,7 +225,7 @@ def _problem_json(problem: Problem) -> dict[str, Any]:
     }
 
 
-def _file_json(report: _Parsed) -> dict[str, Any]:
+def _file_json(report: Parsed) -> dict[str, Any]:
     """An input's entry in ``validate``'s JSON report."""
     return {
         "path": report.name,

@@ -22,11 +22,9 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, NoReturn
 
-from . import _cli_convert_options, _cli_prune, _cli_validate
-from ._cli_base import STDIO
-from ._cli_base import Fatal as _Fatal
-from ._cli_base import kind_by_name as _kind_by_name
-from ._cli_base import stdin_once as _stdin_once
+# ``_cli_input.messages`` by its module: the commands name their own list of messages ``messages``.
+from . import _cli_convert_options, _cli_input, _cli_prune, _cli_validate
+from ._cli_base import STDIO, Fatal, kind_by_name, stdin_once
 from ._cli_exit import (
     EXIT_CLOSED_PIPE,
     EXIT_INTERRUPTED,
@@ -34,26 +32,25 @@ from ._cli_exit import (
     EXIT_OK,
     EXIT_USAGE,
     PROG,
+    err,
     ready_streams,
 )
-from ._cli_exit import err as _err
-from ._cli_input import FOLDER as _FOLDER
-from ._cli_input import messages as _messages
-from ._cli_input import read_document as _read_document
+from ._cli_input import FOLDER, read_document
 from ._cli_lazy import LazyModule
-from ._cli_options import option_text as _option_text
-from ._cli_options import template_option as _template_option
-from ._cli_output import STORE_TO as _STORE_TO
-from ._cli_output import output_kind as _output_kind
-from ._cli_output import shown_output as _shown_output
-from ._cli_output import write_orion as _write_orion
-from ._cli_text import display_width, padded, whole_number, write_stdout
-from ._cli_text import json_report as _json_report
-from ._cli_text import out as _out
-from ._cli_text import plural as _plural
-from ._cli_text import print_stdout as _print_stdout
-from ._cli_text import printable as _printable
-from ._cli_text import writing_stdout as _writing_stdout
+from ._cli_options import option_text, template_option
+from ._cli_output import STORE_TO, output_kind, shown_output, write_orion
+from ._cli_text import (
+    display_width,
+    json_report,
+    out,
+    padded,
+    plural,
+    print_stdout,
+    printable,
+    whole_number,
+    write_stdout,
+    writing_stdout,
+)
 from ._collector import collector_paused
 from ._store_url import is_store_url, is_url, masked_forms, masked_url, password_forms
 from ._version import __version__
@@ -85,31 +82,31 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line with ``argv`` (default: ``sys.argv[1:]``) and return the exit status."""
     ready_streams()
     if sys.stdout is None:  # started with standard output closed (``>&-``): nothing can be said
-        _err("error: standard output is closed")
+        err("error: standard output is closed")
         return EXIT_INVALID
     given = sys.argv[1:] if argv is None else argv
     try:
         return _parse_and_run(argv)
-    except _Fatal as fatal:
+    except Fatal as fatal:
         for line in fatal.lines:
-            _err(line)
+            err(line)
         return fatal.code
     except _UsageError as usage:  # from argparse, from the checks after it, or from a command
         return usage.report(given)
     except SystemExit as stop:  # --help and --version
         return _status(stop.code)
     except KeyboardInterrupt:
-        _err("interrupted")
+        err("interrupted")
         return EXIT_INTERRUPTED
     except BrokenPipeError:  # e.g. piped into `head`: stop quietly
         _quiet_stdout()
         return EXIT_CLOSED_PIPE
     except OSError as error:  # anything the checks above did not foresee: still one line
         where = f"{error.filename}: " if error.filename else ""  # none: a standard stream
-        _err(f"error: {where}{error.strerror or error}")
+        err(f"error: {where}{error.strerror or error}")
         return EXIT_INVALID
     except MemoryError:
-        _err("error: out of memory")
+        err("error: out of memory")
         return EXIT_INVALID
 
 
@@ -156,10 +153,10 @@ class _UsageError(Exception):
         argument argparse took for an option that names a file; return the status."""
         line = _without_passwords(self.line, argv)
         sys.stderr.write(self.usage)
-        sys.stderr.write(_printable(line) + "\n")  # a file name may hold ``\x1b]0;...\x07``
+        sys.stderr.write(printable(line) + "\n")  # a file name may hold ``\x1b]0;...\x07``
         for item in argv:
             if item.startswith("-") and item != "-" and os.path.lexists(item):
-                _err(f"hint: {item} is read as an option; for the file of that name, write ./{item}")
+                err(f"hint: {item} is read as an option; for the file of that name, write ./{item}")
         return EXIT_USAGE
 
 
@@ -174,7 +171,7 @@ class _Parser(argparse.ArgumentParser):
         # argparse ignores a failure to write (``--help > /dev/full`` exited 0, printing nothing);
         # ``--help`` and ``--version`` on stdout fail as any report on stdout does.
         if file is sys.stdout and message:
-            _print_stdout(message, end="")
+            print_stdout(message, end="")
         else:
             super()._print_message(message, file)
 
@@ -326,7 +323,7 @@ def _add_prune(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     prune.add_argument(
         "--template",
         metavar="NAME",
-        type=_template_option,
+        type=template_option,
         help="plan exactly as orion-core with this chat template (chatml, llama3, mistral, ...; "
         "auto: detect it from --template-file)",
     )
@@ -473,28 +470,28 @@ def _summary(path: str, messages: Sequence[Message]) -> dict[str, Any]:
 
 
 def _stats(args: argparse.Namespace) -> int:
-    name, _, messages = _messages(args.path)
+    name, _, messages = _cli_input.messages(args.path)
     with collector_paused():  # turns and token counts of a long log: no cycles to collect
         summary = _summary(name, messages)
     if args.format == "json":
-        _print_stdout(_json_report(summary))
+        print_stdout(json_report(summary))
         return EXIT_OK
     rows: list[tuple[str, str]] = [("messages", f"{summary['messages']:,}")]
     rows += [(f"  {role}", f"{count:,}") for role, count in summary["roles"].items()]
     preamble = summary["preamble"]
     rows += [
-        ("turns", f"{summary['turns']:,}" + (f"  (+ {_plural(preamble, 'message')} before the first user message)" if preamble else "")),
-        ("tool calls", f"{summary['tool_calls']:,}  ({_plural(summary['tool_errors'], 'error')})"),
+        ("turns", f"{summary['turns']:,}" + (f"  (+ {plural(preamble, 'message')} before the first user message)" if preamble else "")),
+        ("tool calls", f"{summary['tool_calls']:,}  ({plural(summary['tool_errors'], 'error')})"),
         ("pinned", f"{summary['pinned']:,}"),
         ("pending", f"{summary['pending']:,}"),
         ("tokens", f"~{summary['tokens']:,}  ({summary['token_counts_set']:,} of {summary['messages']:,} messages carry a token_count)"),
         ("first", _when(summary["first_timestamp"], summary["first"])),
         ("last", _when(summary["last_timestamp"], summary["last"])),
     ]  # fmt: skip
-    _out(name)
+    out(name)
     width = max(len(row) for row, _ in rows)
     for row, value in rows:
-        _out(f"  {row.ljust(width)}  {value}")
+        out(f"  {row.ljust(width)}  {value}")
     return EXIT_OK
 
 
@@ -511,29 +508,29 @@ def _when(timestamp: int | None, iso: str | None) -> str:
 def _list(args: argparse.Namespace) -> int:
     wanted = "a store URL, sqlite:///PATH or postgresql://USER@HOST/DB, without ?conversation="
     if not is_store_url(args.url):
-        args.parser.error(f"{_printable(args.url)} is not {wanted}")
+        args.parser.error(f"{printable(args.url)} is not {wanted}")
     try:
         if stores.parse_store_url(args.url).conversation is not None:
-            args.parser.error(f"{_printable(masked_url(args.url))} names a conversation; list takes {wanted}")
+            args.parser.error(f"{printable(masked_url(args.url))} names a conversation; list takes {wanted}")
         listing = _store_cli.listed_conversations(args.url)
     except OrionMessagesError as error:
-        raise _Fatal(f"error: {_printable(str(error))}") from None
+        raise Fatal(f"error: {printable(str(error))}") from None
     listed = listing.conversations
     if args.format == "json":
         conversations = [{**asdict(info), "url": url} for info, url in listed]
-        _print_stdout(_json_report({"store": listing.url, "conversations": conversations}))
+        print_stdout(json_report({"store": listing.url, "conversations": conversations}))
         return EXIT_OK
     rows = [("ID", "MESSAGES", "CREATED (UTC)", "UPDATED (UTC)", "TITLE")]
     rows += [
-        (_printable(info.id), f"{info.message_count:,}", _when(info.created, _iso(info.created)),
-         _when(info.updated, _iso(info.updated)), _printable(info.title or ""))
+        (printable(info.id), f"{info.message_count:,}", _when(info.created, _iso(info.created)),
+         _when(info.updated, _iso(info.updated)), printable(info.title or ""))
         for info, _ in listed
     ]  # fmt: skip
     widths = [max(display_width(row[column]) for row in rows) for column in range(4)]
     for shown_id, count, created, updated, title in rows if listed else []:
         line = f"{padded(shown_id, widths[0])}  {padded(count, widths[1], right=True)}  {padded(created, widths[2])}  "
-        _out(f"{line}{padded(updated, widths[3])}  {title}".rstrip())
-    _out(f"{_plural(len(listed), 'conversation')} in {listing.display}")
+        out(f"{line}{padded(updated, widths[3])}  {title}".rstrip())
+    out(f"{plural(len(listed), 'conversation')} in {listing.display}")
     return EXIT_OK
 
 
@@ -543,20 +540,20 @@ def _list(args: argparse.Namespace) -> int:
 
 def _schema(args: argparse.Namespace) -> int:
     if args.out is None or args.out == STDIO:
-        with _writing_stdout():
+        with writing_stdout():
             write_stdout(schemas.render(schemas.conversation_schema()))
         return EXIT_OK
     if not args.out:  # Path("") is the working folder: five files written where nobody asked
         args.parser.error("--out names no folder; give one, or - for standard output")
-    out = Path(args.out)
-    if out.exists() and not out.is_dir():
-        raise _Fatal(f"error: {args.out}: exists and is not a folder")
+    folder = Path(args.out)
+    if folder.exists() and not folder.is_dir():
+        raise Fatal(f"error: {args.out}: exists and is not a folder")
     try:
-        written = schemas.write_schemas(out)
+        written = schemas.write_schemas(folder)
     except OSError as error:
-        raise _Fatal(f"error: {args.out}: cannot write: {error.strerror or error}") from None
+        raise Fatal(f"error: {args.out}: cannot write: {error.strerror or error}") from None
     for path in written:
-        _out(str(path))
+        out(str(path))
     return EXIT_OK
 
 
@@ -567,26 +564,26 @@ def _schema(args: argparse.Namespace) -> int:
 def _convert(args: argparse.Namespace) -> int:
     parser: argparse.ArgumentParser = args.parser
     if (ignored := _cli_convert_options.inapplicable_option(args)) is not None:
-        raise _Fatal(f"error: {ignored}", code=EXIT_USAGE)  # one line, as prune's --tools without --template
+        raise Fatal(f"error: {ignored}", code=EXIT_USAGE)  # one line, as prune's --tools without --template
     if _cli_convert_options.wants_conversion(args):
         return _convert_formats(args)
     from_store = is_store_url(args.input)
     if args.input != STDIO and not from_store and os.path.isdir(args.input):
-        raise _Fatal(f"error: {args.input}: {_FOLDER}")  # as stats says it, not "no extension"
-    if args.input != STDIO and not from_store and _kind_by_name(args.input) is None:
-        parser.error(f"cannot tell the format of {_printable(args.input)} from its extension: use .json or .jsonl")  # fmt: skip
+        raise Fatal(f"error: {args.input}: {FOLDER}")  # as stats says it, not "no extension"
+    if args.input != STDIO and not from_store and kind_by_name(args.input) is None:
+        parser.error(f"cannot tell the format of {printable(args.input)} from its extension: use .json or .jsonl")  # fmt: skip
     target = _orion_target(args)
-    _, _, messages = _messages(args.input)
-    _write_orion(args.output, messages, kind=target, pretty=args.pretty)
+    _, _, messages = _cli_input.messages(args.input)
+    write_orion(args.output, messages, kind=target, pretty=args.pretty)
     if args.output != STDIO:
-        _out(f"wrote {_plural(len(messages), 'message')} to {_printable(_shown_output(args.output))}")
+        out(f"wrote {plural(len(messages), 'message')} to {printable(shown_output(args.output))}")
     return EXIT_OK
 
 
 def _convert_formats(args: argparse.Namespace) -> int:
     """``convert --to`` or ``--from`` another format. With ``--from``, OUT holds orion-core's
     formats and passes the checks of a plain convert (``_orion_target``), before IN is read."""
-    _stdin_once(("IN", args.input), ("--system-prompt-file", args.system_prompt_file))
+    stdin_once(("IN", args.input), ("--system-prompt-file", args.system_prompt_file))
     if args.to in _cli_convert_options.FOREIGN and is_store_url(args.output):
         args.parser.error(
             f"--to {args.to} writes a file or -, not a store URL: a store holds orion conversations only"
@@ -596,9 +593,9 @@ def _convert_formats(args: argparse.Namespace) -> int:
     return _cli_convert.run(
         args,
         read_orion=_read_messages,
-        write_orion=partial(_write_orion, kind=target, pretty=args.pretty),
-        read_document=_read_document,
-        read_option_text=_option_text,
+        write_orion=partial(write_orion, kind=target, pretty=args.pretty),
+        read_document=read_document,
+        read_option_text=option_text,
     )
 
 
@@ -610,11 +607,11 @@ def _orion_target(args: argparse.Namespace) -> Literal["json", "jsonl"] | None:
     parser: argparse.ArgumentParser = args.parser
     if is_store_url(args.output):
         if args.to is not None:
-            parser.error(_STORE_TO)
+            parser.error(STORE_TO)
         if args.pretty:
             parser.error(_PRETTY_COMPACT)
         return None
-    kind = _output_kind(args)
+    kind = output_kind(args)
     if args.pretty and kind == "jsonl":
         parser.error(_PRETTY_COMPACT)
     return kind
@@ -625,4 +622,4 @@ _PRETTY_COMPACT = "--pretty is for .json output; a JSON Lines record or a stored
 
 def _read_messages(name: str) -> list[Message]:
     """The messages of one input (a file, ``-`` or a store URL); any problem is a fatal error."""
-    return _messages(name)[2]
+    return _cli_input.messages(name)[2]
