@@ -592,10 +592,10 @@ def _parse_joined(joined: bytes, records: list[tuple[int, bytes]], parsed: Parse
     (three times faster than one by one). False, with nothing kept, when a record does not read:
     each is then read alone, for its own line's problems (the reader warns only once a document
     loads, so no warning is given twice)."""
-    messages = _read_joined(joined, records, parsed.name)
-    if messages is None:
+    loaded = _read_joined(joined, records, parsed.name)
+    if loaded is None:
         return False
-    parsed.messages.extend(messages)
+    parsed.messages.extend(loaded)
     parsed.lines.extend(number for number, _ in records)
     return True
 
