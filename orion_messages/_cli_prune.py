@@ -145,17 +145,19 @@ def _print_plan(report: dict[str, Any], *, verbose: bool, reserved: int, emit: C
     dropped = [range(turn["start"], turn["stop"]) for turn in report["dropped"]]
     preamble = range(report["preamble"]["start"], report["preamble"]["stop"])
     emit(f"{report['path']}: {plural(report['messages'], 'message')} in {plural(report['turns'], 'turn')}")
-    emit(f"  budget    {report['budget']:,} tokens for messages")
+    emit(f"  budget    {plural(report['budget'], 'token')} for messages")
     for label, turns, count, tokens in (
         ("kept", kept, report["kept_messages"], report["kept_tokens"]),
         ("dropped", dropped, report["dropped_messages"], report["dropped_tokens"]),
     ):
-        emit(f"  {label:<8}  {plural(len(turns), 'turn')}, {plural(count, 'message')}, {tokens:,} tokens")
+        emit(
+            f"  {label:<8}  {plural(len(turns), 'turn')}, {plural(count, 'message')}, {plural(tokens, 'token')}"
+        )
     if len(preamble):
         fate = "kept" if report["preamble_kept"] else "left out, as orion-core does"
-        emit(f"  preamble  {_span(preamble)} {fate}, {report['preamble_tokens']:,} tokens (before the first user message)")  # fmt: skip
+        emit(f"  preamble  {_span(preamble)} {fate}, {plural(report['preamble_tokens'], 'token')} (before the first user message)")  # fmt: skip
     if report["fixed_tokens"]:
-        emit(f"  fixed     {report['fixed_tokens']:,} tokens ({_fixed_parts(report, reserved)})")
+        emit(f"  fixed     {plural(report['fixed_tokens'], 'token')} ({_fixed_parts(report, reserved)})")
     if verbose:
         for label, turns in (("kept", kept), ("dropped", dropped)):
             emit(f"  {label} turns: " + (", ".join(_span(turn) for turn in turns) or "none"))

@@ -28,7 +28,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from orion_messages import FormatError, loads, read_jsonl
+from orion_messages import FormatError, Message, loads, read_jsonl, save
 from orion_messages.cli import main
 
 from .conftest import FIXTURES
@@ -1183,6 +1183,25 @@ def test_prune_prints_a_summary_and_the_turns_with_verbose(hand: Path, capsys: C
     verbose = capsys.readouterr().out
     assert "  kept turns: [5:7], [7:10]" in verbose
     assert "  dropped turns: [1:5]" in verbose
+
+
+def test_prune_says_one_token_in_the_singular(tmp_path: Path, capsys: CaptureFixture) -> None:
+    # Two one-token turns; a context of 2 less a reserve of 1 leaves 1 token: the latest turn
+    # is kept, the first dropped ("1 tokens" was printed, beside "1 turn, 1 message").
+    messages = [
+        Message.user("msg-1", "hi", timestamp=1).with_token_count(1),
+        Message.user("msg-2", "x", timestamp=2).with_token_count(1),
+    ]
+    save(tmp_path / "one.json", messages)
+    argv = ["prune", str(tmp_path / "one.json"), "--max-context-tokens", "2", "--max-response-tokens", "0"]
+    assert main([*argv, "--reserved-tokens", "1"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[1:5] == [
+        "  budget    1 token for messages",
+        "  kept      1 turn, 1 message, 1 token",
+        "  dropped   1 turn, 1 message, 1 token",
+        "  fixed     1 token (--reserved-tokens)",
+    ]
 
 
 def test_a_refused_plan_still_prints_json(hand: Path, capsys: CaptureFixture) -> None:
