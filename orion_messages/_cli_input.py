@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import errno
 import gc
-import json
+import io
 import os
 import re
 import shutil
 import stat
 import sys
 import warnings
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,7 +27,7 @@ from ._cli_exit import err
 from ._cli_lazy import LazyModule
 from ._cli_text import MAX_PROBLEMS_ON_STDERR, printable, problem_line, problem_lines
 from ._collector import collector_paused
-from ._json_rules import JSON_WHITESPACE, may_repeat_keys
+from ._json_rules import JSON_WHITESPACE, may_repeat_keys, top_level_keys
 from ._store_url import is_store_url, masked_url
 from ._text import quoted
 from .checks import find_problems, problems_on_lines
@@ -41,7 +41,7 @@ from .errors import (
     UnknownKeyWarning,
 )
 from .models import Message
-from .storage import _is_blank, _is_torn, _joined_records, _read_joined, _split_records
+from .storage import _BLANK, _is_blank, _is_torn, _joined_records, _read_joined, _split_records
 from .wire import duplicate_key_problems, loads, loads_message
 
 if TYPE_CHECKING:
@@ -145,15 +145,13 @@ def _kind(name: str, data: bytes) -> Kind:
 
     Standard input that is empty (or only whitespace) is read as a conversation, and so refused
     as an empty ``.json`` file is: a pipe whose writer failed (``cat missing | ... -``) never
-    passes as an empty log. A JSON Lines file whose first record has a ``type`` and no ``role``
-    is an agent event stream.
-    The first record's shape decides, so numbers no parser can hold (``1e400``, 310 digits) in it
-    do not hide what it is.
+    passes as an empty log. A JSON Lines input is an agent event stream when its first record
+    says so (``_first_record_is_event``), by the rule a ``.jsonl`` file is told by.
     """
     kind = kind_by_name(name) if name != STDIO else None
     if kind is None:  # empty standard input is an empty document, refused as an empty .json file
         kind = "json" if _ARRAY_START.match(data) or not data.strip(JSON_WHITESPACE.encode()) else "jsonl"
-    if kind == "jsonl" and _first_record_is_event(data):
+    if kind == "jsonl" and _first_record_is_event(io.BytesIO(data)):
         return "events"
     return kind
 
@@ -161,24 +159,25 @@ def _kind(name: str, data: bytes) -> Kind:
 # A byte order mark before the array still makes a conversation, refused at line 1, column 1 as
 # it is in a .json file (not a log whose only line is torn).
 _ARRAY_START = re.compile(rb"(?:\xef\xbb\xbf)?[ \t\r\n]*\[")
+# A record's start: blanks as storage's _is_blank has them; a byte order mark, which the reader
+# refuses at its line, still lets the record's keys tell what the stream is.
+_OBJECT_START = re.compile(rb"(?:\xef\xbb\xbf)?[" + re.escape(_BLANK) + rb"]*\{")
 
 
-def _first_record_is_event(data: bytes) -> bool:
-    start = 0
-    while start < len(data):
-        end = data.find(b"\n", start)
-        end = len(data) if end == -1 else end
-        first = data[start:end]
-        if first.strip():
-            break
-        start = end + 1
-    else:
-        return False
-    try:  # numbers stay text: only the record's keys matter here
-        record = json.loads(first, parse_int=str, parse_float=str, parse_constant=str)
-    except (ValueError, RecursionError):
-        return False
-    return isinstance(record, dict) and "type" in record and "role" not in record
+def _first_record_is_event(lines: Iterable[bytes]) -> bool:
+    """Whether a log's lines are an agent event stream: the first line that opens a JSON object
+    names a ``type`` key before any ``role`` key among its own keys.
+
+    The keys are read leniently (``top_level_keys``), not by a full parse, so what the readers
+    refuse does not hide what the record is: a number no parser holds (``1e400``), invalid
+    UTF-8, nesting past any parser's depth, a torn line. A line that opens no object (blank, a
+    form feed, garbage) is passed over, the same in a file and on standard input.
+    """
+    for line in lines:
+        if (opens := _OBJECT_START.match(line)) is not None:
+            keys = top_level_keys(line, opens.end() - 1)
+            return next((key == "type" for key in keys if key in ("type", "role")), False)
+    return False
 
 
 class Unreadable(Exception):
@@ -243,13 +242,13 @@ def _open_log(name: str, fd: int) -> _Input:
     """A ``.jsonl`` file left open at its start; its first record tells a log from an event stream."""
     handle = os.fdopen(fd, "rb")
     try:
-        first = next((line for line in handle if not _is_blank(line.rstrip(b"\n"))), b"")
+        kind: Kind = "events" if _first_record_is_event(handle) else "jsonl"
         handle.seek(0)
         size = os.fstat(fd).st_size
     except OSError as error:
         handle.close()
         raise Unreadable(name, f"cannot read it: {error.strerror or error}") from None
-    return _Input(name, b"", "events" if _first_record_is_event(first) else "jsonl", handle, size)
+    return _Input(name, b"", kind, handle, size)
 
 
 def open_file(name: str) -> int:

@@ -226,12 +226,14 @@ def _problem_json(problem: Problem) -> dict[str, Any]:
 
 
 def _file_json(report: Parsed) -> dict[str, Any]:
-    """An input's entry in ``validate``'s JSON report."""
+    """An input's entry in ``validate``'s JSON report: its counts as the text summary has them
+    (messages and events, each 0 where the format holds none), null for an invalid input."""
     return {
         "path": report.name,
         "format": report.kind,
         "valid": report.valid,
-        "messages": None if not report.valid else report.events or len(report.messages),
+        "messages": len(report.messages) if report.valid else None,
+        "events": report.events if report.valid else None,
         "errors": [_problem_json(p) for p in report.errors],
         "warnings": [_problem_json(p) for p in report.warnings],
         "omitted": report.omitted + report.omitted_warnings,

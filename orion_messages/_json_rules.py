@@ -64,6 +64,7 @@ __all__ = [
     "unreadable_tokens",
     "readable_copy",
     "open_paths",
+    "top_level_keys",
     "first_non_finite_literal",
     "minus_zero_as_float",
     "without_exponent_signs",
@@ -543,13 +544,13 @@ _BYTES_BRACKETS: re.Pattern[Any] = re.compile(rb'["\[\]{}]')
 _TEXT_BRACKETS: re.Pattern[Any] = re.compile(r'["\[\]{}]')
 
 
-def _container_edges(data: bytes | str) -> Iterator[tuple[int, bool]]:
-    """Where each array or object opens (True) or closes (False) outside strings, in order."""
+def _container_edges(data: bytes | str, position: int = 0) -> Iterator[tuple[int, bool]]:
+    """Where each array or object opens (True) or closes (False) outside strings, in order,
+    from ``position`` (outside any string)."""
     is_bytes = isinstance(data, bytes)
     pattern: re.Pattern[Any] = _BYTES_BRACKETS if is_bytes else _TEXT_BRACKETS
     quote: Any = b'"' if is_bytes else '"'
     opening: Any = (b"[", b"{") if is_bytes else ("[", "{")
-    position = 0
     while (match := pattern.search(data, position)) is not None:
         start = match.start()
         char = data[start : start + 1]
@@ -690,6 +691,52 @@ def open_paths(data: bytes | str, ends: Iterable[int]) -> Iterator[tuple[tuple[i
                 steps[-1] = int(steps[-1]) + 1
             position = match.end()
         yield None if expect == "error" else (tuple(steps), expect in ("key", "firstkey"))
+
+
+def top_level_keys(data: bytes, start: int = 0) -> Iterator[str]:
+    """The keys of the object that opens at ``start``, its own and in order, as far as the JSON
+    reads: leniently, values skipped unread (strings and brackets matched, at any depth, without
+    recursion), invalid UTF-8 in a key read as U+FFFD. Nothing if no object opens there; it
+    stops where the object breaks or ends, so a torn or unreadable record still gives the keys
+    before the fault. Only the brackets and strings of the values cost a Python step."""
+    position = start
+    while data[position : position + 1] == (b"{" if position == start else b","):
+        position = _after_blanks(data, position + 1)
+        end = _string_end(data, position) if data[position : position + 1] == b'"' else -1
+        colon = _after_blanks(data, end) if end > 0 else -1
+        if colon < 0 or data[colon : colon + 1] != b":":
+            return
+        try:
+            key = json.loads(data[position:end].decode("utf-8", "replace"))
+        except ValueError:  # a bad escape in the key: the JSON breaks here
+            return
+        yield key
+        position = _after_blanks(data, _value_end(data, _after_blanks(data, colon + 1)))
+
+
+_BLANKS = re.compile(rb"[ \t\n\r]*")
+_SCALAR = re.compile(rb"[^ \t\n\r,\]}\[{\"]*")
+
+
+def _after_blanks(data: bytes, position: int) -> int:
+    """The index after the JSON whitespace at ``position`` (-1 stays -1: nothing was there)."""
+    blanks = _BLANKS.match(data, position) if position >= 0 else None
+    return blanks.end() if blanks is not None else -1
+
+
+def _value_end(data: bytes, start: int) -> int:
+    """The index after the value that starts at ``start``, skipped unread; -1 if it never ends."""
+    if data[start : start + 1] == b'"':
+        return _string_end(data, start)
+    if data[start : start + 1] in (b"[", b"{"):
+        level = 0
+        for at, opens in _container_edges(data, start):
+            level += 1 if opens else -1
+            if level == 0:
+                return at + 1
+        return -1
+    scalar = _SCALAR.match(data, start) if start >= 0 else None
+    return scalar.end() if scalar is not None and scalar.end() > start else -1
 
 
 def _kind(token: re.Match[Any]) -> str:

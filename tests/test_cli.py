@@ -28,7 +28,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from orion_messages import FormatError, Message, loads, read_jsonl, save
+from orion_messages import FormatError, Message, iter_events, loads, read_jsonl, save
 from orion_messages.cli import main
 
 from .conftest import FIXTURES
@@ -253,6 +253,36 @@ def test_validate_searches_folders_for_json_and_jsonl(tmp_path: Path, capsys: Ca
     assert [item["messages"] for item in report["files"]] == [10, 1]
     assert report["valid"] is True
     assert report["counts"] == {"files": 2, "valid": 2, "invalid": 0, "errors": 0, "warnings": 0}
+
+
+def test_validate_json_counts_messages_and_events_as_the_summary_does(
+    tmp_path: Path, capsys: CaptureFixture
+) -> None:
+    # Before: an event stream's "messages" held its number of events, and there was no "events".
+    log = tmp_path / "log.jsonl"
+    log.write_text("".join(json.dumps(message) + "\n" for message in HAND[:3]), encoding="utf-8")
+    stream = tmp_path / "events.jsonl"
+    stream.write_text(
+        '{"type":"agent_start"}\n{"type":"message_end","message":'
+        + json.dumps(HAND[1])
+        + '}\n{"type":"turn_start"}\n',
+        encoding="utf-8",
+    )
+    bad = _write(tmp_path / "bad.json", [{**HAND[1], "pinned": "true"}])
+    conversation = _write(tmp_path / "chat.json", HAND)
+    assert main(["validate", "--format", "json", str(log), str(stream), str(bad), str(conversation)]) == 1
+    files = json.loads(capsys.readouterr().out)["files"]
+    assert [(item["format"], item["messages"], item["events"]) for item in files] == [
+        ("jsonl", 3, 0),
+        ("events", 0, 3),
+        ("json", None, None),
+        ("json", 10, 0),
+    ]
+    assert main(["validate", str(stream)]) == 0
+    assert (
+        capsys.readouterr().out.strip()
+        == "checked 1 file (0 messages and 3 events in the valid ones): all valid"
+    )
 
 
 def test_validate_json_format_lists_problems(tmp_path: Path, capsys: CaptureFixture) -> None:
@@ -1063,6 +1093,90 @@ def test_an_event_stream_is_told_by_its_first_records_shape(
     report = json.loads(capsys.readouterr().out)
     assert report["files"][0]["format"] == "events"  # before: read as a message log
     assert all("role" not in problem["message"] for problem in report["files"][0]["errors"])
+
+
+_DEEP = "[" * 3000 + "]" * 3000  # past serde_json's 128 levels and Python's recursion limit
+_LATER_EVENTS = b'{"type":"agent_start"}\n{"type":"turn_start"}\n'
+
+
+def _file_and_stdin_reports(
+    data: bytes, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: CaptureFixture
+) -> list[dict[str, Any]]:
+    """``validate --format json``'s entry for ``data`` as a .jsonl file, then on standard input."""
+    path = tmp_path / "stream.jsonl"
+    path.write_bytes(data)
+    main(["validate", "--format", "json", str(path)])
+    reports = [json.loads(capsys.readouterr().out)["files"][0]]
+    with path.open("rb") as raw:
+        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(raw))
+        main(["validate", "--format", "json", "-"])
+    reports.append(json.loads(capsys.readouterr().out)["files"][0])
+    return reports
+
+
+@pytest.mark.parametrize(
+    ("first", "said"),
+    [
+        (b'{"type":"warning","message":"caf\xe9"}', "malformed JSON: invalid UTF-8"),
+        (
+            b'{"type":"warning","message":"x","deep":' + _DEEP.encode() + b"}",
+            "nested too deeply: serde_json reads 127 levels",
+        ),
+        (b'{"type":"warning","mes', "malformed JSON"),
+        (b"\x0c", "malformed JSON: expected a JSON value"),  # a form feed: no blank line to the readers
+        (b'\xef\xbb\xbf{"type":"agent_start"}', "malformed JSON"),  # a byte order mark
+    ],
+    ids=["invalid-utf8", "deep", "torn", "form-feed", "bom"],
+)
+def test_an_event_stream_whose_first_record_does_not_read_is_still_an_event_stream(
+    first: bytes,
+    said: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: CaptureFixture,
+) -> None:
+    # Before: the first record's json.loads failed, so every event after it got four "required
+    # key is missing" errors as a message (and the form feed was blank to the file's check only).
+    for report in _file_and_stdin_reports(first + b"\n" + _LATER_EVENTS, tmp_path, monkeypatch, capsys):
+        assert report["format"] == "events"
+        assert [(error["line"], error["message"].startswith(said)) for error in report["errors"]] == [
+            (1, True)
+        ]
+
+
+def test_the_deep_first_event_is_reported_as_iter_events_reports_it(
+    tmp_path: Path, capsys: CaptureFixture
+) -> None:
+    path = tmp_path / "events.jsonl"
+    path.write_text('{"type":"warning","message":"x","deep":' + _DEEP + '}\n{"type":"agent_start"}\n')
+    with pytest.raises(FormatError) as raised:
+        list(iter_events(path))
+    (problem,) = raised.value.problems
+    assert main(["validate", str(path)]) == 1
+    assert _lines(capsys.readouterr().out)[0] == f"{path}:1:{problem.column}: {problem.message}"
+
+
+@pytest.mark.parametrize(
+    ("data", "kind"),
+    [
+        (b'{"typ\\u0065":"agent_start"}\n', "events"),  # an escaped key is still "type"
+        (b'\n  \r\n{"type":"agent_start","role":"x"}\n', "events"),  # "type" first
+        # A message log whose first record does not read stays one: "role" comes before "type".
+        (b'{"id":"msg-1","role":"user","content":"caf\xe9","timestamp":1,"type":1}\n', "jsonl"),
+        (b'{"id":"msg-1","role":"user","content":"x","deep":' + _DEEP.encode() + b"}\n", "jsonl"),
+        (b"garbage\n" + json.dumps(HAND[1]).encode() + b"\n", "jsonl"),
+        (b'{"id":"msg-1","content":"x"}\n{"type":"agent_start"}\n', "jsonl"),  # neither key: a log
+    ],
+)
+def test_a_first_record_s_own_keys_tell_an_event_stream_from_a_log(
+    data: bytes,
+    kind: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: CaptureFixture,
+) -> None:
+    reports = _file_and_stdin_reports(data, tmp_path, monkeypatch, capsys)
+    assert [report["format"] for report in reports] == [kind, kind]
 
 
 def test_a_311_digit_integer_in_event_args_is_invalid_as_serde_json_refuses_it(

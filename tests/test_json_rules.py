@@ -33,7 +33,7 @@ from orion_messages import (
     schema,
     templates,
 )
-from orion_messages._json_rules import VALUE_DEPTH_MAX
+from orion_messages._json_rules import VALUE_DEPTH_MAX, top_level_keys
 from orion_messages.models import ToolCall
 
 KINDS = [_json_rules._KNOWN, _json_rules._UNKNOWN]
@@ -386,3 +386,22 @@ def test_the_problem_finder_says_each_problem_in_document_order() -> None:
         (("a", 1), INFINITY),
         (("b",), "expected a finite number, found NaN"),
     ]
+
+
+@pytest.mark.parametrize(
+    ("data", "keys"),
+    [
+        (b'{"type":"warning","message":"x"}', ["type", "message"]),
+        (b'{ "a" : [1,{"b":"]"}] , "typ\\u0065" : 1e400, "c":true}', ["a", "type", "c"]),
+        (b'{"a":"\\"}","b":2}', ["a", "b"]),  # an escaped quote does not end the string
+        (b'{"a":' + b"[" * 3000 + b"]" * 3000 + b',"b":1}', ["a", "b"]),  # past Python's recursion
+        (b'{"a":"caf\xe9","b\xffc":1}', ["a", "b\ufffdc"]),  # invalid UTF-8
+        (b'{"type":"warning","mes', ["type"]),  # torn: the keys before the cut
+        (b'{"a":1 "b":2}', ["a"]),  # stops where the object breaks
+        (b'{"a":,"b":1}', ["a"]),
+        (b"{}", []),
+        (b'[{"a":1}]', []),  # no object opens there
+    ],
+)
+def test_top_level_keys_reads_an_object_s_own_keys_as_far_as_they_read(data: bytes, keys: list[str]) -> None:
+    assert list(top_level_keys(data)) == keys
