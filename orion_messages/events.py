@@ -3,7 +3,7 @@
 orion-core serializes ``AgentEvent`` as internally tagged JSON: one object per event whose
 ``"type"`` key names the variant in snake_case and comes first. ``parse_event`` reads one such
 object, ``dump_event`` writes it back as orion-core would, ``iter_events`` reads a JSON Lines
-stream and ``messages_from_events`` rebuilds the conversation a stream describes.
+stream and ``messages_from_events`` gives the messages a stream ends (its ``message_end`` events).
 
 Typing is strict, as serde's is: the integer fields are unsigned 32-bit (0 to 4294967295), the
 ``*_per_sec`` and ``*_ms`` fields are 64-bit floats (an integer such as ``40`` is read, as serde
@@ -26,7 +26,7 @@ from typing_extensions import Self, deprecated
 
 from ._json_rules import INFINITE_NUMBER, JSON_VALUE
 from ._problems import blamed_path, describe, integer_ranges, problem_from
-from ._text import kind_of, location
+from ._text import kind_of, location, quoted
 from ._unknown_values import Origin
 from .checks import problems_by_message
 from .errors import ArgumentTypeError, FormatError, Problem, require_bool
@@ -321,15 +321,14 @@ AgentEvent = Annotated[
 _EVENT: TypeAdapter[AgentEvent] = TypeAdapter(AgentEvent, config=ConfigDict(ser_json_inf_nan="constants"))
 
 _EVENT_CLASSES: tuple[type[_Event], ...] = get_args(get_args(AgentEvent)[0])
+_CLASS_BY_TYPE = {event.model_fields["type"].default: event for event in _EVENT_CLASSES}
 
-EVENT_TYPES: tuple[str, ...] = tuple(event.model_fields["type"].default for event in _EVENT_CLASSES)
+EVENT_TYPES: tuple[str, ...] = tuple(_CLASS_BY_TYPE)
 """Every event ``type`` tag, in orion-core's declaration order (read from the event classes)."""
 
 # The keys each event type knows: a repeated one is serde's "duplicate field"; a key the type does
 # not know is skipped unread by serde, repeated or not.
-_FIELDS_BY_TYPE = {
-    event.model_fields["type"].default: frozenset(event.model_fields) for event in _EVENT_CLASSES
-}
+_FIELDS_BY_TYPE = {tag: frozenset(event.model_fields) for tag, event in _CLASS_BY_TYPE.items()}
 _RESULT_FIELDS = frozenset(ToolResult.model_fields)
 
 
@@ -487,14 +486,17 @@ def _iter_events(path: str | os.PathLike[str], *, strict: bool) -> Generator[Age
 
 
 def messages_from_events(events: Iterable[AgentEvent]) -> list[Message]:
-    """Rebuild the conversation an event stream describes: read events, return messages.
+    """The messages whose ``message_end`` is in an event stream, in the order of those events.
 
-    Each ``message_end`` appends its message. A ``generation_stats`` followed by an assistant
-    (or ``tool_call``) message's ``message_end``, with no other ``message_end`` between them,
-    fills that message's ``token_count`` from ``tokens_generated`` (the host filling in the
-    count the agent leaves unset); a message that already has a ``token_count`` keeps it.
-    Every other event adds nothing: ``message_start`` is followed by a ``message_end`` with the
-    same message, and ``agent_end`` and ``turn_end`` repeat messages already recorded.
+    Each ``message_end`` appends its message; no other event adds one (``agent_end`` and
+    ``turn_end`` are not read). So for a run on a restored conversation (orion-core's
+    ``agent.replace_messages(saved_messages)``), or a log written per run, only the messages
+    ended in the stream are returned: prepend the saved conversation to rebuild the whole one
+    (``saved_messages + messages_from_events(events)``). A ``generation_stats`` followed by an
+    assistant (or ``tool_call``) message's ``message_end``, with no other ``message_end``
+    between them, fills that message's ``token_count`` from ``tokens_generated`` (the host
+    filling in the count the agent leaves unset); a message that already has a
+    ``token_count`` keeps it.
 
     Raises:
         ArgumentTypeError: ``events`` is not iterable, or is text, bytes, a mapping, a set (which
@@ -566,18 +568,16 @@ def _event_problem(detail: ErrorDetails) -> Problem:
         return Problem("type", f"expected an event type, one of {_TYPE_LIST}, found {found}")
     if kind in ("dict_type", "model_type", "model_attributes_type") and not loc:
         found = detail.get("input")
-        # serde also reads an internally tagged enum written as an array: the tag, then the fields.
-        form = " (an event written as an array, which serde reads, is refused: orion-core never writes one)"
-        return Problem(
-            "",
-            f"expected an event (a JSON object), found {describe(found)}{form if isinstance(found, list) else ''}",
-        )
+        return Problem("", f"expected an event (a JSON object), found {describe(found)}{_array_hint(found)}")
     loc = blamed_path(detail)
-    if loc and loc[0] in EVENT_TYPES:
+    tag = loc[0] if loc and loc[0] in EVENT_TYPES else None
+    if tag is not None:
         loc = loc[1:]  # the union's tag; the event's own keys follow
     where = location(loc)
     field = loc[-1] if loc else ""
     found = describe(detail.get("input"))
+    if kind == "literal_error" and loc == ("type",) and tag is not None:  # model_construct's other tag
+        return Problem(where, f"expected {quoted(tag)} (a {_CLASS_BY_TYPE[tag].__name__}), found {found}")
     if kind in _RANGE_ERRORS and len(loc) == 1 and field in _U32_FIELDS:
         return Problem(where, f"expected an integer from 0 to {U32_MAX}, found {found}")
     if kind in ("float_type", "float_parsing"):
@@ -586,6 +586,18 @@ def _event_problem(detail: ErrorDetails) -> Problem:
         return Problem(where, INFINITE_NUMBER)  # the words of a free value's (arguments, args)
     problem = problem_from(detail)
     return Problem(where, problem.message, problem.line, problem.column)
+
+
+def _array_hint(found: Any) -> str:
+    """What an array given as an event may be: serde's array form of an event (its type first),
+    or a conversation; nothing for any other value."""
+    if not isinstance(found, list) or not found:
+        return ""
+    if isinstance(found[0], str) and found[0] in EVENT_TYPES:  # serde reads it: the tag, then the fields
+        return " (an event written as an array, which serde reads, is refused: orion-core never writes one)"
+    if all(isinstance(item, dict) for item in found):
+        return " (it looks like a conversation, a list of messages, which load and loads read)"
+    return ""
 
 
 def _tag_of(value: Any) -> Any:

@@ -498,6 +498,20 @@ def test_messages_from_events_agrees_with_agent_end_apart_from_the_counts_the_ho
     assert [message.with_token_count(None) for message in recorded] == list(final.messages)
 
 
+def test_messages_from_events_gives_only_the_messages_ended_in_the_stream() -> None:
+    # A run on a restored conversation: msg-1 and msg-2 were restored, not ended in this stream;
+    # agent_end is not read, so the host prepends the saved conversation (docs/events.md).
+    saved = [Message.user("msg-1", "a", timestamp=1), Message.assistant("msg-2", "b", timestamp=2)]
+    new = Message.user("msg-3", "c", timestamp=3)
+    stream: list[AgentEvent] = [
+        AgentStartEvent(),
+        MessageEndEvent(message=new),
+        AgentEndEvent(messages=(*saved, new)),
+    ]
+    assert [m.id for m in messages_from_events(stream)] == ["msg-3"]
+    assert [m.id for m in saved + messages_from_events(stream)] == ["msg-1", "msg-2", "msg-3"]
+
+
 def test_record_events_is_a_deprecated_alias_of_messages_from_events() -> None:
     events = list(iter_events(STREAM))
     said = r"^orion_messages\.events\.record_events is deprecated since 0\.2\.0 .* use orion_messages\.events\.messages_from_events$"
@@ -708,10 +722,43 @@ def test_an_unknown_value_serde_can_read_loads_in_an_event() -> None:
     assert parse_event('{"type":"agent_start","x":1e-400}').model_extra == {"x": 0.0}
 
 
-def test_an_event_written_as_an_array_is_refused_saying_serde_reads_it() -> None:
-    # serde reads ["warning","hi"] as a warning event; orion-core never writes that form.
-    with pytest.raises(FormatError, match="an event written as an array, which serde reads, is refused"):
-        parse_event('["warning","hi"]')
+_ARRAY_FORM = " (an event written as an array, which serde reads, is refused: orion-core never writes one)"
+_CONVERSATION = " (it looks like a conversation, a list of messages, which load and loads read)"
+
+
+@pytest.mark.parametrize(
+    ("line", "hint"),
+    [
+        # serde reads ["warning","hi"] as a warning event; orion-core never writes that form.
+        ('["warning","hi"]', _ARRAY_FORM),
+        ('["agent_start"]', _ARRAY_FORM),
+        # serde refuses these (a map is no variant name; [] misses its type): no array-form hint.
+        ('[{"id":"msg-1","role":"user","content":"hi","timestamp":1}]', _CONVERSATION),
+        ('[{"id":"msg-1"},{}]', _CONVERSATION),
+        ("[]", ""),
+        ('["Warning","hi"]', ""),
+        ("[1]", ""),
+        ('[{"id":"msg-1"},1]', ""),
+    ],
+)
+def test_an_array_given_as_an_event_is_refused_with_what_it_looks_like(line: str, hint: str) -> None:
+    with pytest.raises(FormatError) as raised:
+        parse_event(line)
+    (problem,) = raised.value.problems
+    assert (problem.location, problem.message) == (
+        "",
+        "expected an event (a JSON object), found an array" + hint,
+    )
+
+
+def test_iter_events_given_a_conversation_file_says_it_looks_like_one(tmp_path: Path) -> None:
+    path = tmp_path / "chat.json"
+    path.write_text('[{"id":"msg-1","role":"user","content":"hi","timestamp":1}]\n', encoding="utf-8")
+    with pytest.raises(FormatError) as raised:
+        list(iter_events(path))
+    assert str(raised.value) == (
+        f"{path}: line 1: expected an event (a JSON object), found an array" + _CONVERSATION
+    )
 
 
 # Measured with orion-core's AgentEvent (serde_json): a key the event's type does not have is
@@ -930,6 +977,24 @@ def _built(model: type[_Model], **values: Any) -> _Model:
             lambda: _built(MessageDeltaEvent, delta="", tokens_generated=1, tokens_per_sec=True),
             "tokens_per_sec",
             "expected a number, found true",
+        ),
+        # Another variant's tag: the library's words, not pydantic's "Input should be 'warning'".
+        (
+            lambda: _built(WarningEvent, type="error", message="x"),
+            "type",
+            'expected "warning" (a WarningEvent), found the string "error"',
+        ),
+        (
+            lambda: _built(
+                ContextBudgetEvent,
+                type=5,
+                used_tokens=1,
+                max_tokens=2,
+                messages_in_context=0,
+                messages_pruned=0,
+            ),
+            "type",
+            'expected "context_budget" (a ContextBudgetEvent), found the number 5',
         ),
     ],
 )
