@@ -264,7 +264,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         prog="python -m orion_messages.schema",
         description="Write the JSON Schema files of orion-core's wire format.",
     )
-    parser.add_argument("--out", default="schemas", help="the folder to write into (default: schemas)")
+    # Required: without it, ``orion-messages schema`` prints, and this form would write into a
+    # ``schemas`` folder wherever it runs.
+    parser.add_argument("--out", required=True, help="the folder to write into")
     arguments = parser.parse_args(argv)
     if not arguments.out:  # the working folder: five files written where nobody asked
         parser.error("--out names no folder")

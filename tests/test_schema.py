@@ -114,7 +114,7 @@ def test_the_regeneration_command_writes_every_file(
 
 
 def test_the_regeneration_command_says_what_is_wrong_in_one_line(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # A traceback before: ArgumentValueError for an empty --out, NotARegularFileError for a FIFO.
     with pytest.raises(SystemExit) as stop:
@@ -124,6 +124,13 @@ def test_the_regeneration_command_says_what_is_wrong_in_one_line(
         capsys.readouterr().err.splitlines()[-1]
         == "python -m orion_messages.schema: error: --out names no folder"
     )
+    # Without --out it wrote into ./schemas wherever it ran; orion-messages schema prints.
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as stop:
+        main([])
+    assert stop.value.code == 2
+    assert "--out" in capsys.readouterr().err.splitlines()[-1]
+    assert list(tmp_path.iterdir()) == []
     os.mkfifo(tmp_path / "message.schema.json")
     assert main(["--out", str(tmp_path)]) == 1
     assert capsys.readouterr().err.splitlines() == [
