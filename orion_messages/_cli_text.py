@@ -141,16 +141,23 @@ def _wait_for_stdout() -> None:
 
 
 def display_width(text: str) -> int:
-    """How many terminal columns ``text`` takes: two for a wide or full-width character (CJK,
-    most emoji), none for a combining mark, one for the rest (``text`` is ``printable``'s)."""
+    """How many terminal columns ``text`` takes, as ``wcwidth`` counts them: two for a wide or
+    full-width character (CJK, most emoji), none for a nonspacing or enclosing mark (a combining
+    accent, Devanagari's and Thai's vowel signs) or a Hangul medial or final jamo, one for the
+    rest (``text`` is ``printable``'s)."""
     if text.isascii():
         return len(text)
     return sum(_char_columns(char) for char in text)
 
 
+_ZERO_WIDTH_CATEGORIES = ("Mn", "Me")
+"""Marks drawn on the character before them. Not ``unicodedata.combining``: many such marks
+(U+0902 DEVANAGARI SIGN ANUSVARA, U+0E31 THAI CHARACTER MAI HAN-AKAT) have combining class 0."""
+
+
 def _char_columns(char: str) -> int:
-    if unicodedata.combining(char):
-        return 0
+    if unicodedata.category(char) in _ZERO_WIDTH_CATEGORIES or "\u1160" <= char <= "\u11ff":
+        return 0  # the jamo after a leading consonant join it into one syllable's two columns
     return 2 if unicodedata.east_asian_width(char) in ("W", "F") else 1
 
 

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from orion_messages import Message, StoreError, _store_cli, _store_ops, load
+from orion_messages._cli_text import display_width
 from orion_messages.cli import main
 from orion_messages.store import ConversationStore, masked_url, open_store, parse_store_url
 
@@ -334,6 +335,45 @@ def test_list_lines_up_wide_and_combining_characters(
         f"abcdef         0  {when}  {when}  t",  # created together: listed by id
         f"e\u0301t\u00e9            0  {when}  {when}  t",
         f"\u4f1a\u8a71           0  {when}  {when}  t",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "columns"),
+    [
+        # Worked out by hand from the Unicode categories (wcwidth agrees): a letter takes one
+        # column, a nonspacing mark (Mn) none, though its combining class is 0 for most of these.
+        ("\u0939\u093f\u0902\u0926\u0940", 4),  # हिंदी: HA, I (Mc), ANUSVARA (Mn), DA, II (Mc)
+        ("\u0915\u0941", 1),  # कु: KA, VOWEL SIGN U (Mn)
+        ("\u0e01\u0e31\u0e49\u0e19", 2),  # กั้น: KO KAI, MAI HAN-AKAT (Mn), MAI THO (Mn), NO NU
+        ("a\u034fb", 2),  # COMBINING GRAPHEME JOINER (Mn, class 0) between two letters
+        ("a\u20dd", 1),  # COMBINING ENCLOSING CIRCLE (Me)
+        ("\u1100\u1161\u11a8", 2),  # a Hangul syllable in jamo: wide KIYEOK, then medial A, final KIYEOK
+        ("e\u0301", 1),  # a combining accent, as before
+        ("\u4f1a", 2),  # 会: wide
+    ],
+)
+def test_display_width_gives_marks_and_medial_jamo_no_column(text: str, columns: int) -> None:
+    assert display_width(text) == columns
+
+
+def test_list_lines_up_devanagari_and_thai_ids(
+    sqlite_url: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The MESSAGES column started one column early after these ids (each counted a column wider).
+    monkeypatch.setattr(_store_ops, "now_ms", lambda: 1_765_000_000_000)
+    hindi, thai = "\u0939\u093f\u0902\u0926\u0940", "\u0e01\u0e31\u0e49\u0e19"  # 4 and 2 columns
+    with open_store(sqlite_url) as store:
+        for name in (hindi, thai, "plain"):
+            store.create(name, title="t")
+    capsys.readouterr()
+    assert main(["list", sqlite_url]) == 0
+    when = "2025-12-06T05:46:40.000Z"
+    # The ID column is 5 wide ("plain"), then two spaces and MESSAGES right-aligned in 8.
+    assert capsys.readouterr().out.splitlines()[1:4] == [
+        f"plain{' ' * 9}0  {when}  {when}  t",  # created together: listed by id
+        f"{hindi}{' ' * 10}0  {when}  {when}  t",
+        f"{thai}{' ' * 12}0  {when}  {when}  t",
     ]
 
 
