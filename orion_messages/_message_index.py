@@ -73,6 +73,10 @@ class MessageIndex:
             positions = self._pending.setdefault(pending_after, deque())
             positions.insert(bisect(positions, position), position)
 
+    def __contains__(self, id: object) -> bool:
+        """Whether a message has ``id`` (a ``Container`` of the ids, for ``next_free_counter``)."""
+        return id in self._first_with_id
+
     def first_with_id(self, id: str) -> int | None:
         """The position of the first message with ``id``, or None."""
         return self._first_with_id.get(id)

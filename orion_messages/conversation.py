@@ -381,10 +381,10 @@ class Conversation(Sequence[Message]):
 
         Tool calls of a message take ids ``tool_call_id(message_id, k)``: ``msg-2-call-1``...
         """
-        # Only past orion-core's u64 counter can a msg-N be taken: the rare case pays for a look
-        # at every id, the common one for none.
+        # Only past orion-core's u64 counter can a msg-N be taken: the rare case asks the index
+        # by id (built once, then kept as messages come), the common one asks nothing.
         past_counter = self._last_counter >= COUNTER_MAX
-        taken = {message.id for message in self._messages} if past_counter else ()
+        taken = self._lookup() if past_counter else ()
         self._last_counter = next_free_counter(self._last_counter, taken)
         return f"msg-{self._last_counter}"
 

@@ -7,6 +7,7 @@ import collections.abc
 import warnings
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any, ClassVar
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -23,6 +24,7 @@ from orion_messages import (
     Problem,
     TokenCounter,
     ToolCall,
+    ToolResult,  # noqa: F401  # in scope for pydantic's mypy plugin, as a subclass of Message needs (api.md)
     TurnLayout,
     dumps,
     dumps_message,
@@ -858,6 +860,35 @@ def test_next_id_past_orion_cores_counter_never_repeats_an_id_after_a_reload() -
         Conversation([Message.user(i, "x", timestamp=1) for i in [top.id, *taken]]).next_id()
         == f"msg-{2**64 + 4}"
     )
+
+
+class _IdReadsCounted(Message, frozen=True):
+    """A message that counts the reads of its ``id`` (``reads[0]``, shared by all)."""
+
+    reads: ClassVar[list[int]] = [0]
+
+    def __getattribute__(self, name: str) -> Any:
+        if name == "id":
+            _IdReadsCounted.reads[0] += 1
+        return super().__getattribute__(name)
+
+
+def test_next_id_past_orion_cores_counter_does_not_read_every_id_each_time() -> None:
+    # It built a set of every id on each call once an id reached u64::MAX: an agent loop that
+    # appends a message per step went quadratic. The conversation's index of ids answers now,
+    # built once (one read of each id); later calls read none of the ids already there.
+    counted = [
+        _IdReadsCounted(id=f"msg-{2**64 + n}", role="user", content="x", timestamp=1) for n in range(499)
+    ]
+    conversation = Conversation([Message.user("msg-18446744073709551615", "top", timestamp=1), *counted])
+    _IdReadsCounted.reads[0] = 0
+    assert conversation.next_id() == f"msg-{2**64 + 499}"  # past the 499 taken ids
+    assert _IdReadsCounted.reads[0] == 499  # the index built: each id read once
+    for step in range(1, 101):
+        given = conversation.next_id()
+        assert given == f"msg-{2**64 + 499 + step}"
+        conversation.append(Message.user(given, "y", timestamp=2))
+    assert _IdReadsCounted.reads[0] == 499
 
 
 def test_a_conversation_is_a_read_only_sequence_of_its_messages() -> None:
