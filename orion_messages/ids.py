@@ -49,16 +49,30 @@ def last_counter(message_ids: Iterable[str]) -> int:
 
 
 class FreshIds:
-    """New message ids ``msg-N`` that no id in ``taken`` has (the package's one numbering).
+    """New message ids ``msg-N`` that no id in ``taken`` has (the package's one numbering, for
+    the converters and ``prune``; internal, not exported: ``Conversation.next_id`` is the public
+    way to a new id).
 
     As orion-core numbers its messages, N continues after the highest ``msg-N`` counter among
     ``taken``, so a new id never repeats one of them; past the u64 counter, where ``msg-N`` is
     no counter, the ids taken are skipped.
+
+    Raises:
+        ArgumentTypeError: ``taken`` is text or bytes (one id is not the ids in use) or not
+            iterable, or an item is not a str.
     """
 
     def __init__(self, taken: Iterable[str] = ()) -> None:
-        self.taken = set(taken)
+        if isinstance(taken, (str, bytes, bytearray)) or not isinstance(taken, Iterable):
+            raise ArgumentTypeError(f"FreshIds: taken must be an iterable of ids (str), got {kind_of(taken)}")
+        self.taken: set[str] = set()
         """The ids in use; each new id is added."""
+        for index, id in enumerate(taken):
+            if not isinstance(id, str):  # named here: message_number, later, would name itself
+                raise ArgumentTypeError(
+                    f"FreshIds: taken[{index}]: expected an id (a str), got {kind_of(id)}"
+                )
+            self.taken.add(id)
         self.last = last_counter(self.taken)
         """N of the last id given (or the highest counter taken)."""
 

@@ -34,6 +34,7 @@ from orion_messages import (
     split_turns,
     to_chat_template,
 )
+from orion_messages.ids import FreshIds
 from orion_messages.store import parse_store_url
 
 USER = Message.user("msg-1", "hi", timestamp=1)
@@ -185,3 +186,25 @@ def test_save_refuses_a_flag_before_writing(tmp_path: Path) -> None:
     with pytest.raises(ArgumentTypeError):
         save(tmp_path / "chat.json", [USER], indent="2")  # type: ignore[arg-type]
     assert not (tmp_path / "chat.json").exists()
+
+
+# --- ids.FreshIds (internal: the converters' and prune's numbering) ------------------------------
+
+
+@pytest.mark.parametrize(
+    ("taken", "found"), [("msg-5", "a str"), (b"msg-5", "a bytes"), (None, "a NoneType"), (5, "an int")]
+)
+def test_fresh_ids_refuse_what_is_not_an_iterable_of_ids(taken: Any, found: str) -> None:
+    # "msg-5" was taken as its characters {"m", "s", "g", "-", "5"} and gave msg-1; None gave a
+    # bare TypeError.
+    with pytest.raises(ArgumentTypeError) as raised:
+        FreshIds(taken)
+    assert str(raised.value) == f"FreshIds: taken must be an iterable of ids (str), got {found}"
+
+
+def test_fresh_ids_name_themselves_for_an_id_that_is_not_a_str() -> None:
+    # It was message_number's error ("message_number: message_id must be a str, got an int").
+    with pytest.raises(ArgumentTypeError) as raised:
+        FreshIds(iter(["msg-1", 2]))  # type: ignore[arg-type]
+    assert str(raised.value) == "FreshIds: taken[1]: expected an id (a str), got an int"
+    assert FreshIds(iter(["msg-5", "x"])).next() == "msg-6"
