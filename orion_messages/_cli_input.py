@@ -1,8 +1,9 @@
 """The command line's inputs: files, logs, standard input and folders, read and parsed.
 
 Each file is read once, as bytes, but a log file line by line; ``-`` is standard input. Parsing
-is one pass over the bytes. ``validate`` reports what an input holds (``parse``); ``stats``,
-``prune`` and ``convert`` read one conversation (``messages``), any problem a fatal error.
+is one pass over the bytes. ``validate`` reports what an input holds (``parse``); ``prune`` and
+``convert`` read one conversation (``messages``), and ``stats`` counts one as it is read
+(``message_stream``), any problem a fatal error.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import shutil
 import stat
 import sys
 import warnings
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -58,6 +59,7 @@ __all__ = [
     "Unreadable",
     "collect",
     "library_warnings",
+    "message_stream",
     "messages",
     "not_read",
     "open_file",
@@ -420,25 +422,41 @@ def parse(read: _Input, *, strict: bool, progress: Progress | None = None, seman
     ``strict=True`` does; otherwise they are warnings. ``semantic=False``: semantic problems are
     not looked for (``stats``, ``prune`` and ``convert`` do not show them)."""
     parsed = Parsed(read.name, read.kind)
+    for _ in _parsed_runs(read, parsed, strict=strict, progress=progress, semantic=semantic, keep=True):
+        pass  # nothing is yielded: every message is kept in parsed
+    return parsed
+
+
+def _parsed_runs(
+    read: _Input, parsed: Parsed, *, strict: bool, progress: Progress | None, semantic: bool, keep: bool
+) -> Iterator[list[Message]]:
+    """``parse`` into ``parsed``. ``keep=False``: the messages are yielded as they are read, a
+    log's a run at a time (a conversation's all at once), and not kept, so memory holds one run
+    of a log; with no semantic check, which needs them all. The problems are all in ``parsed``
+    once the last run is yielded."""
     large = progress is not None and read.size >= _PROGRESS_MIN_BYTES
     try:
         if read.kind == "json":
             if large and progress is not None:  # one call: a status line, not a bar
                 progress.show(read.size, None, f"parsing {read.name}", unit="B")
             _parse_conversation(read.data, parsed, strict=strict, semantic=semantic)
+            if not keep:
+                yield parsed.messages
+                parsed.messages = []
         else:
             if read.handle is None:
                 records = _byte_records(read.data, parsed)
             else:
                 records = _file_records(read.name, read.handle, parsed)
             shown = progress if large else None
-            _parse_records(records, read.size, parsed, strict=strict, progress=shown, semantic=semantic)
+            yield from _parse_records(
+                records, read.size, parsed, strict=strict, progress=shown, semantic=semantic, keep=keep
+            )
     finally:
         if read.handle is not None:
             read.handle.close()
         if progress is not None:
             progress.clear()
-    return parsed
 
 
 def _parse_conversation(data: bytes, parsed: Parsed, *, strict: bool, semantic: bool) -> None:
@@ -533,9 +551,11 @@ def _parse_records(
     *,
     strict: bool,
     progress: Progress | None,
-    semantic: bool = True,
-) -> None:
+    semantic: bool,
+    keep: bool,
+) -> Iterator[list[Message]]:
     """Every record of a log or event stream; a bad line is reported with its number.
+    ``keep=False``: each run's messages are yielded, then dropped from ``parsed``.
 
     The collector is paused meanwhile, as the library's readers pause it: a log of 200,000
     messages otherwise spends most of its time in collections that find nothing. ``semantic``:
@@ -548,23 +568,34 @@ def _parse_records(
         for run in _runs(records):
             if progress is not None:
                 progress.show(run[-1][2], size, f"checking {parsed.name}", unit="B")
-            lines = [(number, record) for number, record, _ in run]
-            joined = _joined_records(lines)
-            # One check of the run's bytes spares each record's scan for repeated keys.
-            repeats = joined is None or may_repeat_keys(joined)
-            if joined is not None and not repeats and parsed.kind == "jsonl":
-                if _parse_joined(joined, lines, parsed):
-                    parsed.notice(warning_problems(caught))  # each placed on its line by the reader
-                    continue
-                gc.collect(0)  # the failed read's frames hold the whole run, in reference cycles
-            failed += _parse_each(run, parsed, caught, repeats=repeats, semantic=semantic, strict=strict)
+            failed += _parse_run(run, parsed, caught, semantic=semantic, strict=strict)
             if failed >= _COLLECT_EVERY_FAILED:
                 gc.collect(0)
                 failed = 0
+            if not keep:
+                yield parsed.messages
+                parsed.messages, parsed.lines = [], []
     if semantic and parsed.kind == "jsonl" and parsed.valid:
         parsed.add(problems_on_lines(parsed.messages, parsed.lines), error=strict)
     if parsed.torn is not None:  # the last line: after the problems of every line before it
         parsed.notice([parsed.torn.problem(skipped=not strict)], error=strict)
+
+
+def _parse_run(
+    run: list[_Record], parsed: Parsed, caught: list[OrionMessagesWarning], *, semantic: bool, strict: bool
+) -> int:
+    """Read a run of records into ``parsed``, at once where no key may repeat and every record
+    reads, else one by one; how many records did not read."""
+    lines = [(number, record) for number, record, _ in run]
+    joined = _joined_records(lines)
+    # One check of the run's bytes spares each record's scan for repeated keys.
+    repeats = joined is None or may_repeat_keys(joined)
+    if joined is not None and not repeats and parsed.kind == "jsonl":
+        if _parse_joined(joined, lines, parsed):
+            parsed.notice(warning_problems(caught))  # each placed on its line by the reader
+            return 0
+        gc.collect(0)  # the failed read's frames hold the whole run, in reference cycles
+    return _parse_each(run, parsed, caught, repeats=repeats, semantic=semantic, strict=strict)
 
 
 def _runs(records: Iterator[_Record]) -> Iterator[list[_Record]]:
@@ -669,7 +700,41 @@ def _duplicate_keys(record: bytes, line: int, event_type: str | None) -> list[Pr
 
 
 def messages(name: str) -> tuple[str, Kind, list[Message]]:
-    """Read one input for stats, prune or convert; any problem is a fatal, clear error."""
+    """Read one input for prune or convert; any problem is a fatal, clear error."""
+    source = _conversation_source(name)
+    if isinstance(source, _Stored):
+        return source.name, "json", source.messages
+    parsed = Parsed(source.name, source.kind)
+    for _ in _read_conversation(source, parsed, keep=True):
+        pass  # nothing is yielded: every message is kept in parsed
+    return source.name, source.kind, parsed.messages
+
+
+def message_stream(name: str) -> tuple[str, Generator[Message, None, None]]:
+    """Read one input for stats: its name and its messages as they are read, a log's a run of
+    lines at a time (memory holds one run, not the log). Any problem is a fatal, clear error,
+    raised as the stream ends: what was read of a bad input must not be shown."""
+    source = _conversation_source(name)
+    if isinstance(source, _Stored):
+        return source.name, (message for message in source.messages)
+    return source.name, _streamed(source)
+
+
+def _streamed(read: _Input) -> Generator[Message, None, None]:
+    for run in _read_conversation(read, Parsed(read.name, read.kind), keep=False):
+        yield from run
+
+
+class _Stored(NamedTuple):
+    """A conversation read from a store URL: the URL as it is shown (no password), its messages."""
+
+    name: str
+    messages: list[Message]
+
+
+def _conversation_source(name: str) -> _Stored | _Input:
+    """The conversation a store URL names, read; else the file or standard input to parse, read
+    or (a log) opened. An event stream is refused: any problem is a fatal, clear error."""
     caught: list[OrionMessagesWarning] = []
     try:  # a store URL (sqlite:///chats.db?conversation=c1) reads like a file
         with library_warnings(caught):
@@ -681,20 +746,30 @@ def messages(name: str) -> tuple[str, Kind, list[Message]]:
         report = Parsed(shown, "json", stored)
         report.notice(warning_problems(caught))
         print_notices(report)
-        return shown, "json", stored
+        return _Stored(shown, stored)
     try:
         read = read_input(name, Progress(sys.stderr))
-        if read.kind == "events":
-            if read.handle is not None:
-                read.handle.close()
-            raise Fatal(f"error: {read.name}: an agent event stream, not a conversation (validate checks it)")
-        parsed = parse(read, strict=False, progress=Progress(sys.stderr), semantic=False)
+    except Unreadable as unreadable:
+        raise Fatal(f"error: {unreadable}") from None
+    if read.kind == "events":
+        if read.handle is not None:
+            read.handle.close()
+        raise Fatal(f"error: {read.name}: an agent event stream, not a conversation (validate checks it)")
+    return read
+
+
+def _read_conversation(read: _Input, parsed: Parsed, *, keep: bool) -> Iterator[list[Message]]:
+    """Parse one conversation into ``parsed`` as ``_parsed_runs`` does (``keep``), leniently and
+    without the semantic check (validate shows those problems); once it is all read, any
+    problem is a fatal, clear error, else the library's warnings go to stderr."""
+    try:
+        progress = Progress(sys.stderr)
+        yield from _parsed_runs(read, parsed, strict=False, progress=progress, semantic=False, keep=keep)
     except Unreadable as unreadable:
         raise Fatal(f"error: {unreadable}") from None
     if not parsed.valid:
         raise Fatal(*problem_lines(read.name, parsed.errors, parsed.omitted))
     print_notices(parsed)  # semantic problems are for validate to show
-    return read.name, read.kind, parsed.messages
 
 
 def print_notices(parsed: Parsed) -> None:

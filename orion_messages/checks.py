@@ -7,7 +7,7 @@ from collections.abc import Iterable, Sequence
 from ._collector import collector_paused
 from ._text import kind_of, quoted
 from .errors import ArgumentTypeError, Problem
-from .models import Message, Role, not_a_collection, require_ordered
+from .models import Message, Role, require_message_iterable
 
 __all__ = ["find_problems"]
 
@@ -52,11 +52,8 @@ def problems_by_message(messages: Iterable[Message], *, within: str = "") -> lis
     Raises:
         ArgumentTypeError: as ``find_problems``.
     """
-    # Read once, so any iterable will do; refused whole: what would be iterated into nonsense
-    # (text's characters, a mapping's keys, a model's fields) or is not iterable at all.
-    if not_a_collection(messages):
-        raise ArgumentTypeError(f"find_problems takes a list of messages, got {kind_of(messages)}")
-    require_ordered(messages, "find_problems")  # the locations and "first at" are positions
+    # The locations and "first at" are positions: a set is refused with the rest.
+    require_message_iterable(messages, "find_problems")
     problems: list[tuple[int, Problem]] = []
     message_ids: dict[str, int] = {}
     call_ids: dict[str, str] = {}

@@ -15,8 +15,8 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Callable, Sequence
-from contextlib import suppress
+from collections.abc import Callable, Iterable, Sequence
+from contextlib import closing, suppress
 from dataclasses import asdict
 from functools import partial
 from pathlib import Path
@@ -280,7 +280,7 @@ def _add_stats(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "stats",
         help="summarize one conversation: roles, turns, pinned, pending, tokens, time span",
         description="Count messages per role and in all, turns, tool calls, pinned and pending "
-        "messages, estimate tokens, and show the first and last timestamp (UTC).",
+        "messages, estimate tokens, and show the earliest and latest timestamp (UTC).",
     )
     stats.add_argument("path", metavar="PATH", help=_ONE_CONVERSATION)
     _add_format(stats)
@@ -447,7 +447,7 @@ def _iso(timestamp: int) -> str | None:
     return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def _summary(path: str, messages: Sequence[Message]) -> dict[str, Any]:
+def _summary(path: str, messages: Iterable[Message]) -> dict[str, Any]:
     stats = conversation_stats(messages)
     first, last = stats.first_timestamp, stats.last_timestamp
     return {
@@ -470,23 +470,24 @@ def _summary(path: str, messages: Sequence[Message]) -> dict[str, Any]:
 
 
 def _stats(args: argparse.Namespace) -> int:
-    name, _, messages = _cli_input.messages(args.path)
-    with collector_paused():  # turns and token counts of a long log: no cycles to collect
-        summary = _summary(name, messages)
+    name, stream = _cli_input.message_stream(args.path)  # counted as read: a log is never held
+    with collector_paused(), closing(stream):  # turns and token counts of a long log: no cycles
+        summary = _summary(name, stream)
     if args.format == "json":
         print_stdout(json_report(summary))
         return EXIT_OK
     rows: list[tuple[str, str]] = [("messages", f"{summary['messages']:,}")]
     rows += [(f"  {role}", f"{count:,}") for role, count in summary["roles"].items()]
     preamble = summary["preamble"]
+    about = "~" if summary["token_counts_set"] < summary["messages"] else ""  # some are estimated
     rows += [
         ("turns", f"{summary['turns']:,}" + (f"  (+ {plural(preamble, 'message')} before the first user message)" if preamble else "")),
         ("tool calls", f"{summary['tool_calls']:,}  ({plural(summary['tool_errors'], 'error')})"),
         ("pinned", f"{summary['pinned']:,}"),
         ("pending", f"{summary['pending']:,}"),
-        ("tokens", f"~{summary['tokens']:,}  ({summary['token_counts_set']:,} of {summary['messages']:,} messages carry a token_count)"),
-        ("first", _when(summary["first_timestamp"], summary["first"])),
-        ("last", _when(summary["last_timestamp"], summary["last"])),
+        ("tokens", f"{about}{summary['tokens']:,}  ({summary['token_counts_set']:,} of {summary['messages']:,} messages carry a token_count)"),
+        ("earliest", _when(summary["first_timestamp"], summary["first"])),
+        ("latest", _when(summary["last_timestamp"], summary["last"])),
     ]  # fmt: skip
     out(name)
     width = max(len(row) for row, _ in rows)

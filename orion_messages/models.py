@@ -665,6 +665,19 @@ def require_ordered(value: object, where: str, items: str = "messages") -> None:
         )
 
 
+def require_message_iterable(messages: object, function: str) -> None:
+    """Refuse what cannot stand for the messages of a conversation where ``function`` reads them
+    once, so any iterable will do: text, a mapping, a model (a single ``Message``) or what is not
+    iterable (``not_a_collection``), and a set (``require_ordered``).
+
+    Raises:
+        ArgumentTypeError: naming ``function`` and the type found.
+    """
+    if not_a_collection(messages):
+        raise ArgumentTypeError(f"{function} takes a list of messages, got {kind_of(messages)}")
+    require_ordered(messages, function)
+
+
 def require_message_list(messages: object, function: str, because: str = "") -> None:
     """Refuse what is not a list of messages where ``function`` needs one (it reads it twice, or
     indexes into it): an iterator would be read once and give a wrong answer, text would be
@@ -681,10 +694,11 @@ def require_message_list(messages: object, function: str, because: str = "") -> 
         raise ArgumentTypeError(f"{function} takes a list of messages{because}, got {kind_of(messages)}")
 
 
-def first_non_message(messages: Iterable[object], function: str) -> ArgumentTypeError | None:
+def first_non_message(messages: Iterable[object], function: str, start: int = 0) -> ArgumentTypeError | None:
     """The error naming the first item of ``messages`` that is not a ``Message``, or None: for
-    the failing path of a function that reads the messages' fields without looking first."""
-    for index, item in enumerate(messages):
+    the failing path of a function that reads the messages' fields without looking first.
+    ``start``: the index of the first item (``messages`` is a batch of a longer iterable)."""
+    for index, item in enumerate(messages, start):
         if not isinstance(item, Message):
             return ArgumentTypeError(f"{function}: [{index}]: expected a Message, found {kind_of(item)}")
     return None

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field, fields
 from datetime import datetime
+from itertools import islice
+from types import MappingProxyType
+from typing import Any
 
 from .counting import default_counts
-from .models import Message, Role, first_non_message, require_message_list, utc_datetime
+from .models import Message, Role, first_non_message, require_message_iterable, utc_datetime
 from .turns import split_turns
 
 __all__ = ["ConversationStats", "conversation_stats"]
@@ -20,9 +23,9 @@ class ConversationStats:
 
     messages: int
     """How many messages."""
-    roles: Mapping[str, int] = field(hash=False)  # a dict: hash the counts beside it
+    roles: Mapping[str, int] = field(hash=False)  # a mapping: hash the counts beside it
     """Messages by role, as the wire spells it, every role present (0 when none):
-    ``stats.roles["user"]`` (``Role.USER`` finds the same count)."""
+    ``stats.roles["user"]`` (``Role.USER`` finds the same count). Read-only, as the stats are."""
     turns: int
     """orion-core's turns: each starts at a user message (``split_turns``)."""
     preamble: int
@@ -45,6 +48,16 @@ class ConversationStats:
     last_timestamp: int | None
     """The latest ``timestamp``, None for no messages."""
 
+    def __post_init__(self) -> None:
+        # A read-only view of a copy: neither the stats nor the caller's dict changes the other.
+        object.__setattr__(self, "roles", MappingProxyType(dict(self.roles)))
+
+    def __reduce__(self) -> tuple[type[ConversationStats], tuple[Any, ...]]:
+        # A view does not pickle or deep-copy: the stats are rebuilt from a dict of the roles.
+        values = {each.name: getattr(self, each.name) for each in fields(self)}
+        values["roles"] = dict(self.roles)
+        return type(self), tuple(values.values())
+
     @property
     def first_at(self) -> datetime | None:
         """``first_timestamp`` as an aware UTC datetime (None when absent or outside datetime's
@@ -58,33 +71,86 @@ class ConversationStats:
         return _moment(self.last_timestamp)
 
 
-def conversation_stats(messages: Sequence[Message]) -> ConversationStats:
+def conversation_stats(messages: Iterable[Message]) -> ConversationStats:
     """Count what ``messages`` hold: the numbers ``orion-messages stats`` prints.
 
+    ``messages`` is read once, a batch at a time: any iterable of messages will do (a generator
+    over a long log included), and memory holds a batch, not the conversation.
+
     Raises:
-        ArgumentTypeError: ``messages`` is not a list of messages.
+        ArgumentTypeError: ``messages`` is not an iterable of messages (text, a mapping, a
+            single ``Message``, None or a number included), is a set (which keeps no order),
+            or an item is not a ``Message`` (named by its index).
     """
-    require_message_list(messages, "conversation_stats")
-    error = first_non_message(messages, "conversation_stats")
-    if error is not None:
-        raise error
-    layout = split_turns(messages)
-    roles = Counter(message.role for message in messages)
-    stamps = [message.timestamp for message in messages]
-    return ConversationStats(
-        messages=len(messages),
-        roles={role.value: roles.get(role, 0) for role in Role},
-        turns=len(layout.turns),
-        preamble=len(layout.preamble),
-        tool_calls=sum(len(message.tool_calls) for message in messages),
-        tool_errors=sum(m.tool_result is not None and m.tool_result.is_error for m in messages),
-        pinned=sum(message.pinned for message in messages),
-        pending=sum(message.is_pending for message in messages),
-        tokens=sum(default_counts(messages, [message.token_count for message in messages])),
-        token_counts_set=sum(message.token_count is not None for message in messages),
-        first_timestamp=min(stamps, default=None),
-        last_timestamp=max(stamps, default=None),
-    )
+    require_message_iterable(messages, "conversation_stats")
+    tally = _Tally()
+    for batch in _batches(messages):
+        tally.add(batch)
+    return tally.stats()
+
+
+_BATCH = 1024
+"""How many messages ``conversation_stats`` counts at once."""
+
+
+def _batches(messages: Iterable[Message]) -> Iterator[list[Message]]:
+    items = iter(messages)
+    while batch := list(islice(items, _BATCH)):
+        yield batch
+
+
+class _Tally:
+    """The counts of the messages read so far, a batch at a time."""
+
+    def __init__(self) -> None:
+        self.messages = 0
+        self.roles: Counter[Role] = Counter()
+        self.turns = 0
+        self.preamble: int | None = None  # set at the first user message
+        self.tool_calls = self.tool_errors = self.pinned = self.pending = 0
+        self.tokens = self.token_counts_set = 0
+        self.first: int | None = None
+        self.last: int | None = None
+
+    def add(self, batch: list[Message]) -> None:
+        """Count the next messages (a non-empty list)."""
+        if (wrong := first_non_message(batch, "conversation_stats", self.messages)) is not None:
+            raise wrong
+        # A turn starts at each user message, so the batch's turns are those started in it.
+        layout = split_turns(batch)
+        if self.preamble is None and layout.turns:
+            self.preamble = self.messages + len(layout.preamble)
+        self.turns += len(layout.turns)
+        self.messages += len(batch)
+        self.roles.update(message.role for message in batch)
+        self.tool_calls += sum(len(message.tool_calls) for message in batch)
+        self.tool_errors += sum(m.tool_result is not None and m.tool_result.is_error for m in batch)
+        self.pinned += sum(message.pinned for message in batch)
+        self.pending += sum(message.is_pending for message in batch)
+        token_counts = [message.token_count for message in batch]
+        self.tokens += sum(default_counts(batch, token_counts))
+        self.token_counts_set += len(batch) - token_counts.count(None)
+        stamps = [message.timestamp for message in batch]
+        low, high = min(stamps), max(stamps)
+        self.first = low if self.first is None else min(self.first, low)
+        self.last = high if self.last is None else max(self.last, high)
+
+    def stats(self) -> ConversationStats:
+        """The stats of every message counted."""
+        return ConversationStats(
+            messages=self.messages,
+            roles={role.value: self.roles.get(role, 0) for role in Role},
+            turns=self.turns,
+            preamble=self.messages if self.preamble is None else self.preamble,
+            tool_calls=self.tool_calls,
+            tool_errors=self.tool_errors,
+            pinned=self.pinned,
+            pending=self.pending,
+            tokens=self.tokens,
+            token_counts_set=self.token_counts_set,
+            first_timestamp=self.first,
+            last_timestamp=self.last,
+        )
 
 
 def _moment(timestamp: int | None) -> datetime | None:

@@ -19,6 +19,8 @@ import signal
 import subprocess
 import sys
 import time
+import weakref
+from collections.abc import Iterable, Iterator
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any
@@ -28,7 +30,17 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from orion_messages import FormatError, Message, iter_events, loads, read_jsonl, save
+from orion_messages import (
+    ConversationStats,
+    FormatError,
+    Message,
+    cli,
+    conversation_stats,
+    iter_events,
+    loads,
+    read_jsonl,
+    save,
+)
 from orion_messages.cli import main
 
 from .conftest import FIXTURES
@@ -545,8 +557,82 @@ def test_stats_text(hand: Path, capsys: CaptureFixture) -> None:
     assert rows["user"] == "3"
     assert rows["turns"] == "3"
     assert rows["pending"] == "1"
-    assert rows["tokens"] == "~67"
-    assert rows["first"] == "2026-06-15T08:32:25.678Z"
+    assert rows["tokens"] == "67"  # every message carries a token_count: exact, no "~"
+    assert rows["earliest"] == "2026-06-15T08:32:25.678Z"
+    assert rows["latest"] == "2026-06-15T08:32:34.321Z"
+
+
+@pytest.mark.parametrize(
+    ("second", "tokens"),
+    [
+        # m1 carries 7; m2's "abc" is estimated as max(1, 3 // 4) = 1 unless it carries 2.
+        ({}, "~8  (1 of 2 messages carry a token_count)"),
+        ({"token_count": 2}, "9  (2 of 2 messages carry a token_count)"),
+    ],
+)
+def test_stats_marks_tokens_as_an_estimate_only_when_one_is_estimated(
+    tmp_path: Path, capsys: CaptureFixture, second: dict[str, int], tokens: str
+) -> None:
+    document = [
+        {"id": "m1", "role": "user", "content": "x" * 40, "timestamp": 0, "token_count": 7},
+        {"id": "m2", "role": "assistant", "content": "abc", "timestamp": 1, **second},
+    ]
+    assert main(["stats", str(_write(tmp_path / "counted.json", document))]) == 0
+    (row,) = [line for line in capsys.readouterr().out.splitlines() if line.split()[0] == "tokens"]
+    assert row == f"  tokens         {tokens}"
+
+
+def test_stats_shows_the_earliest_and_latest_timestamps(tmp_path: Path, capsys: CaptureFixture) -> None:
+    # The second message carries the earlier timestamp (a clock stepped back): shown as the
+    # earliest, under a label that says so (it was "first", which reads as the first message's).
+    document = [
+        {"id": "m1", "role": "user", "content": "a", "timestamp": 5_000},
+        {"id": "m2", "role": "assistant", "content": "b", "timestamp": 1_000},
+    ]
+    path = _write(tmp_path / "clock.json", document)
+    assert main(["stats", str(path)]) == 0
+    assert capsys.readouterr().out.splitlines()[-2:] == [
+        "  earliest       1970-01-01T00:00:01.000Z",
+        "  latest         1970-01-01T00:00:05.000Z",
+    ]
+    assert main(["stats", "--format", "json", str(path)]) == 0  # the report's keys stay
+    stats = json.loads(capsys.readouterr().out)
+    assert (stats["first_timestamp"], stats["last_timestamp"]) == (1_000, 5_000)
+    assert (stats["first"], stats["last"]) == ("1970-01-01T00:00:01.000Z", "1970-01-01T00:00:05.000Z")
+
+
+def test_stats_of_a_log_holds_a_run_of_messages_not_the_log(
+    tmp_path: Path, capsys: CaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # cli.md: a log is read line by line and stats keeps no message: it counts each run as it
+    # is read. The reader's runs are at most 2,048 lines and conversation_stats counts 1,024
+    # messages at a time, so of 10,000 messages fewer than 3,100 are ever alive at once (all
+    # 10,000 were, held in one list).
+    log = tmp_path / "long.jsonl"
+    lines = (
+        json.dumps({"id": f"msg-{i}", "role": "user", "content": "hi", "timestamp": i}) for i in range(10_000)
+    )
+    log.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    alive: list[weakref.ref[Message]] = []
+    most = 0
+
+    def watched(messages: Iterable[Message]) -> ConversationStats:
+        def each() -> Iterator[Message]:
+            nonlocal most
+            for message in messages:
+                alive.append(weakref.ref(message))
+                if len(alive) % 500 == 0:
+                    most = max(most, sum(ref() is not None for ref in alive))
+                yield message
+
+        return conversation_stats(each())
+
+    monkeypatch.setattr(cli, "conversation_stats", watched)
+    assert main(["stats", "--format", "json", str(log)]) == 0
+    stats = json.loads(capsys.readouterr().out)
+    assert (stats["messages"], stats["turns"], stats["last_timestamp"]) == (10_000, 10_000, 9_999)
+    assert len(alive) == 10_000
+    assert 0 < most < 3_100
 
 
 def test_stats_of_an_empty_conversation(tmp_path: Path, capsys: CaptureFixture) -> None:
