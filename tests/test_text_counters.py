@@ -25,6 +25,7 @@ from orion_messages import (
     estimate_text_tokens,
     huggingface_counter,
     sentencepiece_counter,
+    text_counters,
     tiktoken_counter,
 )
 from orion_messages import estimate_tokens as estimate_message_tokens
@@ -81,6 +82,42 @@ def test_a_counter_must_return_a_non_negative_int() -> None:
         callable_counter(lambda text: -1)
     with pytest.raises(TypeError, match="callable"):
         callable_counter(3)  # type: ignore[arg-type]
+
+
+# Texts and their words as Rust's split_whitespace counts them, by hand.
+_WORDED = [
+    ("abcdefgh", 1),
+    ("ab cd ef gh", 4),
+    ("abcd efgh", 2),
+    ("abc\x1cdefg", 1),  # U+001C does not split a word
+    ("abc\x1fdef\x1e", 1),
+    ("   a    b   ", 2),
+    ("a\u3000" * 5, 5),  # ideographic space
+    ("\u00a0x\u2028y\u200bz\n", 2),  # U+200B is no whitespace
+    ("\U0001f600\U0001f600 \U0001f600", 2),
+    ("", 0),
+    ("            ", 0),
+]
+
+
+@pytest.mark.parametrize("chunk", [1, 2, 3, 4, 5, 7, 64])
+def test_a_long_text_counts_its_words_chunk_by_chunk(monkeypatch: pytest.MonkeyPatch, chunk: int) -> None:
+    # A text longer than a chunk is split a chunk at a time, a word across a chunk's end counted once.
+    monkeypatch.setattr(text_counters, "_WORDS_CHUNK", chunk)
+    assert [count_words(text) for text, _ in _WORDED] == [words for _, words in _WORDED]
+
+
+def test_count_words_holds_no_list_of_every_word() -> None:
+    import tracemalloc
+
+    text = "ab " * 400_000  # 400,000 words: a list of them is 3.2 MB, the words 20 MB more
+    tracemalloc.start()
+    try:
+        assert count_words(text) == 400_000
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 2_000_000  # a chunk (65,536 characters) of words at a time: 1.5 MB
 
 
 # --- Real tokenizers, shipped inside pip packages (the test-tokenizers extra); never downloaded ---
