@@ -155,6 +155,10 @@ class TokenCounter:
     ``use_token_count``, a message's ``token_count`` is used where the host filled it in and
     ``count`` is asked only for the others. Pass the same counter to every plan of a plain list
     to benefit from the cache (``Conversation`` remembers its counts itself).
+
+    A copy (``copy.copy``, ``copy.deepcopy``) or a pickle holds the same ``count`` and
+    ``use_token_count`` and nothing remembered: the counts are kept by the identity of this
+    process's messages, which a copy does not share.
     """
 
     __slots__ = ("__weakref__", "_count", "_counts", "_refs", "_use_token_count")
@@ -163,9 +167,31 @@ class TokenCounter:
         self._count = _require_message_counter(count, "TokenCounter: count")
         require_bool("use_token_count", use_token_count)
         self._use_token_count = use_token_count
+        self._start_cache()
+
+    def _start_cache(self) -> None:
         # Keyed by id(message), each entry dropped by a weakref callback when its message goes.
         self._counts: dict[int, int] = {}
         self._refs: dict[int, weakref.ref[Message]] = {}
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({_name(self._count)}, use_token_count={self._use_token_count})"
+
+    def __getstate__(self) -> tuple[MessageCounter, bool]:
+        """``count`` and ``use_token_count``, without the counts remembered (see the class)."""
+        return self._count, self._use_token_count
+
+    def __setstate__(self, state: tuple[MessageCounter, bool]) -> None:
+        self._count, self._use_token_count = state
+        self._start_cache()
+
+    def __copy__(self) -> TokenCounter:
+        copied = type(self).__new__(type(self))
+        copied.__setstate__(self.__getstate__())
+        return copied
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> TokenCounter:
+        return self.__copy__()  # the count function itself, uncopied: a tokenizer may be large
 
     def __call__(self, message: Message) -> int:
         """The message's token count, counted on first sight and remembered.
@@ -225,23 +251,32 @@ class TokenCounter:
                 values[index] = cached
         else:
             values = list(map(self._counts.get, map(id, messages)))
+        counts = self._counts
         for index in _gaps(values):
-            values[index] = self._count_new(messages[index], index + offset)
+            message = messages[index]
+            # Looked up again: a message listed twice was counted at its first place.
+            known = counts.get(id(message))
+            values[index] = self._count_new(message, index + offset) if known is None else known
         return values  # type: ignore[return-value]  # every None was filled in
 
     def _count_new(self, message: Message, index: int) -> int:
         value = _checked(_call_counter(self._count, message, index), index, message)
         key = id(message)
         # The reference first: what cannot have one (a str) must leave no count behind, which
-        # its id, reused by a later message, would find.
-        ref = weakref.ref(message, partial(self._forget, key))
+        # its id, reused by a later message, would find. Its callback holds the counter weakly:
+        # a strong hold would make a cycle, which only the cyclic collector frees.
+        ref = weakref.ref(message, partial(_forget, weakref.ref(self), key))
         self._counts[key] = value
         self._refs[key] = ref
         return value
 
-    def _forget(self, key: int, _ref: object) -> None:
-        self._counts.pop(key, None)
-        self._refs.pop(key, None)
+
+def _forget(counter: weakref.ref[TokenCounter], key: int, _ref: object) -> None:
+    """Drop the count of the message that was at ``key``, from its counter if it still lives."""
+    alive = counter()
+    if alive is not None:
+        alive._counts.pop(key, None)
+        alive._refs.pop(key, None)
 
 
 def tokenizer_counter(tokenize: Callable[[str], int], *, use_token_count: bool = True) -> TokenCounter:
@@ -256,6 +291,7 @@ def tokenizer_counter(tokenize: Callable[[str], int], *, use_token_count: bool =
     def count(message: Message) -> int:
         return sum(map(tokenize, _text_parts(message)))
 
+    count.__qualname__ = f"tokenizer_counter({_name(tokenize)})"  # its name in repr and errors
     return TokenCounter(count, use_token_count=use_token_count)
 
 

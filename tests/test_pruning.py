@@ -8,7 +8,10 @@ is kept while it fits and the walk stops at the first that does not.
 
 from __future__ import annotations
 
+import copy
 import gc
+import pickle
+import weakref
 from collections.abc import Callable
 
 import pytest
@@ -37,6 +40,7 @@ from orion_messages.pruning import (
     prune,
     tokenizer_counter,
 )
+from orion_messages.text_counters import count_words
 
 T0 = 1781512345678
 
@@ -433,6 +437,87 @@ def test_count_cache_forgets_messages_that_are_gone() -> None:
     del messages
     gc.collect()
     assert len(counter) == 0
+
+
+def _by_length(message: Message) -> int:
+    """A message counter at module level, so that a counter holding it pickles."""
+    return len(message.content)
+
+
+@pytest.mark.parametrize("make_copy", ["copy", "deepcopy", "pickle"])
+def test_a_copied_or_pickled_token_counter_remembers_no_count(make_copy: str) -> None:
+    counter = TokenCounter(_by_length, use_token_count=True)
+    old = Message.user("msg-1", "x" * 100, timestamp=T0)
+    assert counter.counts([old]) == [100]
+    # Before: a deep copy kept the counts, keyed by the ids of the original's messages, and
+    # never dropped them (its weakrefs called back the original); a pickle raised TypeError.
+    copies: dict[str, Callable[[TokenCounter], TokenCounter]] = {
+        "copy": copy.copy,
+        "deepcopy": copy.deepcopy,
+        "pickle": lambda counter: pickle.loads(pickle.dumps(counter)),
+    }
+    copied = copies[make_copy](counter)
+    assert type(copied) is TokenCounter
+    assert len(copied) == 0
+    assert repr(copied) == "TokenCounter(_by_length, use_token_count=True)"
+    assert copied.counts([old, Message.user("msg-2", "y", timestamp=T0).with_token_count(7)]) == [100, 7]
+    assert len(copied) == 1
+    assert len(counter) == 1  # the original's counts are its own
+
+
+def test_a_copy_of_a_token_counter_counts_with_the_same_function() -> None:
+    calls: list[str] = []
+
+    def count(message: Message) -> int:
+        calls.append(message.id)
+        return 3
+
+    counter = TokenCounter(count)
+    message = Message.user("msg-1", "hi", timestamp=T0)
+    for copied in (copy.copy(counter), copy.deepcopy(counter)):
+        assert copied(message) == 3
+    assert calls == ["msg-1", "msg-1"]  # each copy counted afresh, with the very same function
+
+
+def test_a_dropped_token_counter_frees_its_counts_without_the_collector() -> None:
+    messages = build("U1 A1 U1")
+    counter = TokenCounter(lambda message: 1)
+    counter.counts(messages)
+    alive = weakref.ref(counter)
+    gc.disable()
+    try:
+        del counter
+        # Before: each count's weakref callback held the counter, in a cycle through its cache.
+        assert alive() is None
+    finally:
+        gc.enable()
+    del messages  # the messages outlive the counter: their weakrefs went with it, unfired
+
+
+def test_a_message_listed_many_times_is_counted_once() -> None:
+    calls: list[str] = []
+
+    def count(message: Message) -> int:
+        calls.append(message.id)
+        return 2
+
+    reminder = Message.assistant("msg-2", "remember", timestamp=T0)
+    user = Message.user("msg-1", "hi", timestamp=T0)
+    messages = [user, reminder, reminder, reminder]
+    counter = TokenCounter(count)
+    assert counter.counts(messages) == [2, 2, 2, 2]
+    assert calls == ["msg-1", "msg-2"]  # before: msg-2 three times
+    assert plan_prune(messages, config(100), count=TokenCounter(count)).kept_tokens == 8
+    assert calls == ["msg-1", "msg-2", "msg-1", "msg-2"]
+
+
+def test_a_token_counter_shows_its_function_and_flag() -> None:
+    # Before: <orion_messages.counting.TokenCounter object at 0x...>, for both.
+    assert repr(TokenCounter(estimate_tokens)) == "TokenCounter(estimate_tokens, use_token_count=False)"
+    assert (
+        repr(tokenizer_counter(count_words))
+        == "TokenCounter(tokenizer_counter(count_words), use_token_count=True)"
+    )
 
 
 def test_a_counter_returning_a_bad_value_says_where() -> None:
