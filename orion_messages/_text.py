@@ -5,11 +5,13 @@ warning, loss or problem text is ``quoted``: escaped by ``printable`` and cut to
 ``SHOWN_CHARACTERS``. A file name, a URL or another library's message, which say where rather
 than what, go through ``shown_place``: escaped the same way, unquoted, cut to
 ``SHOWN_PLACE_CHARACTERS``. A value a caller's argument got is shown as Python writes it and cut
-the same way, ``excerpt(repr(value))``. The full value stays in the exception's attributes.
+the same way, ``excerpt(repr(value))``; an int too long for that by its number of digits
+(``shown_int``). The full value stays in the exception's attributes.
 """
 
 from __future__ import annotations
 
+import math
 import re
 
 __all__ = [
@@ -22,6 +24,7 @@ __all__ = [
     "location",
     "printable",
     "quoted",
+    "shown_int",
     "shown_location",
     "shown_place",
 ]
@@ -65,6 +68,22 @@ def excerpt(text: str, limit: int = SHOWN_CHARACTERS) -> str:
     """``text`` cut to ``limit`` characters (``limit - 3`` and ``...`` when longer), escaped by
     ``printable``; unquoted."""
     return printable(_cut(text, limit))
+
+
+def shown_int(value: int) -> str:
+    """An int for a message: as Python writes it when that fits ``SHOWN_CHARACTERS``, else by its
+    number of digits (``an int of 5001 digits``, ``a negative int of ...``). ``str()`` of an int
+    past 4300 digits raises ``ValueError``, and a number cut short would read as another."""
+    if -(10**39) < value < 10**40:
+        return repr(value)
+    magnitude = abs(value)
+    exponent = math.log10(magnitude)  # exact to far better than 1e-6, however long the int
+    nearest = round(exponent)
+    if abs(exponent - nearest) < 1e-6:  # next to a power of ten: decide exactly
+        digits = nearest + (magnitude >= 10**nearest)
+    else:
+        digits = math.floor(exponent) + 1
+    return f"{'a negative' if value < 0 else 'an'} int of {digits} digits"
 
 
 def shown_location(location: str) -> str:

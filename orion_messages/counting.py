@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import inspect
 import json
-import reprlib
 import weakref
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -24,10 +23,16 @@ from typing import Any
 
 import orjson
 
-from ._text import excerpt, kind_of, quoted
-from .errors import ArgumentTypeError, ArgumentValueError, require_bool
+from ._text import kind_of
+from .errors import ArgumentTypeError, require_bool
 from .models import Message, require_message_list
-from .text_counters import callable_counter, estimate_from_length, estimate_text_tokens
+from .text_counters import (
+    callable_counter,
+    checked_count,
+    counter_name,
+    estimate_from_length,
+    estimate_text_tokens,
+)
 
 __all__ = ["MessageCounter", "TokenCounter", "estimate_tokens", "tokenizer_counter"]
 
@@ -132,22 +137,6 @@ def _gaps(values: list[int | None]) -> Iterator[int]:
         yield index
 
 
-def _checked(value: object, index: int, message: Message) -> int:
-    """``value`` if it is a count: not an int (a bool included) is a wrong type, a negative int
-    a wrong value, as ``callable_counter`` says of a text counter."""
-    if type(value) is not int:
-        raise ArgumentTypeError(
-            f"the token counter returned {kind_of(value)} ({reprlib.repr(value)}) for message [{index}] "
-            f"(id {quoted(message.id)}); expected a non-negative int"
-        )
-    if value < 0:
-        raise ArgumentValueError(
-            f"the token counter returned {excerpt(repr(value))} for message [{index}] (id {quoted(message.id)}); "
-            "expected a non-negative int"
-        )
-    return value
-
-
 class TokenCounter:
     """A message counter that counts each message once and remembers it while the message lives.
 
@@ -165,7 +154,7 @@ class TokenCounter:
 
     def __init__(self, count: MessageCounter, *, use_token_count: bool = False) -> None:
         self._count = _require_message_counter(count, "TokenCounter: count")
-        require_bool("use_token_count", use_token_count)
+        require_bool("TokenCounter: use_token_count", use_token_count)
         self._use_token_count = use_token_count
         self._start_cache()
 
@@ -175,7 +164,7 @@ class TokenCounter:
         self._refs: dict[int, weakref.ref[Message]] = {}
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}({_name(self._count)}, use_token_count={self._use_token_count})"
+        return f"{type(self).__name__}({counter_name(self._count)}, use_token_count={self._use_token_count})"
 
     def __getstate__(self) -> tuple[MessageCounter, bool]:
         """``count`` and ``use_token_count``, without the counts remembered (see the class)."""
@@ -200,7 +189,8 @@ class TokenCounter:
             ArgumentTypeError: ``message`` is not a ``Message``, the counter raised
                 ``TypeError`` or ``AttributeError`` on it and counts its text instead (a text
                 counter given a ``Message``), or it returned something other than an int.
-            ArgumentValueError: the counter returned a negative count.
+            ArgumentValueError: the counter returned a negative count or one above ``COUNT_MAX``
+                (``orion_messages.text_counters``, 2**64 - 1).
 
         The counter's other errors reach the caller as it raised them.
         """
@@ -222,7 +212,7 @@ class TokenCounter:
                 ``Message``, an iterator), an item is not a ``Message``, ``offset`` is not an
                 int, or the counter raised ``TypeError`` or ``AttributeError`` on a message and
                 counts its text instead (a text counter), or returned something other than an int.
-            ArgumentValueError: the counter returned a negative count.
+            ArgumentValueError: the counter returned a negative count or one above ``COUNT_MAX``.
 
         The counter's other errors reach the caller as it raised them.
         """
@@ -260,7 +250,9 @@ class TokenCounter:
         return values  # type: ignore[return-value]  # every None was filled in
 
     def _count_new(self, message: Message, index: int) -> int:
-        value = _checked(_call_counter(self._count, message, index), index, message)
+        value = checked_count(
+            _call_counter(self._count, message, index), self._count, "message", index, message
+        )
         key = id(message)
         # The reference first: what cannot have one (a str) must leave no count behind, which
         # its id, reused by a later message, would find. Its callback holds the counter weakly:
@@ -286,12 +278,13 @@ def tokenizer_counter(tokenize: Callable[[str], int], *, use_token_count: bool =
     arguments as compact JSON text. With ``use_token_count`` (the default), a ``token_count``
     the host filled in is used instead.
     """
+    require_bool("tokenizer_counter: use_token_count", use_token_count)
     callable_counter(tokenize)  # a Message -> int given here fails now, with a clear TypeError
 
     def count(message: Message) -> int:
         return sum(map(tokenize, _text_parts(message)))
 
-    count.__qualname__ = f"tokenizer_counter({_name(tokenize)})"  # its name in repr and errors
+    count.__qualname__ = f"tokenizer_counter({counter_name(tokenize)})"  # its name in repr and errors
     return TokenCounter(count, use_token_count=use_token_count)
 
 
@@ -307,7 +300,10 @@ def message_counts(messages: Sequence[Message], count: MessageCounter, offset: i
     """``count`` of each message, checked (``offset`` is added to the indexes an error names)."""
     if isinstance(count, TokenCounter):
         return count.counts(messages, offset)
-    return [_checked(_call_counter(count, m, i + offset), i + offset, m) for i, m in enumerate(messages)]
+    return [
+        checked_count(_call_counter(count, m, i + offset), count, "message", i + offset, m)
+        for i, m in enumerate(messages)
+    ]
 
 
 def _call_counter(count: MessageCounter, message: Message, index: int) -> object:
@@ -316,25 +312,23 @@ def _call_counter(count: MessageCounter, message: Message, index: int) -> object
     except (AttributeError, TypeError) as error:
         # What a text counter given a Message raises: said so where it happens, cause attached,
         # once the counter shows that it counts text. A bug of the counter's own stays itself.
-        if not _counts_text(count, message.content):
+        if not _returns_count(count, message.content):
             raise
         raise ArgumentTypeError(
-            f"the message counter {_name(count)} raised {type(error).__name__} on message [{index}]. "
+            f"the message counter {counter_name(count)} raised {type(error).__name__} on message [{index}]. "
             "count= takes a Message -> int; a str -> int counter goes in counter= (with a template) "
             "or in tokenizer_counter(...)"
         ) from error
 
 
-def _counts_text(count: Callable[[Any], object], text: str) -> bool:
-    """Whether ``count``, which failed on a message, counts ``text`` (a str -> int counter)."""
+def _returns_count(count: Callable[[Any], object], value: object) -> bool:
+    """Whether ``count`` returns an int for ``value``. Asked once it failed on the other kind
+    (a message counter on a text, a text counter on a message), it decides whether the library's
+    error, saying the counter was passed as the wrong kind, is true; if not, its own stands."""
     try:
-        return type(count(text)) is int
-    except Exception:  # any failure says it is no text counter
+        return type(count(value)) is int
+    except Exception:  # any failure says it is not the other kind of counter
         return False
-
-
-def _name(function: object) -> str:
-    return getattr(function, "__qualname__", None) or type(function).__name__
 
 
 def _first_parameter(function: object) -> object:
@@ -355,7 +349,7 @@ def _require_message_counter(count: object, where: str) -> MessageCounter:
         raise ArgumentTypeError(f"{where}: expected a message counter (Message -> int), got {kind_of(count)}")
     if _first_parameter(count) in (str, "str"):
         raise ArgumentTypeError(
-            f"{where}: {_name(count)} counts text (str -> int), not messages; pass it as counter= "
+            f"{where}: {counter_name(count)} counts text (str -> int), not messages; pass it as counter= "
             "with a template, or wrap it with tokenizer_counter(...) to count messages"
         )
     return count  # callable, and not declared to take a str

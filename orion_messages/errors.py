@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Literal, cast
 
-from ._text import excerpt, kind_of, printable, quoted, shown_location, shown_place
+from ._text import excerpt, kind_of, printable, quoted, shown_int, shown_location, shown_place
 
 __all__ = [
     "ArgumentTypeError",
@@ -231,17 +231,23 @@ class ContextOverflowError(OrionMessagesError, ValueError):
         """The room the refused part had: what was left when it was tried."""
         self.turn: range | None = turn
         """The message range of the turn at fault (the latest turn, or the pinned turn that did not fit)."""
+        # As orion-core writes the numbers; one too long for str() (a ContextConfig of 10**5000
+        # tokens) by its number of digits instead.
+        tokens_text, fixed_text, available_text = map(shown_int, (tokens, fixed_tokens, available))
         if reason == "overhead":
-            text = f"System prompt and tools ({tokens} tokens) exceed available context budget ({available} tokens)"
+            text = (
+                f"System prompt and tools ({tokens_text} tokens) exceed available context budget "
+                f"({available_text} tokens)"
+            )
         elif reason == "latest":
             text = (
-                f"Latest message ({tokens} tokens) plus system prompt ({fixed_tokens} tokens) exceeds context "
-                f"budget ({available} tokens). Clear the conversation or increase context size."
+                f"Latest message ({tokens_text} tokens) plus system prompt ({fixed_text} tokens) exceeds "
+                f"context budget ({available_text} tokens). Clear the conversation or increase context size."
             )
         else:
             text = (
-                f"Pinned messages ({tokens} tokens) exceed the available context budget ({available} tokens). "
-                "Unpin some messages or increase context size."
+                f"Pinned messages ({tokens_text} tokens) exceed the available context budget "
+                f"({available_text} tokens). Unpin some messages or increase context size."
             )
         super().__init__(text)
 

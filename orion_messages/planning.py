@@ -19,7 +19,6 @@ Two ways to get the costs:
 
 from __future__ import annotations
 
-import reprlib
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -29,12 +28,25 @@ from operator import not_, sub
 from typing import TYPE_CHECKING, Literal
 
 from ._layout import _Columns, _Layout, _read_columns
-from ._text import excerpt, kind_of
-from .counting import MessageCounter, TokenCounter, _require_message_counter, default_counts, message_counts
+from ._text import excerpt, kind_of, shown_int
+from .counting import (
+    MessageCounter,
+    TokenCounter,
+    _require_message_counter,
+    _returns_count,
+    default_counts,
+    message_counts,
+)
 from .errors import ArgumentTypeError, ArgumentValueError, ContextOverflowError
 from .models import Message, first_non_message, require_message_list
 from .templates import ChatTemplate, ToolSchema, get_template
-from .text_counters import TextCounter, callable_counter, estimate_text_tokens
+from .text_counters import (
+    TextCounter,
+    callable_counter,
+    checked_count,
+    counter_name,
+    estimate_text_tokens,
+)
 from .turns import turns_repr
 
 __all__ = ["ContextConfig", "PrunePlan", "PruneStrategy", "plan_prune"]
@@ -100,7 +112,9 @@ class ContextConfig:
                     f"ContextConfig.{name} must be an int, got {kind_of(value)} {value!r}"
                 )
             if value < 0:
-                raise ArgumentValueError(f"ContextConfig.{name} must be a non-negative int, got {value!r}")
+                raise ArgumentValueError(
+                    f"ContextConfig.{name} must be a non-negative int, got {shown_int(value)}"
+                )
         if not isinstance(self.strategy, PruneStrategy):
             object.__setattr__(self, "strategy", _strategy(self.strategy))
 
@@ -241,13 +255,15 @@ def _counting(
             f"template must be a ChatTemplate or a template's name, got {kind_of(template)}"
         )
     text_count = estimate_text_tokens if counter is None else _text_counter(counter)
-    fixed = _text_tokens(text_count, template.format_system(system_prompt, tools), "the system block")
-    fixed += _text_tokens(text_count, template.assistant_prefix(), "the assistant prefix")
+    system_block = template.format_system(system_prompt, tools)
+    fixed = checked_count(text_count(system_block), text_count, "text", "the system block")
+    prefix = text_count(template.assistant_prefix())
+    fixed += checked_count(prefix, text_count, "text", "the assistant prefix")
 
     def rendered(messages: Sequence[Message], columns: object, offset: int) -> list[int]:
         render = template.format_message
         return [
-            _text_tokens(text_count, render(message), f"message [{index}]")
+            _rendered_tokens(text_count, render(message), index, message)
             for index, message in enumerate(messages, start=offset)
         ]
 
@@ -264,25 +280,22 @@ def _text_counter(counter: object) -> TextCounter:
     return callable_counter(counter)  # type: ignore[arg-type]  # callable_counter checks it
 
 
-def _text_tokens(counter: Callable[[str], int], text: str, what: str) -> int:
+def _rendered_tokens(counter: Callable[[str], int], text: str, index: int, message: Message) -> int:
+    """``counter`` of ``text``, the rendered fragment of message ``index``, checked."""
     try:
         value = counter(text)
     except (AttributeError, TypeError) as error:
-        # What a message counter given a str raises; say so where it happens, cause attached.
+        # What a message counter given a str raises: said so where it happens, cause attached,
+        # once the counter shows that it counts messages (as count= decides the reverse). It
+        # counted callable_counter's sample text, so this is mostly a bug of its own: kept as is.
+        if not _returns_count(counter, message):
+            raise
         raise ArgumentTypeError(
-            f"the text counter raised {type(error).__name__} on {what}. counter= takes a str -> int; "
-            "a Message -> int counter goes in count= (without a template)"
+            f"the text counter {counter_name(counter)} raised {type(error).__name__} on message "
+            f"[{index}]. counter= takes a str -> int; a Message -> int counter goes in count= "
+            "(without a template)"
         ) from error
-    if type(value) is not int:  # a wrong type, as callable_counter and the message counters say
-        raise ArgumentTypeError(
-            f"the text counter returned {kind_of(value)} ({reprlib.repr(value)}) for {what}; "
-            "expected a non-negative int"
-        )
-    if value < 0:
-        raise ArgumentValueError(
-            f"the text counter returned {value!r} for {what}; expected a non-negative int"
-        )
-    return value
+    return checked_count(value, counter, "text", index, message)
 
 
 class _Column:

@@ -13,13 +13,14 @@ import errno
 import importlib
 import inspect
 import os
+import reprlib
 import stat
 import typing
 from collections.abc import Callable, Sized
 from functools import partial
 from typing import Any, Literal, Protocol, TypeAlias
 
-from ._text import kind_of, quoted, shown_place
+from ._text import kind_of, quoted, shown_int, shown_place
 from .errors import (
     ArgumentTypeError,
     ArgumentValueError,
@@ -27,7 +28,7 @@ from .errors import (
     NotARegularFileError,
     require_bool,
 )
-from .models import U32_MAX, Message
+from .models import U32_MAX, U64_MAX, Message
 
 __all__ = [
     "TextCounter",
@@ -46,6 +47,34 @@ Any such callable works: ``estimate_text_tokens``, ``count_words``, one of the a
 or your own (``lambda text: len(my_tokenizer.encode(text))``). Pass it through
 ``callable_counter`` to have it checked once up front.
 """
+
+
+COUNT_MAX = U64_MAX
+"""The largest count a counter may return (text or message counter): orion-core's counters
+return a ``usize``, 64 bits. A larger int, or a negative one, is refused as no count."""
+
+
+def counter_name(function: object) -> str:
+    """A counter as its messages name it: its qualified name (``by_length``), else its type's."""
+    return getattr(function, "__qualname__", None) or type(function).__name__
+
+
+def checked_count(
+    value: object, counter: object, kind: str, place: str | int, message: Message | None = None
+) -> int:
+    """``value`` if it is a count, an int from 0 to ``COUNT_MAX``; else ``ArgumentTypeError`` (not
+    an int, a bool included) or ``ArgumentValueError`` (out of range) saying that the ``kind``
+    counter (``"text"``, ``"message"``) ``counter`` returned it for ``place``: a text
+    (``"the system block"``), or the index of ``message``.
+    """
+    if type(value) is int and 0 <= value <= COUNT_MAX:
+        return value
+    where = place if message is None else f"message [{place}] (id {quoted(message.id)})"
+    said = f"the {kind} counter {counter_name(counter)} returned"
+    expected = f"expected an int from 0 to {COUNT_MAX}"
+    if type(value) is not int:
+        raise ArgumentTypeError(f"{said} {kind_of(value)} ({reprlib.repr(value)}) for {where}; {expected}")
+    raise ArgumentValueError(f"{said} {shown_int(value)} for {where}; {expected}")
 
 
 def estimate_text_tokens(text: str) -> int:
@@ -132,35 +161,38 @@ def _check_signature(function: Callable[..., Any]) -> None:
         return  # builtins, C extensions and unresolved annotations: the probe call decides
     if parameters and hints.get(parameters[0]) is Message:
         raise ArgumentTypeError(
-            f"{function!r} counts Message objects; a text counter takes the rendered text (a str). "
-            "Count the message's rendered fragment instead: counter(template.format_message(message))"
+            f"{counter_name(function)} counts Message objects; a text counter takes the rendered text "
+            "(a str). Count the message's rendered fragment instead: "
+            "counter(template.format_message(message))"
         )
 
 
 def callable_counter(function: Callable[[str], int]) -> TextCounter:
     """Check that ``function`` counts text, and return it unchanged.
 
-    It is called once on a sample string, and must return a non-negative ``int``.
+    It is called once on a sample string, and must return a count: an ``int`` from 0 to
+    ``COUNT_MAX`` (2**64 - 1).
 
     Raises:
-        TypeError: ``function`` is not callable, takes a ``Message`` rather than a ``str``, fails
-            on a string, or returns something other than an ``int``.
-        ValueError: it returns a negative count.
+        TypeError: ``function`` is not callable, takes a ``Message`` rather than a ``str`` (its
+            first parameter is annotated ``Message``, or it raises ``TypeError`` or
+            ``AttributeError`` on the sample string), or returns something other than an ``int``.
+        ValueError: it returns a negative count or one above ``COUNT_MAX``.
+
+    Any other error ``function`` raises on the sample string (a ``KeyError``, a ``ValueError``)
+    reaches the caller as it raised it.
     """
     if not callable(function):
-        raise ArgumentTypeError(f"a text counter must be callable (str -> int), got {function!r}")
+        raise ArgumentTypeError(f"a text counter must be callable (str -> int), got {kind_of(function)}")
     _check_signature(function)
     try:
         count = function(_PROBE)
     except (AttributeError, TypeError) as error:
         raise ArgumentTypeError(
-            f"{function!r} failed on a str ({type(error).__name__}: {shown_place(str(error))}); "
-            "a text counter takes the rendered text (a str), not a Message"
+            f"the text counter {counter_name(function)} failed on a str ({type(error).__name__}: "
+            f"{shown_place(str(error))}); a text counter takes the rendered text (a str), not a Message"
         ) from error
-    if type(count) is not int:
-        raise ArgumentTypeError(f"a text counter must return an int, {function!r} returned {count!r}")
-    if count < 0:
-        raise ArgumentValueError(f"a text counter must return a count >= 0, {function!r} returned {count}")
+    checked_count(count, function, "text", "a sample text")
     return function
 
 
@@ -263,7 +295,7 @@ def huggingface_counter(
         ArgumentValueError: a file ``tokenizers`` cannot read as a tokenizer, named (its error
             is the ``__cause__``).
     """
-    require_bool("add_special_tokens", add_special_tokens)
+    require_bool("huggingface_counter: add_special_tokens", add_special_tokens)
     module = _import("tokenizers", "huggingface_counter", "tokenizers", "huggingface")
     if isinstance(tokenizer, str | os.PathLike):
         path = _existing_file(tokenizer)
@@ -304,7 +336,7 @@ def tiktoken_counter(encoding: str | _TiktokenEncoding, *, special_tokens: bool 
         OSError: ``tiktoken``'s own error when the encoding's file is not cached and cannot be
             downloaded (such as ``requests.ConnectionError``).
     """
-    require_bool("special_tokens", special_tokens)
+    require_bool("tiktoken_counter: special_tokens", special_tokens)
     module = _import("tiktoken", "tiktoken_counter", "tiktoken", "tiktoken")
     if isinstance(encoding, str):
         what = f"the encoding {quoted(encoding)}"

@@ -15,11 +15,9 @@ from orion_messages import (
     ArgumentValueError,
     Conversation,
     Message,
-    TokenCounter,
     ToolCall,
     append_jsonl,
     dumps,
-    estimate_tokens,
     find_orphans,
     find_problems,
     load,
@@ -74,7 +72,6 @@ def _flag_calls(tmp_path: Path) -> dict[str, Callable[[Any], object]]:
         "read_jsonl repair": lambda flag: read_jsonl(log, repair=flag),
         "append_jsonl fsync": lambda flag: append_jsonl(log, USER, fsync=flag),
         "parse_event strict": lambda flag: parse_event('{"type":"warning","message":"w"}', strict=flag),
-        "TokenCounter use_token_count": lambda flag: TokenCounter(estimate_tokens, use_token_count=flag),
         "to_chat_template metadata": lambda flag: to_chat_template([USER], metadata=flag),
     }
 
@@ -89,7 +86,6 @@ def _flag_calls(tmp_path: Path) -> dict[str, Callable[[Any], object]]:
         "read_jsonl repair",
         "append_jsonl fsync",
         "parse_event strict",
-        "TokenCounter use_token_count",
         "to_chat_template metadata",
     ],
 )

@@ -13,15 +13,18 @@ from orion_messages import (
     ArgumentTypeError,
     ArgumentValueError,
     ContextConfig,
+    ContextOverflowError,
     Conversation,
     Message,
     PruneStrategy,
     TokenCounter,
+    callable_counter,
     estimate_tokens,
     is_summary,
     message_number,
     plan_prune,
     prune,
+    tokenizer_counter,
     tool_call_id,
 )
 from orion_messages.store import open_store
@@ -245,7 +248,8 @@ def test_a_text_counter_given_as_a_message_counter_is_named_with_its_cause() -> 
 def test_a_message_counter_returning_no_int_is_a_type_error(returned: object, shown: str) -> None:
     # Before: an ArgumentValueError, while callable_counter said ArgumentTypeError for the same.
     expected = (
-        rf'^the token counter returned {shown} for message \[1\] \(id "msg-2"\); expected a non-negative int$'
+        rf'^the message counter test_a_message_counter_returning_no_int_is_a_type_error\.<locals>\.count returned {shown} for message \[1\] \(id "msg-2"\); '
+        r"expected an int from 0 to 18446744073709551615$"
     )
 
     def count(message: Message) -> Any:
@@ -258,7 +262,11 @@ def test_a_message_counter_returning_no_int_is_a_type_error(returned: object, sh
 
 
 def test_a_message_counter_returning_a_negative_count_is_still_a_value_error() -> None:
-    with pytest.raises(ArgumentValueError, match=r"^the token counter returned -1 for message \[0\]"):
+    with pytest.raises(
+        ArgumentValueError,
+        match=r"^the message counter test_a_message_counter_returning_a_negative_count_is_still_a_value_error"
+        r"\.<locals>\.<lambda> returned -1 for message \[0\]",
+    ):
         TokenCounter(lambda message: -1).counts([USER])
 
 
@@ -269,9 +277,148 @@ def test_a_text_counter_returning_no_int_mid_plan_is_a_type_error() -> None:
         return next(answers, 2.5)
 
     with pytest.raises(
-        ArgumentTypeError, match=r"^the text counter returned a float \(2\.5\) for the system block; expected"
+        ArgumentTypeError,
+        match=r"^the text counter test_a_text_counter_returning_no_int_mid_plan_is_a_type_error\.<locals>"
+        r"\.counter returned a float \(2\.5\) for the system block; expected",
     ):
         plan_prune([USER], template="chatml", counter=counter)
+
+
+def test_a_text_counter_s_own_bug_reaches_the_caller_as_it_raised_it() -> None:
+    # It counts callable_counter's sample text, then fails on a character of its own choosing:
+    # a bug of its own, which the library's error blamed on how it was passed ("goes in count=").
+    def buggy(text: str) -> Any:
+        return len(text) + (None if "Ω" in text else 0)  # type: ignore[operator]
+
+    for system_prompt in ("Ω", ""):  # fails on the system block, or on message [0]
+        with pytest.raises(TypeError) as caught:
+            plan_prune(
+                [Message.user("msg-1", "Ω")], template="chatml", counter=buggy, system_prompt=system_prompt
+            )
+        assert type(caught.value) is TypeError
+        assert str(caught.value) == "unsupported operand type(s) for +: 'int' and 'NoneType'"
+
+
+def test_a_message_counter_given_as_counter_is_still_named_where_it_fails() -> None:
+    # It counts short text (the sample text too) and messages, and raises TypeError on longer
+    # text: it counts messages, so the hint that it goes in count= is true.
+    def either(value: Any) -> int:
+        if isinstance(value, Message):
+            return 1
+        if len(value) < 50:
+            return 1
+        raise TypeError("expected a Message")
+
+    with pytest.raises(ArgumentTypeError) as caught:
+        plan_prune([Message.user("msg-1", "x" * 60)], template="chatml", counter=either)
+    assert str(caught.value) == (
+        "the text counter test_a_message_counter_given_as_counter_is_still_named_where_it_fails.<locals>.either "
+        "raised TypeError on message [0]. counter= takes a str -> int; a Message -> int counter goes in "
+        "count= (without a template)"
+    )
+    assert isinstance(caught.value.__cause__, TypeError)
+
+
+def test_a_text_counter_returning_no_int_names_the_message() -> None:
+    answers = iter([1, 1, 1])  # callable_counter's sample text, the system block, the prefix
+
+    def counter(text: str) -> Any:
+        return next(answers, None)
+
+    # Before: "a text counter must return an int, <function ... at 0x...> returned None" at the
+    # check, and the message's index without its id mid-plan.
+    with pytest.raises(ArgumentTypeError) as caught:
+        plan_prune([USER], template="chatml", counter=counter)
+    assert str(caught.value) == (
+        "the text counter test_a_text_counter_returning_no_int_names_the_message.<locals>.counter returned "
+        'a NoneType (None) for message [0] (id "msg-1"); expected an int from 0 to 18446744073709551615'
+    )
+
+
+_U64_MAX = 18446744073709551615  # 2**64 - 1, written out: orion-core's counters return a usize
+_HUGE = 10**5000  # more digits than Python writes as text (4300)
+
+
+@pytest.mark.parametrize(
+    ("returned", "shown"),
+    [
+        (_U64_MAX + 1, "18446744073709551616"),
+        (_HUGE, "an int of 5001 digits"),
+        (-_HUGE, "a negative int of 5001 digits"),
+    ],
+    ids=["2**64", "10**5000", "-10**5000"],  # pytest would write the ints out
+)
+def test_a_count_past_64_bits_is_refused_before_it_is_written(returned: int, shown: str) -> None:
+    # Before: 2**64 was taken as a count, and 10**5000 escaped as Python's bare ValueError
+    # (int-to-str limit) while its error message was written.
+    expected = f"{shown} for %s; expected an int from 0 to 18446744073709551615"
+    message_counter = lambda message: returned  # noqa: E731
+    text_counter = lambda text: returned  # noqa: E731
+    answers = iter([1])
+
+    def later(text: str) -> int:  # an int for callable_counter's sample text, then ``returned``
+        return next(answers, returned)
+
+    name = "test_a_count_past_64_bits_is_refused_before_it_is_written.<locals>"
+    calls: list[tuple[Callable[[], object], str]] = [
+        (lambda: plan_prune([USER], count=message_counter), f"message counter {name}.<lambda>"),
+        (lambda: TokenCounter(message_counter)(USER), f"message counter {name}.<lambda>"),
+        (lambda: callable_counter(text_counter), f"text counter {name}.<lambda>"),
+        (
+            lambda: plan_prune([USER], template="chatml", counter=text_counter),
+            f"text counter {name}.<lambda>",
+        ),
+        (lambda: plan_prune([USER], template="chatml", counter=later), f"text counter {name}.later"),
+    ]
+    places = ['message [0] (id "msg-1")'] * 2 + ["a sample text"] * 2 + ["the system block"]
+    for (call, counter), place in zip(calls, places, strict=True):
+        with pytest.raises(ArgumentValueError) as caught:
+            call()
+        assert str(caught.value) == f"the {counter} returned " + expected % place
+
+
+def test_the_largest_count_is_taken_and_written_in_full() -> None:
+    # Two messages of 2**64 - 1 in the latest turn: 2**65 - 2 tokens, a number orion-core could
+    # not reach but which is written in full in its refusal.
+    assert TokenCounter(lambda message: _U64_MAX)(USER) == _U64_MAX
+    with pytest.raises(ContextOverflowError) as caught:
+        plan_prune(
+            [USER, REPLY],
+            ContextConfig(max_context_tokens=_U64_MAX, max_response_tokens=0),
+            count=lambda m: _U64_MAX,
+        )
+    assert str(caught.value) == (
+        "Latest message (36893488147419103230 tokens) plus system prompt (0 tokens) exceeds context budget "
+        "(18446744073709551615 tokens). Clear the conversation or increase context size."
+    )
+
+
+def test_a_context_window_too_long_to_write_is_written_by_its_digits() -> None:
+    # A ContextConfig holds any int (the command line reads up to 4300 digits); before, its
+    # errors and refusals failed to write 10**5000 (Python's bare ValueError).
+    with pytest.raises(ArgumentValueError) as caught:
+        ContextConfig(max_context_tokens=-_HUGE)
+    assert str(caught.value) == (
+        "ContextConfig.max_context_tokens must be a non-negative int, got a negative int of 5001 digits"
+    )
+    config = ContextConfig(max_context_tokens=_HUGE, max_response_tokens=0, reserved_tokens=_HUGE)
+    with pytest.raises(ContextOverflowError) as refused:
+        plan_prune([USER], config)
+    assert str(refused.value) == (
+        "System prompt and tools (an int of 5001 digits tokens) exceed available context budget "
+        "(an int of 5001 digits tokens)"
+    )
+    assert refused.value.tokens == refused.value.available == _HUGE  # the attributes keep the numbers
+
+
+def test_the_counters_bool_flags_name_their_function() -> None:
+    # Before: "use_token_count must be a bool, ...", naming no function.
+    with pytest.raises(ArgumentTypeError) as caught:
+        TokenCounter(estimate_tokens, use_token_count=1)  # type: ignore[arg-type]
+    assert str(caught.value) == "TokenCounter: use_token_count must be a bool, got int 1"
+    with pytest.raises(ArgumentTypeError) as caught:
+        tokenizer_counter(count_words, use_token_count="no")  # type: ignore[arg-type]
+    assert str(caught.value) == "tokenizer_counter: use_token_count must be a bool, got str 'no'"
 
 
 def test_a_counter_that_is_not_callable_is_named_by_its_argument() -> None:

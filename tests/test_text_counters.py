@@ -74,14 +74,28 @@ def test_a_message_counter_fails_early_with_a_type_error() -> None:
 
 
 def test_a_counter_must_return_a_non_negative_int() -> None:
-    with pytest.raises(TypeError, match="must return an int"):
+    counter = r"the text counter test_a_counter_must_return_a_non_negative_int\.<locals>\.<lambda>"
+    expected = "for a sample text; expected an int from 0 to 18446744073709551615$"
+    with pytest.raises(TypeError, match=rf"^{counter} returned a float \(10\.5\) {expected}"):
         callable_counter(lambda text: len(text) // 4 + 0.5)  # type: ignore[arg-type,return-value]
-    with pytest.raises(TypeError, match="must return an int"):
+    with pytest.raises(TypeError, match=rf"^{counter} returned a bool \(True\) {expected}"):
         callable_counter(lambda text: True)
-    with pytest.raises(ValueError, match=">= 0"):
+    with pytest.raises(ValueError, match=rf"^{counter} returned -1 {expected}"):
         callable_counter(lambda text: -1)
-    with pytest.raises(TypeError, match="callable"):
+    with pytest.raises(TypeError, match=r"^a text counter must be callable \(str -> int\), got an int$"):
         callable_counter(3)  # type: ignore[arg-type]
+
+
+def test_a_counter_s_other_errors_on_the_sample_text_reach_the_caller_as_raised() -> None:
+    # As its docstring says: only TypeError and AttributeError (what a Message counter raises on
+    # a str) become ArgumentTypeError; a counter's own KeyError or ValueError stays itself.
+    vocabulary: dict[str, int] = {}
+    with pytest.raises(KeyError) as caught:
+        callable_counter(lambda text: vocabulary[text])
+    assert type(caught.value) is KeyError
+    with pytest.raises(ValueError, match=r"^invalid literal for int") as failed:
+        callable_counter(int)
+    assert type(failed.value) is ValueError
 
 
 # Texts and their words as Rust's split_whitespace counts them, by hand.
@@ -260,12 +274,16 @@ def test_an_adapter_names_an_argument_that_is_no_tokenizer(
 
 def test_the_adapters_flags_must_be_bools() -> None:
     # special_tokens="no" counted special tokens; add_special_tokens="yes" failed at the first count.
-    with pytest.raises(ArgumentTypeError, match=r"^special_tokens must be a bool, got str 'no'$"):
+    with pytest.raises(
+        ArgumentTypeError, match=r"^tiktoken_counter: special_tokens must be a bool, got str 'no'$"
+    ):
         tiktoken_counter(_offline_cl100k(), special_tokens="no")  # type: ignore[arg-type]
     pytest.importorskip(
         "tokenizers", reason='needs the tokenizer extras: pip install -e ".[test-tokenizers]"'
     )
-    with pytest.raises(ArgumentTypeError, match=r"^add_special_tokens must be a bool, got str 'yes'$"):
+    with pytest.raises(
+        ArgumentTypeError, match=r"^huggingface_counter: add_special_tokens must be a bool, got str 'yes'$"
+    ):
         huggingface_counter(_anthropic_tokenizer_json(), add_special_tokens="yes")  # type: ignore[arg-type]
 
 
