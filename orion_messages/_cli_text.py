@@ -142,22 +142,44 @@ def _wait_for_stdout() -> None:
 
 def display_width(text: str) -> int:
     """How many terminal columns ``text`` takes, as ``wcwidth`` counts them: two for a wide or
-    full-width character (CJK, most emoji), none for a nonspacing or enclosing mark (a combining
-    accent, Devanagari's and Thai's vowel signs) or a Hangul medial or final jamo, one for the
-    rest (``text`` is ``printable``'s)."""
+    full-width character (CJK, most emoji), none for a mark drawn on the character before it (a
+    combining accent, Devanagari's and Thai's vowel signs) or a Hangul medial or final jamo, one
+    for the rest; and VARIATION SELECTOR-16 (emoji presentation) widens a narrow character before
+    it to two (``\u2764\ufe0f``) (``text`` is ``printable``'s)."""
     if text.isascii():
         return len(text)
-    return sum(_char_columns(char) for char in text)
+    columns = 0
+    before = ""  # the character before, and whether it took one column
+    narrow = False
+    for char in text:
+        if char == _EMOJI_PRESENTATION:
+            width = 1 if narrow and (not before.isascii() or before in _KEYCAP_BASES) else 0
+        else:
+            width = _char_columns(char)
+        columns += width
+        before, narrow = char, width == 1
+    return columns
 
+
+_EMOJI_PRESENTATION = "\ufe0f"
+# The ASCII characters an emoji keycap starts with (1️⃣ is "1", U+FE0F, U+20E3): other ASCII has
+# no emoji form, and U+FE0F after it changes nothing.
+_KEYCAP_BASES = "#*0123456789"
 
 _ZERO_WIDTH_CATEGORIES = ("Mn", "Me")
-"""Marks drawn on the character before them. Not ``unicodedata.combining``: many such marks
-(U+0902 DEVANAGARI SIGN ANUSVARA, U+0E31 THAI CHARACTER MAI HAN-AKAT) have combining class 0."""
+"""Marks drawn on the character before them. Not ``unicodedata.combining`` alone: many such
+marks (U+0902 DEVANAGARI SIGN ANUSVARA, U+0E31 THAI CHARACTER MAI HAN-AKAT) have combining class
+0; a spacing mark with a class (U+302E HANGUL SINGLE DOT TONE MARK) takes none either."""
 
 
 def _char_columns(char: str) -> int:
-    if unicodedata.category(char) in _ZERO_WIDTH_CATEGORIES or "\u1160" <= char <= "\u11ff":
-        return 0  # the jamo after a leading consonant join it into one syllable's two columns
+    if (
+        unicodedata.category(char) in _ZERO_WIDTH_CATEGORIES
+        or unicodedata.combining(char)
+        or "\u1160" <= char <= "\u11ff"  # the jamo after a leading consonant join it into one
+        or "\ud7b0" <= char <= "\ud7ff"  # syllable's two columns (Jamo and Jamo Extended-B)
+    ):
+        return 0
     return 2 if unicodedata.east_asian_width(char) in ("W", "F") else 1
 
 

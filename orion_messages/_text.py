@@ -27,6 +27,7 @@ __all__ = [
     "shown_int",
     "shown_location",
     "shown_place",
+    "with_article",
 ]
 
 SHOWN_CHARACTERS = 40
@@ -48,7 +49,11 @@ _PLAIN_KEY = re.compile(r"[\w$@-]+")
 
 def kind_of(value: object) -> str:
     """The type of ``value`` with its article, for a message: ``an int``, ``a dict``."""
-    name = type(value).__name__
+    return with_article(type(value).__name__)
+
+
+def with_article(name: str) -> str:
+    """``name`` (a type's) after its article, by its first letter: ``an ErrorEvent``, ``a dict``."""
     return f"an {name}" if name[:1].lower() in "aeiou" else f"a {name}"
 
 

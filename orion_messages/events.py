@@ -26,7 +26,7 @@ from typing_extensions import Self, deprecated
 
 from ._json_rules import INFINITE_NUMBER, JSON_VALUE
 from ._problems import blamed_path, describe, integer_ranges, problem_from
-from ._text import kind_of, location, quoted
+from ._text import kind_of, location, quoted, with_article
 from ._unknown_values import Origin
 from .checks import problems_by_message
 from .errors import ArgumentTypeError, FormatError, Problem, require_bool
@@ -577,7 +577,7 @@ def _event_problem(detail: ErrorDetails) -> Problem:
     field = loc[-1] if loc else ""
     found = describe(detail.get("input"))
     if kind == "literal_error" and loc == ("type",) and tag is not None:  # model_construct's other tag
-        return Problem(where, f"expected {quoted(tag)} (a {_CLASS_BY_TYPE[tag].__name__}), found {found}")
+        return Problem(where, f"expected {quoted(tag)} ({with_article(_CLASS_BY_TYPE[tag].__name__)}), found {found}")
     if kind in _RANGE_ERRORS and len(loc) == 1 and field in _U32_FIELDS:
         return Problem(where, f"expected an integer from 0 to {U32_MAX}, found {found}")
     if kind in ("float_type", "float_parsing"):

@@ -4,17 +4,36 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from datetime import datetime
 from itertools import islice
-from types import MappingProxyType
-from typing import Any
+from typing import NoReturn
 
 from .counting import default_counts
 from .models import Message, Role, first_non_message, require_message_iterable, utc_datetime
 from .turns import split_turns
 
 __all__ = ["ConversationStats", "conversation_stats"]
+
+
+class _ReadOnlyCounts(dict[str, int]):
+    """The counts by role of frozen stats: a dict (``asdict``, JSON, ``repr`` and ``==`` treat it
+    as one) that refuses every change. A copy or a pickle is one again."""
+
+    def _refuse(self, *args: object, **kwargs: object) -> NoReturn:
+        raise TypeError("ConversationStats.roles is read-only, as the stats are")
+
+    __setitem__ = __delitem__ = __ior__ = clear = pop = popitem = setdefault = update = _refuse
+
+    def __reduce__(self) -> tuple[type[_ReadOnlyCounts], tuple[dict[str, int]]]:
+        # Not dict's way (fill an empty one item by item), which the refusals above would stop.
+        return type(self), (dict(self),)
+
+    def __copy__(self) -> _ReadOnlyCounts:
+        return self  # nothing can change it
+
+    def __deepcopy__(self, memo: dict[int, object]) -> _ReadOnlyCounts:
+        return self
 
 
 @dataclass(frozen=True)
@@ -49,14 +68,8 @@ class ConversationStats:
     """The latest ``timestamp``, None for no messages."""
 
     def __post_init__(self) -> None:
-        # A read-only view of a copy: neither the stats nor the caller's dict changes the other.
-        object.__setattr__(self, "roles", MappingProxyType(dict(self.roles)))
-
-    def __reduce__(self) -> tuple[type[ConversationStats], tuple[Any, ...]]:
-        # A view does not pickle or deep-copy: the stats are rebuilt from a dict of the roles.
-        values = {each.name: getattr(self, each.name) for each in fields(self)}
-        values["roles"] = dict(self.roles)
-        return type(self), tuple(values.values())
+        # A read-only copy: neither the stats nor the caller's dict changes the other.
+        object.__setattr__(self, "roles", _ReadOnlyCounts(self.roles))
 
     @property
     def first_at(self) -> datetime | None:

@@ -1246,9 +1246,13 @@ def test_the_deep_first_event_is_reported_as_iter_events_reports_it(
     ("data", "kind"),
     [
         (b'{"typ\\u0065":"agent_start"}\n', "events"),  # an escaped key is still "type"
-        (b'\n  \r\n{"type":"agent_start","role":"x"}\n', "events"),  # "type" first
-        # A message log whose first record does not read stays one: "role" comes before "type".
+        (b'\n  \r\n{"type":"agent_start","message":"x"}\n', "events"),  # blank lines first
+        # A record with both keys is a message, as read_jsonl reads it (an exporter's "type"),
+        # whichever comes first, and whether it parses or not.
+        (b'{"type":"message","id":"msg-1","role":"user","content":"x","timestamp":1}\n', "jsonl"),
+        (b'{"type":"message","id":"msg-1","role":"user","content":"caf\xe9","timestamp":1}\n', "jsonl"),
         (b'{"id":"msg-1","role":"user","content":"caf\xe9","timestamp":1,"type":1}\n', "jsonl"),
+        (b'{"type":"warning","message":"caf\xe9"}\n', "events"),  # no role: an event, read leniently
         (b'{"id":"msg-1","role":"user","content":"x","deep":' + _DEEP.encode() + b"}\n", "jsonl"),
         (b"garbage\n" + json.dumps(HAND[1]).encode() + b"\n", "jsonl"),
         (b'{"id":"msg-1","content":"x"}\n{"type":"agent_start"}\n', "jsonl"),  # neither key: a log

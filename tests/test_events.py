@@ -985,6 +985,11 @@ def _built(model: type[_Model], **values: Any) -> _Model:
             'expected "warning" (a WarningEvent), found the string "error"',
         ),
         (
+            lambda: _built(ErrorEvent, type="warning", message="x"),
+            "type",
+            'expected "error" (an ErrorEvent), found the string "warning"',
+        ),
+        (
             lambda: _built(
                 ContextBudgetEvent,
                 type=5,

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
+import json
 import pickle
 from collections.abc import Callable
 from datetime import datetime, timezone
 from typing import Any
 
 import pytest
+from pydantic import TypeAdapter
 
 from orion_messages import ArgumentTypeError, ConversationStats, Message, Role, ToolCall, conversation_stats
 
@@ -163,6 +166,19 @@ def test_stats_pickle_and_copy_with_their_roles_read_only(copied: Callable[[Any]
     assert again.roles == {"system": 1, "user": 2, "assistant": 1, "tool_call": 0, "tool_result": 2}
     with pytest.raises(TypeError):
         again.roles["user"] = 99
+
+
+def test_stats_turn_into_dicts_and_json_with_their_roles() -> None:
+    # A read-only view (MappingProxyType) broke asdict/astuple and pydantic's JSON, and showed
+    # as mappingproxy({...}) in the repr.
+    stats = conversation_stats([Message.user("msg-1", "hi", timestamp=1)])
+    roles = {"system": 0, "user": 1, "assistant": 0, "tool_call": 0, "tool_result": 0}
+    assert dataclasses.asdict(stats)["roles"] == roles
+    assert dataclasses.astuple(stats)[:2] == (1, roles)
+    dumped = json.loads(TypeAdapter(ConversationStats).dump_json(stats))
+    assert (dumped["messages"], dumped["roles"]) == (1, roles)
+    assert f"roles={roles!r}," in repr(stats)
+    assert dataclasses.replace(stats, messages=2).roles == roles
 
 
 def test_stats_are_hashable_and_equal_stats_hash_alike() -> None:

@@ -351,6 +351,15 @@ def test_list_lines_up_wide_and_combining_characters(
         ("\u1100\u1161\u11a8", 2),  # a Hangul syllable in jamo: wide KIYEOK, then medial A, final KIYEOK
         ("e\u0301", 1),  # a combining accent, as before
         ("\u4f1a", 2),  # 会: wide
+        # VARIATION SELECTOR-16 (Mn) draws a narrow symbol as a two-column emoji (wcwidth agrees);
+        # after a wide one it adds nothing.
+        ("\u2764\ufe0f", 2),  # ❤️
+        ("\U0001f600\ufe0f", 2),  # 😀 is wide already
+        ("1\ufe0f\u20e3", 2),  # the keycap 1️⃣
+        ("a\ufe0f", 1),  # a letter has no emoji form
+        ("\u302e\uac00", 2),  # a tone mark (Mc, combining class 224) on a wide syllable
+        ("\u1715", 0),  # TAGALOG SIGN PAMUDPOD (Mc, class 9)
+        ("\u1100\ud7b0", 2),  # wide KIYEOK, then a medial jamo of Jamo Extended-B
     ],
 )
 def test_display_width_gives_marks_and_medial_jamo_no_column(text: str, columns: int) -> None:
