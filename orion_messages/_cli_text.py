@@ -149,22 +149,26 @@ def display_width(text: str) -> int:
     if text.isascii():
         return len(text)
     columns = 0
-    before = ""  # the character before, and whether it took one column
-    narrow = False
+    before = ""  # the character before
     for char in text:
-        if char == _EMOJI_PRESENTATION:
-            width = 1 if narrow and (not before.isascii() or before in _KEYCAP_BASES) else 0
-        else:
-            width = _char_columns(char)
-        columns += width
-        before, narrow = char, width == 1
+        columns += _widened(before) if char == _EMOJI_PRESENTATION else _char_columns(char)
+        before = char
     return columns
 
 
 _EMOJI_PRESENTATION = "\ufe0f"
-# The ASCII characters an emoji keycap starts with (1️⃣ is "1", U+FE0F, U+20E3): other ASCII has
-# no emoji form, and U+FE0F after it changes nothing.
-_KEYCAP_BASES = "#*0123456789"
+# What U+FE0F after it draws as a two-column emoji: a narrow symbol (❤, ✔, ©: unicodedata has
+# no emoji property, and U+FE0F follows only characters with an emoji form, which are symbols
+# (So) but for these few), a keycap's first character (1️⃣ is "1", U+FE0F, U+20E3) among them.
+_EMOJI_BASES_NOT_SYMBOLS = frozenset("#*0123456789\u203c\u2049\u2139\u2194\u25fb\u25fc\u2934\u2935")
+
+
+def _widened(base: str) -> int:
+    """The column U+FE0F adds after ``base``: one when it makes a narrow ``base`` an emoji."""
+    if not base or _char_columns(base) != 1:
+        return 0
+    return int(base in _EMOJI_BASES_NOT_SYMBOLS or unicodedata.category(base) == "So")
+
 
 _ZERO_WIDTH_CATEGORIES = ("Mn", "Me")
 """Marks drawn on the character before them. Not ``unicodedata.combining`` alone: many such

@@ -53,8 +53,14 @@ def kind_of(value: object) -> str:
 
 
 def with_article(name: str) -> str:
-    """``name`` (a type's) after its article, by its first letter: ``an ErrorEvent``, ``a dict``."""
-    return f"an {name}" if name[:1].lower() in "aeiou" else f"a {name}"
+    """``name`` (a type's) after its article, by how it sounds: ``an ErrorEvent``, ``a dict``,
+    ``a UUID`` (a "u" read "you": ``_YOU_SOUND``), ``an UnknownKeyWarning``."""
+    vowel = name[:1].lower() in "aeiou" and not _YOU_SOUND.match(name)
+    return f"an {name}" if vowel else f"a {name}"
+
+
+# A name starting with "u" read as "you": uint64, UUID, UserDict, Union, Unicode (not Unknown).
+_YOU_SOUND = re.compile(r"u(?:ni|[irstu])", re.IGNORECASE)
 
 
 def printable(text: str) -> str:

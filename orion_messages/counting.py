@@ -32,6 +32,7 @@ from .text_counters import (
     counter_name,
     estimate_from_length,
     estimate_text_tokens,
+    returns_count,
 )
 
 __all__ = ["MessageCounter", "TokenCounter", "estimate_tokens", "tokenizer_counter"]
@@ -166,12 +167,15 @@ class TokenCounter:
     def __repr__(self) -> str:
         return f"{type(self).__name__}({counter_name(self._count)}, use_token_count={self._use_token_count})"
 
-    def __getstate__(self) -> tuple[MessageCounter, bool]:
-        """``count`` and ``use_token_count``, without the counts remembered (see the class)."""
-        return self._count, self._use_token_count
+    def __getstate__(self) -> tuple[MessageCounter, bool, dict[str, Any] | None]:
+        """``count`` and ``use_token_count`` (and a subclass's own attributes), without the
+        counts remembered (see the class)."""
+        return self._count, self._use_token_count, getattr(self, "__dict__", None)
 
-    def __setstate__(self, state: tuple[MessageCounter, bool]) -> None:
-        self._count, self._use_token_count = state
+    def __setstate__(self, state: tuple[MessageCounter, bool, dict[str, Any] | None]) -> None:
+        self._count, self._use_token_count, attributes = state
+        if attributes:
+            self.__dict__.update(attributes)
         self._start_cache()
 
     def __copy__(self) -> TokenCounter:
@@ -280,12 +284,23 @@ def tokenizer_counter(tokenize: Callable[[str], int], *, use_token_count: bool =
     """
     require_bool("tokenizer_counter: use_token_count", use_token_count)
     callable_counter(tokenize)  # a Message -> int given here fails now, with a clear TypeError
+    return TokenCounter(_TextPartsCounter(tokenize), use_token_count=use_token_count)
 
-    def count(message: Message) -> int:
-        return sum(map(tokenize, _text_parts(message)))
 
-    count.__qualname__ = f"tokenizer_counter({counter_name(tokenize)})"  # its name in repr and errors
-    return TokenCounter(count, use_token_count=use_token_count)
+class _TextPartsCounter:
+    """``tokenizer_counter``'s message counter: ``tokenize`` summed over a message's texts. A
+    class, not a closure, so that it pickles whenever ``tokenize`` does."""
+
+    __slots__ = ("tokenize",)
+
+    def __init__(self, tokenize: Callable[[str], int]) -> None:
+        self.tokenize = tokenize
+
+    def __call__(self, message: Message) -> int:
+        return sum(map(self.tokenize, _text_parts(message)))
+
+    def __repr__(self) -> str:  # its name in TokenCounter's repr and in errors
+        return f"tokenizer_counter({counter_name(self.tokenize)})"
 
 
 def default_counts(messages: Sequence[Message], token_counts: Sequence[int | None]) -> list[int]:
@@ -312,23 +327,13 @@ def _call_counter(count: MessageCounter, message: Message, index: int) -> object
     except (AttributeError, TypeError) as error:
         # What a text counter given a Message raises: said so where it happens, cause attached,
         # once the counter shows that it counts text. A bug of the counter's own stays itself.
-        if not _returns_count(count, message.content):
+        if not returns_count(count, message.content):
             raise
         raise ArgumentTypeError(
             f"the message counter {counter_name(count)} raised {type(error).__name__} on message [{index}]. "
             "count= takes a Message -> int; a str -> int counter goes in counter= (with a template) "
             "or in tokenizer_counter(...)"
         ) from error
-
-
-def _returns_count(count: Callable[[Any], object], value: object) -> bool:
-    """Whether ``count`` returns an int for ``value``. Asked once it failed on the other kind
-    (a message counter on a text, a text counter on a message), it decides whether the library's
-    error, saying the counter was passed as the wrong kind, is true; if not, its own stands."""
-    try:
-        return type(count(value)) is int
-    except Exception:  # any failure says it is not the other kind of counter
-        return False
 
 
 def _first_parameter(function: object) -> object:

@@ -577,7 +577,9 @@ def _event_problem(detail: ErrorDetails) -> Problem:
     field = loc[-1] if loc else ""
     found = describe(detail.get("input"))
     if kind == "literal_error" and loc == ("type",) and tag is not None:  # model_construct's other tag
-        return Problem(where, f"expected {quoted(tag)} ({with_article(_CLASS_BY_TYPE[tag].__name__)}), found {found}")
+        return Problem(
+            where, f"expected {quoted(tag)} ({with_article(_CLASS_BY_TYPE[tag].__name__)}), found {found}"
+        )
     if kind in _RANGE_ERRORS and len(loc) == 1 and field in _U32_FIELDS:
         return Problem(where, f"expected an integer from 0 to {U32_MAX}, found {found}")
     if kind in ("float_type", "float_parsing"):

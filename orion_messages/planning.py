@@ -33,7 +33,6 @@ from .counting import (
     MessageCounter,
     TokenCounter,
     _require_message_counter,
-    _returns_count,
     default_counts,
     message_counts,
 )
@@ -46,6 +45,7 @@ from .text_counters import (
     checked_count,
     counter_name,
     estimate_text_tokens,
+    returns_count,
 )
 from .turns import turns_repr
 
@@ -288,7 +288,7 @@ def _rendered_tokens(counter: Callable[[str], int], text: str, index: int, messa
         # What a message counter given a str raises: said so where it happens, cause attached,
         # once the counter shows that it counts messages (as count= decides the reverse). It
         # counted callable_counter's sample text, so this is mostly a bug of its own: kept as is.
-        if not _returns_count(counter, message):
+        if not returns_count(counter, message):
             raise
         raise ArgumentTypeError(
             f"the text counter {counter_name(counter)} raised {type(error).__name__} on message "

@@ -20,7 +20,7 @@ from collections.abc import Callable, Sized
 from functools import partial
 from typing import Any, Literal, Protocol, TypeAlias
 
-from ._text import kind_of, quoted, shown_int, shown_place
+from ._text import excerpt, kind_of, quoted, shown_int, shown_place
 from .errors import (
     ArgumentTypeError,
     ArgumentValueError,
@@ -55,8 +55,14 @@ return a ``usize``, 64 bits. A larger int, or a negative one, is refused as no c
 
 
 def counter_name(function: object) -> str:
-    """A counter as its messages name it: its qualified name (``by_length``), else its type's."""
-    return getattr(function, "__qualname__", None) or type(function).__name__
+    """A counter as its messages name it: its qualified name (``by_length``), else its own
+    ``repr`` if its class writes one (``tokenizer_counter(count_words)``), else its type's name."""
+    name = getattr(function, "__qualname__", None)
+    if isinstance(name, str):
+        return name
+    if type(function).__repr__ is not object.__repr__:
+        return excerpt(repr(function))
+    return type(function).__name__
 
 
 def checked_count(
@@ -176,11 +182,12 @@ def callable_counter(function: Callable[[str], int]) -> TextCounter:
     Raises:
         TypeError: ``function`` is not callable, takes a ``Message`` rather than a ``str`` (its
             first parameter is annotated ``Message``, or it raises ``TypeError`` or
-            ``AttributeError`` on the sample string), or returns something other than an ``int``.
+            ``AttributeError`` on the sample string and counts a sample message), or returns
+            something other than an ``int``.
         ValueError: it returns a negative count or one above ``COUNT_MAX``.
 
-    Any other error ``function`` raises on the sample string (a ``KeyError``, a ``ValueError``)
-    reaches the caller as it raised it.
+    Any other error ``function`` raises on the sample string (a ``KeyError``, a ``ValueError``,
+    a ``TypeError`` of a bug of its own) reaches the caller as it raised it.
     """
     if not callable(function):
         raise ArgumentTypeError(f"a text counter must be callable (str -> int), got {kind_of(function)}")
@@ -188,12 +195,25 @@ def callable_counter(function: Callable[[str], int]) -> TextCounter:
     try:
         count = function(_PROBE)
     except (AttributeError, TypeError) as error:
+        # What a message counter given a str raises; a bug of the counter's own stays itself.
+        if not returns_count(function, Message.user("msg-1", _PROBE, timestamp=0)):
+            raise
         raise ArgumentTypeError(
             f"the text counter {counter_name(function)} failed on a str ({type(error).__name__}: "
             f"{shown_place(str(error))}); a text counter takes the rendered text (a str), not a Message"
         ) from error
     checked_count(count, function, "text", "a sample text")
     return function
+
+
+def returns_count(count: Callable[[Any], object], value: object) -> bool:
+    """Whether ``count`` returns an int for ``value``. Asked once it failed on the other kind
+    (a message counter on a text, a text counter on a message), it decides whether the library's
+    error, saying the counter was passed as the wrong kind, is true; if not, its own stands."""
+    try:
+        return type(count(value)) is int
+    except Exception:  # any failure says it is not the other kind of counter
+        return False
 
 
 # What each adapter uses of a tokenizer object it is given, as structural types: the adapters'

@@ -13,6 +13,7 @@ import gc
 import pickle
 import weakref
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 
@@ -463,6 +464,28 @@ def test_a_copied_or_pickled_token_counter_remembers_no_count(make_copy: str) ->
     assert copied.counts([old, Message.user("msg-2", "y", timestamp=T0).with_token_count(7)]) == [100, 7]
     assert len(copied) == 1
     assert len(counter) == 1  # the original's counts are its own
+
+
+class _TaggedCounter(TokenCounter):
+    """A host's subclass with an attribute of its own."""
+
+    tag = ""
+
+
+@pytest.mark.parametrize("make_copy", ["copy", "deepcopy", "pickle"])
+def test_copies_keep_a_subclass_s_attributes_and_tokenizer_counters_pickle(make_copy: str) -> None:
+    copies: dict[str, Callable[[Any], Any]] = {
+        "copy": copy.copy,
+        "deepcopy": copy.deepcopy,
+        "pickle": lambda counter: pickle.loads(pickle.dumps(counter)),
+    }
+    tagged = _TaggedCounter(_by_length)
+    tagged.tag = "gpt-4o"
+    assert copies[make_copy](tagged).tag == "gpt-4o"  # an AttributeError after the cache change
+    # tokenizer_counter's function was a closure, which never pickled.
+    words = copies[make_copy](tokenizer_counter(count_words))
+    assert repr(words) == "TokenCounter(tokenizer_counter(count_words), use_token_count=True)"
+    assert words(Message.user("msg-1", "two words", timestamp=T0)) == 2
 
 
 def test_a_copy_of_a_token_counter_counts_with_the_same_function() -> None:

@@ -44,7 +44,7 @@ from orion_messages import (
     to_openai,
     to_orion_backend,
 )
-from orion_messages._text import location, quoted
+from orion_messages._text import location, quoted, with_article
 
 HOSTILE = "\x1b[31mRED\x1b[0m\u202eRLO\r\nforged\ud800 line"
 VALID_HOSTILE = HOSTILE.replace("\ud800", "")  # a JSON reader refuses a lone surrogate before the key
@@ -291,3 +291,21 @@ def test_a_loss_cuts_a_location_no_writer_makes() -> None:
 
     loss = Loss(index=0, field=location(("k." * 300,)), reason="unknown")
     assert str(loss) == '[0]["' + ("k." * 300)[:192] + "...: unknown"
+
+
+@pytest.mark.parametrize(
+    ("name", "said"),
+    [
+        ("int", "an int"),
+        ("dict", "a dict"),
+        ("ErrorEvent", "an ErrorEvent"),
+        ("UnknownKeyWarning", "an UnknownKeyWarning"),
+        # A "u" read "you" takes "a" ("an uint64", "an UUID" were written).
+        ("uint64", "a uint64"),
+        ("UUID", "a UUID"),
+        ("UserDict", "a UserDict"),
+        ("UnicodeDecodeError", "a UnicodeDecodeError"),
+    ],
+)
+def test_a_type_name_takes_the_article_it_sounds_for(name: str, said: str) -> None:
+    assert with_article(name) == said

@@ -96,6 +96,15 @@ def test_a_counter_s_other_errors_on_the_sample_text_reach_the_caller_as_raised(
     with pytest.raises(ValueError, match=r"^invalid literal for int") as failed:
         callable_counter(int)
     assert type(failed.value) is ValueError
+    # A TypeError of a text counter's own (it counts no message either) stays itself too; it
+    # was said to be "not a Message".
+
+    def buggy(text: str) -> int:
+        return len(text) + (None if "!" in text else 0)  # type: ignore[operator]
+
+    with pytest.raises(TypeError, match=r"^unsupported operand") as bug:
+        callable_counter(buggy)
+    assert type(bug.value) is TypeError
 
 
 # Texts and their words as Rust's split_whitespace counts them, by hand.

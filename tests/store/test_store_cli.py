@@ -357,6 +357,9 @@ def test_list_lines_up_wide_and_combining_characters(
         ("\U0001f600\ufe0f", 2),  # 😀 is wide already
         ("1\ufe0f\u20e3", 2),  # the keycap 1️⃣
         ("a\ufe0f", 1),  # a letter has no emoji form
+        ("\u00e9\ufe0f\u20ac\ufe0f", 2),  # nor do é and € (a currency sign)
+        ("\u00a9\ufe0f\ufe0f", 2),  # ©️: a repeated selector adds nothing
+        ("\u2194\ufe0f", 2),  # ↔️: an emoji, though a math symbol (Sm)
         ("\u302e\uac00", 2),  # a tone mark (Mc, combining class 224) on a wide syllable
         ("\u1715", 0),  # TAGALOG SIGN PAMUDPOD (Mc, class 9)
         ("\u1100\ud7b0", 2),  # wide KIYEOK, then a medial jamo of Jamo Extended-B
