@@ -230,6 +230,8 @@ def test_conversations_are_created_listed_described_and_deleted(store_url: str) 
     "call",
     [
         lambda s: s.load("nope"),
+        lambda s: s.load("nope", since="m"),  # the conversation is missing, not the message
+        lambda s: s.load("nope", since="m", last=1),
         lambda s: s.append("nope", Message.user("m", "x")),
         lambda s: s.replace_messages("nope", []),
         lambda s: s.set_pinned("nope", "m", True),
@@ -397,6 +399,30 @@ WORKED = [  # docs/pruning.md's ChatML worked example
 ]
 
 
+def test_prune_after_replace_messages_archives_every_dropped_message_in_order(store_url: str) -> None:
+    # _store_ops.replace: "Positions keep growing, so an archived message never collides with a
+    # new one"; load_archived gives "the messages pruning archived, in their original order".
+    # Each prune is the worked example below (13 words available keep only the last turn), so
+    # each drops its first two messages: by hand, msg-1 and msg-2, then msg-4 and msg-5.
+    config = ContextConfig(max_context_tokens=13, max_response_tokens=0)
+    options: dict[str, Any] = {"template": "chatml", "system_prompt": "Be brief.", "counter": count_words}
+    again = [
+        Message.user("msg-4", "What is 2+3?", timestamp=4),
+        Message.assistant("msg-5", "It is 5.", timestamp=5),
+        Message.user("msg-6", "Thanks!", timestamp=6),
+    ]
+    with opened(store_url) as store:
+        store.create("c")
+        store.extend("c", WORKED)
+        store.prune("c", config, archive=True, **options)
+        store.replace_messages("c", again)
+        plan = store.prune("c", config, archive=True, **options)
+        assert plan.dropped == [range(0, 2)]
+        assert [m.id for m in store.load("c")] == ["msg-6"]
+        assert store.load_archived("c") == [*WORKED[:2], *again[:2]]
+        assert store.info("c").message_count == 1
+
+
 def test_prune_with_a_template_plans_as_orion_core(store_url: str) -> None:
     # Counted in words with ChatML and "Be brief.": fixed 4, turns 8 and 2; 13 available keeps
     # only the last turn (the worked example, by hand).
@@ -418,6 +444,59 @@ def test_prune_with_a_template_plans_as_orion_core(store_url: str) -> None:
                 return [m.id for m in await twin.load("d")]
 
         assert asyncio.run(pruned_async()) == ["msg-3"]
+
+
+def test_every_write_to_one_conversation_leaves_another_as_it_was(
+    store_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A message is never misplaced: each statement names its conversation. "b" holds messages
+    # at the positions each call on "a" writes, reads or drops (0 to 5), an archive, a token
+    # count and a pending result; after every call on "a", everything "b" holds is as it was.
+    from orion_messages import _store_ops
+
+    clock = iter(range(1_000, 100_000, 10))
+    monkeypatch.setattr(_store_ops, "now_ms", lambda: next(clock))
+    config = ContextConfig(max_context_tokens=13, max_response_tokens=0)  # as the worked example
+    options: dict[str, Any] = {"template": "chatml", "system_prompt": "Be brief.", "counter": count_words}
+    later = [
+        Message.user("msg-4", "Again?", timestamp=4),
+        Message.assistant("msg-5", "Yes.", timestamp=5),
+        Message.pending_result("msg-6", "call-1", "f", timestamp=6),
+    ]
+    with opened(store_url) as store:
+        store.create("b", title="kept", metadata={"b": 1})
+        store.extend("b", WORKED)  # positions 0 to 2
+        store.prune("b", config, archive=True, **options)  # msg-1 and msg-2 archived
+        store.extend("b", later)  # positions 3 to 5
+        assert store.set_token_count("b", "msg-3", 5)
+
+        def b_now() -> tuple[Any, ...]:
+            return store.info("b"), store.load("b"), store.load_archived("b"), store.count_tokens("b")
+
+        b_before = b_now()
+        assert [m.id for m in b_before[1]] == ["msg-3", "msg-4", "msg-5", "msg-6"]
+        assert [m.id for m in b_before[2]] == ["msg-1", "msg-2"]
+        calls: list[tuple[str, Any]] = [
+            ("create", lambda: store.create("a", title="other", metadata={"a": 1})),
+            ("extend", lambda: store.extend("a", WORKED)),  # positions 0 to 2
+            ("replace_messages", lambda: store.replace_messages("a", WORKED)),  # positions 3 to 5
+            ("prune", lambda: store.prune("a", config, archive=True, **options)),  # drops 3 and 4
+            ("append", lambda: store.append("a", Message.pending_result("msg-4", "call-1", "f"))),
+            ("set_pinned", lambda: store.set_pinned("a", "msg-3", True)),  # position 5
+            ("set_token_count", lambda: store.set_token_count("a", "msg-3", 7)),
+            ("resolve", lambda: store.resolve("a", "call-1", "done")),
+            ("update", lambda: store.update("a", title="renamed", metadata={"a": 2})),
+            ("delete", lambda: store.delete("a")),
+        ]
+        for name, call in calls:
+            call()
+            assert b_now() == b_before, name
+            if name == "resolve":  # the rule of count_tokens, by hand: 7 counted, the rest estimated
+                a_messages = store.load("a")
+                assert [m.id for m in a_messages] == ["msg-3", "msg-4"]
+                assert store.count_tokens("a") == 7 + estimate_tokens(a_messages[1])
+                assert [m.id for m in store.load_archived("a")] == ["msg-1", "msg-2"]
+                assert store.info("a").message_count == 2
 
 
 def test_prune_refuses_the_summarize_strategy(store_url: str) -> None:

@@ -247,6 +247,26 @@ def test_a_pending_result_is_found_past_one_whose_call_id_shares_its_key(store_u
         assert [m.is_pending for m in store.load("c")] == [True, False]
 
 
+def test_a_pending_result_found_past_a_shared_key_is_never_a_completed_one(store_url: str) -> None:
+    # Resolving "c\x00d" on PostgreSQL reads the first pending row with its key, "c\ufffdd"'s,
+    # and looks on: among the pending results only, as Conversation.resolve fills the pending
+    # one. By hand: r2 is filled in; r0, completed before it with the same call id, stays.
+    messages = [
+        Message.tool_result_message("r0", "c\x00d", "tool", "old", timestamp=1),
+        Message.pending_result("r1", "c\ufffdd", "tool", timestamp=2),
+        Message.pending_result("r2", "c\x00d", "tool", timestamp=3),
+    ]
+    with open_store(store_url) as store:
+        store.create("c")
+        store.extend("c", messages)
+        assert store.resolve("c", "c\x00d", "done").id == "r2"
+        assert [(m.is_pending, m.content) for m in store.load("c")] == [
+            (False, "old"),
+            (True, ""),
+            (False, "done"),
+        ]
+
+
 def test_ids_holding_u0000_are_stored_and_found(store_url: str) -> None:
     messages = [
         Message.user("a\x00b", "first", timestamp=1),
@@ -265,6 +285,25 @@ def test_ids_holding_u0000_are_stored_and_found(store_url: str) -> None:
         assert store.resolve("c", "c\x00d", "done").id == "r\x00"
         assert [m.is_pending for m in store.load("c")] == [False, False, False, True]
         assert not store.set_pinned("c", "a\x00", True)
+
+
+def test_an_id_holding_u0000_is_not_taken_for_the_id_without_it(store_url: str) -> None:
+    # "a\x00b" is another id than "ab" (and than "a\ufffdb"): load(since=...) starts right after
+    # the message named, whichever of them comes first. By hand, from the order below.
+    messages = [
+        Message.user("ab", "first", timestamp=1),
+        Message.user("a\ufffdb", "second", timestamp=2),
+        Message.user("a\x00b", "third", timestamp=3),
+        Message.user("c", "fourth", timestamp=4),
+    ]
+    with open_store(store_url) as store:
+        store.create("c")
+        store.extend("c", messages)
+        assert [m.id for m in store.load("c", since="a\x00b")] == ["c"]
+        assert [m.id for m in store.load("c", since="a\ufffdb")] == ["a\x00b", "c"]
+        assert [m.id for m in store.load("c", since="ab", last=1)] == ["c"]
+        assert store.set_pinned("c", "a\x00b", True)
+        assert [m.pinned for m in store.load("c")] == [False, False, True, False]
 
 
 # --------------------------------------------------------------------------------------------

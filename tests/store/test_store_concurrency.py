@@ -140,3 +140,29 @@ def test_threads_sharing_one_store_take_turns(store_url: str) -> None:
             f"t{writer}-{step}" for step in range(APPENDS)
         ]
     assert len(ids) == WRITERS * APPENDS
+
+
+def test_a_read_sees_one_moment_though_a_write_commits_between_its_statements(store_url: str) -> None:
+    # docs/store.md: every call is one transaction. load(since=...) finds the message, then reads
+    # the rows after it; another connection's replace_messages committed in between must not
+    # show: by hand, the messages after m1 when the call began, m2 and m3.
+    from .test_store import chat
+
+    with open_store(store_url) as store, open_store(store_url) as other:
+        store.create("c")
+        store.extend("c", chat(2))  # m0 to m3
+
+        def write_between(s: Statements) -> Steps[list[Message]]:
+            inner = _store_ops.load("c", None, "m1").steps(s)
+            result = yield next(inner)  # the lookup of m1
+            other.replace_messages("c", chat(2, "n"))  # committed while this read is open
+            while True:
+                try:
+                    step = inner.send(result)
+                except StopIteration as done:
+                    loaded: list[Message] = done.value
+                    return loaded
+                result = yield step
+
+        assert [m.id for m in store._backend.run(Operation(False, write_between))] == ["m2", "m3"]
+        assert [m.id for m in store.load("c")] == ["n0", "n1", "n2", "n3"]  # the write did commit

@@ -175,6 +175,32 @@ def test_a_text_id_that_is_not_utf8_is_left_out_and_listed_apart_as_bytes(sqlite
         assert store.count_conversations() == 7
 
 
+def test_a_page_that_reads_past_a_left_out_id_still_holds_at_most_limit_ids(sqlite_url: str) -> None:
+    # docs/store.md: a page holds "at most `limit`" ids, and goes on past a row left out. By their
+    # bytes: "d" < x'c3' (not UTF-8, left out) < "\u00e9" x'c3a9' < "\u00ea" x'c3aa' < "\u00eb" x'c3ab'.
+    with open_store(sqlite_url) as store:
+        for name in ("d", "\u00e9", "\u00ea", "\u00eb"):
+            store.create(name)
+    raw_sql(
+        sqlite_url,
+        "INSERT INTO orion_conversations (id, created_ms, updated_ms, message_count, next_position)"
+        " VALUES (CAST(x'c3' AS TEXT), 1, 1, 0, 0)",
+    )
+    listed = ["d", "\u00e9", "\u00ea", "\u00eb"]
+    with open_store(sqlite_url, create=False) as store:
+        assert store.conversation_ids(limit=2, after="d") == ["\u00e9", "\u00ea"]
+        assert store.conversation_ids(limit=1, after="d") == ["\u00e9"]
+        for size in (1, 2, 3, 4, 5):
+            pages: list[list[str]] = []
+            page = store.conversation_ids(limit=size)
+            while page:
+                pages.append(page)
+                page = store.conversation_ids(limit=size, after=page[-1])
+            assert [name for page in pages for name in page] == listed, size
+            assert all(len(page) == size for page in pages[:-1]), size  # every page but the last is full
+            assert 1 <= len(pages[-1]) <= size, size
+
+
 def test_validate_reports_a_text_id_that_is_not_utf8_and_goes_on(
     sqlite_url: str, capsys: pytest.CaptureFixture[str]
 ) -> None:

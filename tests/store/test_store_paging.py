@@ -146,6 +146,21 @@ def test_after_a_missing_or_deleted_conversation_raises(store: ConversationStore
     assert ids(store.conversations(limit=2, after="a")) == ["f", "m"]  # an earlier one goes on
 
 
+def test_a_page_after_an_id_starts_at_its_creation_whatever_changed_since(
+    store: ConversationStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # docs/store.md: the listing is by (created, id), and a page after an id starts at that
+    # conversation's place in it; a message or a title added since moves `updated`, not the place.
+    with monkeypatch.context() as patch:
+        patch.setattr(_store_ops, "now_ms", lambda: 100)
+        store.append("a", Message.user("m1", "hi"))
+        store.update("k", title="renamed")
+    assert (store.info("a").created, store.info("a").updated) == (5, 100)
+    assert ids(store.conversations(after="a")) == ["b", "f", "m", "c", "n", "d", "e"]
+    assert ids(store.conversations(limit=2, after="k")) == ["y", "z"]
+    assert ids([info for page in pages_of(store, 3) for info in page]) == IDS
+
+
 def test_conversations_created_or_deleted_between_pages_shift_nothing(
     store: ConversationStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -362,6 +362,34 @@ def test_extending_by_nothing_leaves_updated(store_url: str, monkeypatch: pytest
         assert store.info("c").updated > before.updated
 
 
+def test_a_change_in_place_moves_updated_and_a_change_to_the_same_leaves_it(
+    store_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # docs/store.md: ``updated`` is "when its messages, title or metadata last changed". A message
+    # pinned, counted or resolved in place is a change; pinning a pinned message, or clearing a
+    # count that is not set, changes nothing (as an empty extend, above).
+    clock = iter(range(1_000, 2_000, 10))
+    monkeypatch.setattr(_store_ops, "now_ms", lambda: next(clock))
+    with open_store(store_url) as store:
+        created = store.create("c")
+        store.extend("c", [Message.user("m1", "hi"), Message.pending_result("m2", "call-1", "f")])
+        before = store.info("c")
+        assert store.set_pinned("c", "m1", True)
+        pinned = store.info("c")
+        assert pinned.updated > before.updated
+        assert store.set_pinned("c", "m1", True)  # already pinned
+        assert store.set_token_count("c", "m2", None)  # no count to clear
+        assert store.info("c") == pinned
+        assert store.set_token_count("c", "m1", 3)
+        counted = store.info("c")
+        assert counted.updated > pinned.updated
+        store.resolve("c", "call-1", "done")
+        resolved = store.info("c")
+        assert resolved.updated > counted.updated
+        assert resolved.created == created.created
+        assert resolved.message_count == 2
+
+
 @pytest.mark.parametrize(
     ("rows", "said"),
     [
