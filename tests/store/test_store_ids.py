@@ -18,6 +18,7 @@ from orion_messages.cli import main
 from orion_messages.store import ConversationInfo, ConversationStore, open_async_store, open_store
 
 from .test_store import raw_sql
+from .test_store_paging import PAGES_MAX
 
 # Created in this order, at these clocks: oldest first (then by id) is k, z, a, m, c.
 CREATED = [("m", 5), ("z", 3), ("a", 5), ("k", 3), ("c", 7)]
@@ -49,6 +50,7 @@ def test_pages_put_end_to_end_are_the_whole_listing(
         page = store.conversation_ids(limit=size)
         while page:
             read.append(page)
+            assert len(read) <= PAGES_MAX, "the pages never end"
             page = store.conversation_ids(limit=size, after=page[-1])
         assert [name for page in read for name in page] == BY_ID
         assert len(read) == pages
@@ -167,6 +169,7 @@ def test_a_text_id_that_is_not_utf8_is_left_out_and_listed_apart_as_bytes(sqlite
         page = store.conversation_ids(limit=1)
         while page:
             pages.append(page)
+            assert len(pages) <= PAGES_MAX, "the pages never end"
             page = store.conversation_ids(limit=1, after=page[-1])
         assert pages == [["b"], ["d"], ["\u00e9"]]  # on past x'c3', which sorts before "é"
         assert store.conversation_ids(limit=2, after="d") == ["\u00e9"]
@@ -195,6 +198,7 @@ def test_a_page_that_reads_past_a_left_out_id_still_holds_at_most_limit_ids(sqli
             page = store.conversation_ids(limit=size)
             while page:
                 pages.append(page)
+                assert len(pages) <= PAGES_MAX, "the pages never end"
                 page = store.conversation_ids(limit=size, after=page[-1])
             assert [name for page in pages for name in page] == listed, size
             assert all(len(page) == size for page in pages[:-1]), size  # every page but the last is full

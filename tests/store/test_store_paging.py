@@ -68,9 +68,16 @@ def pages_of(
     """The pages of ``size`` conversations after ``after`` (None: from the first), as a host reads
     them: each page after the previous page's last conversation."""
     page = store.conversations(limit=size, after=after)
-    while page:
+    for _ in range(PAGES_MAX):
+        if not page:
+            return
         yield page
         page = store.conversations(limit=size, after=page[-1].id)
+    raise AssertionError("the pages never end")
+
+
+PAGES_MAX = 1000
+"""More pages than any test's conversations make: a paging that never ends fails, not hangs."""
 
 
 def ids(infos: list[ConversationInfo]) -> list[str]:
@@ -182,6 +189,7 @@ def test_the_async_store_pages_as_the_sync_one(store: ConversationStore, store_u
             page = await opened.conversations(limit=3)
             while page:
                 found += ids(page)
+                assert len(found) <= PAGES_MAX, "the pages never end"
                 page = await opened.conversations(limit=3, after=page[-1].id)
             assert await opened.conversations(limit=0) == []
             assert ids(await opened.conversations(after="n")) == ["d", "e"]
@@ -318,9 +326,12 @@ def test_load_since_and_last_reads_the_window_of_a_long_conversation(store_url: 
 def info_pages_of(store: ConversationStore, size: int) -> Iterator[list[ConversationInfo]]:
     """The pages of ``size`` conversations, each after the previous page's last ``ConversationInfo``."""
     page = store.conversations(limit=size)
-    while page:
+    for _ in range(PAGES_MAX):
+        if not page:
+            return
         yield page
         page = store.conversations(limit=size, after=page[-1])
+    raise AssertionError("the pages never end")
 
 
 @pytest.mark.parametrize("size", [1, 3, 11, 12])
