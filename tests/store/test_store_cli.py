@@ -361,7 +361,10 @@ def test_list_lines_up_wide_and_combining_characters(
         ("\u00a9\ufe0f\ufe0f", 2),  # ©️: a repeated selector adds nothing
         ("\u2194\ufe0f", 2),  # ↔️: an emoji, though a math symbol (Sm)
         ("\u302e\uac00", 2),  # a tone mark (Mc, combining class 224) on a wide syllable
-        ("\u1715", 0),  # TAGALOG SIGN PAMUDPOD (Mc, class 9)
+        (
+            "\U0001d165",
+            0,
+        ),  # MUSICAL SYMBOL COMBINING STEM (Mc, class 216; Unicode 3.1, in every Python's tables)
         ("\u1100\ud7b0", 2),  # wide KIYEOK, then a medial jamo of Jamo Extended-B
     ],
 )
