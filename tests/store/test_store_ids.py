@@ -18,7 +18,7 @@ from orion_messages.cli import main
 from orion_messages.store import ConversationInfo, ConversationStore, open_async_store, open_store
 
 from .test_store import raw_sql
-from .test_store_paging import PAGES_MAX
+from .test_store_paging import id_pages_of
 
 # Created in this order, at these clocks: oldest first (then by id) is k, z, a, m, c.
 CREATED = [("m", 5), ("z", 3), ("a", 5), ("k", 3), ("c", 7)]
@@ -46,12 +46,7 @@ def test_pages_put_end_to_end_are_the_whole_listing(
     store_url: str, monkeypatch: pytest.MonkeyPatch, size: int, pages: int
 ) -> None:
     with filled(store_url, monkeypatch) as store:
-        read: list[list[str]] = []
-        page = store.conversation_ids(limit=size)
-        while page:
-            read.append(page)
-            assert len(read) <= PAGES_MAX, "the pages never end"
-            page = store.conversation_ids(limit=size, after=page[-1])
+        read = id_pages_of(store, size)
         assert [name for page in read for name in page] == BY_ID
         assert len(read) == pages
 
@@ -165,13 +160,7 @@ def test_a_text_id_that_is_not_utf8_is_left_out_and_listed_apart_as_bytes(sqlite
         raw_sql(sqlite_url, f"{columns} VALUES (CAST({value} AS TEXT), 1, 1, 0, 0)")
     with open_store(sqlite_url, create=False) as store:
         assert store.conversation_ids() == ["b", "d", "\u00e9"]
-        pages: list[list[str]] = []
-        page = store.conversation_ids(limit=1)
-        while page:
-            pages.append(page)
-            assert len(pages) <= PAGES_MAX, "the pages never end"
-            page = store.conversation_ids(limit=1, after=page[-1])
-        assert pages == [["b"], ["d"], ["\u00e9"]]  # on past x'c3', which sorts before "é"
+        assert id_pages_of(store, 1) == [["b"], ["d"], ["\u00e9"]]  # on past x'c3', which sorts before "é"
         assert store.conversation_ids(limit=2, after="d") == ["\u00e9"]
         assert store.conversation_ids(limit=1, after="\u00e9") == []  # x'e282' and x'ff' only are left
         assert store.unusable_conversation_ids() == [b"\xc3", b"\xe2\x82", b"\xff", b"\xff\x00"]
@@ -194,12 +183,7 @@ def test_a_page_that_reads_past_a_left_out_id_still_holds_at_most_limit_ids(sqli
         assert store.conversation_ids(limit=2, after="d") == ["\u00e9", "\u00ea"]
         assert store.conversation_ids(limit=1, after="d") == ["\u00e9"]
         for size in (1, 2, 3, 4, 5):
-            pages: list[list[str]] = []
-            page = store.conversation_ids(limit=size)
-            while page:
-                pages.append(page)
-                assert len(pages) <= PAGES_MAX, "the pages never end"
-                page = store.conversation_ids(limit=size, after=page[-1])
+            pages = id_pages_of(store, size)
             assert [name for page in pages for name in page] == listed, size
             assert all(len(page) == size for page in pages[:-1]), size  # every page but the last is full
             assert 1 <= len(pages[-1]) <= size, size

@@ -80,6 +80,17 @@ PAGES_MAX = 1000
 """More pages than any test's conversations make: a paging that never ends fails, not hangs."""
 
 
+def id_pages_of(store: ConversationStore, size: int) -> list[list[str]]:
+    """The pages of ``size`` ids (``conversation_ids``), each after the previous page's last id."""
+    pages: list[list[str]] = []
+    page = store.conversation_ids(limit=size)
+    while page:
+        pages.append(page)
+        assert len(pages) <= PAGES_MAX, "the pages never end"
+        page = store.conversation_ids(limit=size, after=page[-1])
+    return pages
+
+
 def ids(infos: list[ConversationInfo]) -> list[str]:
     """The conversations' ids, in order."""
     return [info.id for info in infos]
